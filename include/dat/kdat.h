@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * dat/kdat.h - the kDAPL (kernel) flavour of the DAT 1.2 API.
+ *
+ * Kernel consumers and providers include this header.  It provides
+ * everything in dat/dat.h plus what only the kernel has: EVDs that
+ * notify through upcalls instead of blocking waits, registration of
+ * kernel memory (virtual, physical pages, platform or IA addresses) as
+ * LMRs, and the provider table with its registration calls
+ * (dat_registry.h).
+ */
+#ifndef DAT_KDAT_H_
+#define DAT_KDAT_H_
+
+#ifndef __KERNEL__
+#error "<dat/kdat.h> is the kernel flavour; applications include <dat/udat.h>"
+#endif
+
+#include <dat/kdat_config.h>
+#include <dat/dat_platform_specific.h>
+#include <dat/dat_error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Flavour types that dat/dat.h refers to                               */
+
+typedef enum dat_mem_type {
+	/* both flavours */
+	DAT_MEM_TYPE_VIRTUAL		= 0x00,
+	DAT_MEM_TYPE_LMR		= 0x01,
+	/* kDAPL only */
+	DAT_MEM_TYPE_PHYSICAL		= 0x10,
+	DAT_MEM_TYPE_PLATFORM		= 0x20,
+	DAT_MEM_TYPE_IA			= 0x40,
+	DAT_MEM_TYPE_BYPASS		= 0x80
+} DAT_MEM_TYPE;
+
+/* No CNOs in the kernel, so SRQ directly follows RSP here. */
+typedef enum dat_handle_type {
+	DAT_HANDLE_TYPE_CR,
+	DAT_HANDLE_TYPE_EP,
+	DAT_HANDLE_TYPE_EVD,
+	DAT_HANDLE_TYPE_IA,
+	DAT_HANDLE_TYPE_LMR,
+	DAT_HANDLE_TYPE_PSP,
+	DAT_HANDLE_TYPE_PZ,
+	DAT_HANDLE_TYPE_RMR,
+	DAT_HANDLE_TYPE_RSP,
+	DAT_HANDLE_TYPE_SRQ
+} DAT_HANDLE_TYPE;
+
+typedef enum dat_evd_param_mask {
+	DAT_EVD_FIELD_IA_HANDLE		= 0x01,
+	DAT_EVD_FIELD_EVD_QLEN		= 0x02,
+	DAT_EVD_FIELD_UPCALL_POLICY	= 0x04,
+	DAT_EVD_FIELD_UPCALL		= 0x08,
+	DAT_EVD_FIELD_EVD_FLAGS		= 0x10,
+
+	DAT_EVD_FIELD_ALL		= 0x1F
+} DAT_EVD_PARAM_MASK;
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <dat/dat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Upcalls                                                              */
+
+/* How many upcalls an EVD may have running at once. */
+typedef enum dat_upcall_policy {
+	DAT_UPCALL_DISABLE		= 0,	/* none; consumer dequeues */
+	DAT_UPCALL_SINGLE_INSTANCE	= 1,	/* at most one at a time */
+	DAT_UPCALL_MANY			= 100,	/* any number concurrently */
+	/*
+	 * Passed to dat_evd_modify_upcall: disable upcalls and return only
+	 * once every upcall already running has returned.
+	 */
+	DAT_UPCALL_TEARDOWN		= -1
+} DAT_UPCALL_POLICY;
+
+/*
+ * Called by the provider when events are queued on an EVD whose policy
+ * allows it.  more_events says whether further events are queued
+ * behind this one; the upcall dequeues them with dat_evd_dequeue.
+ * It must not block: a provider may call it from atomic context.
+ */
+typedef void (*DAT_UPCALL_FUNC)(DAT_PVOID instance_data,
+				const DAT_EVENT *event,
+				DAT_BOOLEAN more_events);
+
+typedef struct dat_upcall_object {
+	DAT_PVOID		instance_data;
+	DAT_UPCALL_FUNC		upcall_func;
+} DAT_UPCALL_OBJECT;
+
+#define DAT_UPCALL_NULL \
+	((DAT_UPCALL_OBJECT){ .instance_data = NULL, .upcall_func = NULL })
+
+struct dat_evd_param {
+	DAT_IA_HANDLE		ia_handle;
+	DAT_COUNT		evd_qlen;
+	DAT_UPCALL_POLICY	upcall_policy;
+	DAT_UPCALL_OBJECT	upcall;
+	DAT_EVD_FLAGS		evd_flags;
+};
+
+/* ------------------------------------------------------------------ */
+/* Local Memory Regions                                                 */
+
+/* What the registration of kernel memory should favour. */
+typedef enum dat_mem_optimize_flags {
+	DAT_MEM_OPTIMIZE_DONT_CARE	= 0x00,
+	DAT_MEM_OPTIMIZE_IA		= 0x01,	/* adapter efficiency */
+	DAT_MEM_OPTIMIZE_MIN_EXPOSURE	= 0x02,	/* expose no extra memory */
+	DAT_MEM_OPTIMIZE_EXACT_EXPOSURE	= 0x04	/* expose exactly the range */
+} DAT_MEM_OPTIMIZE_FLAGS;
+
+/* Short name used by provider code. */
+typedef DAT_MEM_OPTIMIZE_FLAGS DAT_MEM_OPT;
+
+/* The member used follows from the DAT_MEM_TYPE passed with it. */
+typedef union dat_region_description {
+	DAT_PVOID		for_va;		/* VIRTUAL: kernel address */
+	DAT_LMR_HANDLE		for_lmr_handle;	/* LMR */
+	DAT_PVOID		for_platform;	/* PLATFORM, BYPASS */
+	DAT_PADDR		*for_array;	/* PHYSICAL: page addresses */
+	DAT_PADDR		for_ia;		/* IA: adapter address */
+} DAT_REGION_DESCRIPTION;
+
+struct dat_lmr_param {
+	DAT_IA_HANDLE		ia_handle;
+	DAT_MEM_TYPE		mem_type;
+	DAT_REGION_DESCRIPTION	region_desc;
+	DAT_VLEN		length;
+	DAT_PZ_HANDLE		pz_handle;
+	DAT_MEM_PRIV_FLAGS	mem_priv;
+	DAT_LMR_CONTEXT		lmr_context;
+	DAT_RMR_CONTEXT		rmr_context;
+	DAT_VLEN		registered_size;
+	DAT_VADDR		registered_address;
+};
+
+/* ------------------------------------------------------------------ */
+/* Provider attributes                                                  */
+
+/*
+ * evd_stream_merging_supported[i][j] is DAT_TRUE when event streams i
+ * and j may feed the same EVD.  Stream order is that of DAT_EVD_FLAGS:
+ * 0 software, 1 connection request, 2 DTO completion, 3 connection,
+ * 4 RMR bind completion, 5 asynchronous.  The diagonal is DAT_TRUE.
+ */
+struct dat_provider_attr {
+	char			provider_name[DAT_NAME_MAX_LENGTH];
+	DAT_UINT32		provider_version_major;
+	DAT_UINT32		provider_version_minor;
+	DAT_UINT32		dapl_version_major;
+	DAT_UINT32		dapl_version_minor;
+	DAT_MEM_TYPE		lmr_mem_types_supported;
+	DAT_IOV_OWNERSHIP	iov_ownership_on_return;
+	DAT_QOS			dat_qos_supported;
+	DAT_COMPLETION_FLAGS	completion_flags_supported;
+	DAT_BOOLEAN		is_thread_safe;
+	DAT_COUNT		max_private_data_size;
+	DAT_BOOLEAN		supports_multipath;
+	DAT_EP_CREATOR_FOR_PSP	ep_creator;
+	DAT_UPCALL_POLICY	upcall_policy;			/* kDAPL */
+	DAT_UINT32		optimal_buffer_alignment;
+	DAT_BOOLEAN		evd_stream_merging_supported[6][6];
+	DAT_BOOLEAN		srq_supported;
+	DAT_COUNT		srq_watermarks_supported;
+	DAT_BOOLEAN		srq_ep_pz_difference_supported;
+	DAT_COUNT		srq_info_supported;
+	DAT_COUNT		ep_recv_info_supported;
+	DAT_BOOLEAN		lmr_sync_req;
+	DAT_BOOLEAN		dto_async_return_guaranteed;
+	DAT_BOOLEAN		rdma_write_for_rdma_read_req;
+	DAT_COUNT		num_provider_specific_attr;
+	DAT_NAMED_ATTR		*provider_specific_attr;
+};
+
+/* The flavour's bit in DAT_PROVIDER_ATTR_MASK (the rest are in dat.h). */
+#define DAT_PROVIDER_FIELD_UPCALL_POLICY	DAT_UINT64_C(0x0002000)
+
+/* ------------------------------------------------------------------ */
+/* kDAPL-only calls                                                     */
+
+/*
+ * Preferred length and alignment for registering length bytes of the
+ * given memory type with the given optimization.
+ */
+DAT_RETURN dat_ia_memtype_hint(DAT_IA_HANDLE ia_handle,
+			       DAT_MEM_TYPE mem_type,
+			       DAT_VLEN length,
+			       DAT_MEM_OPTIMIZE_FLAGS mem_optimization,
+			       DAT_VLEN *preferred_length,
+			       DAT_VADDR *preferred_alignment);
+
+DAT_RETURN dat_evd_kcreate(DAT_IA_HANDLE ia_handle,
+			   DAT_COUNT evd_min_qlen,
+			   DAT_UPCALL_POLICY upcall_policy,
+			   const DAT_UPCALL_OBJECT *upcall,
+			   DAT_EVD_FLAGS evd_flags,
+			   DAT_EVD_HANDLE *evd_handle);
+
+DAT_RETURN dat_evd_modify_upcall(DAT_EVD_HANDLE evd_handle,
+				 DAT_UPCALL_POLICY upcall_policy,
+				 const DAT_UPCALL_OBJECT *upcall);
+
+DAT_RETURN dat_lmr_kcreate(DAT_IA_HANDLE ia_handle,
+			   DAT_MEM_TYPE mem_type,
+			   DAT_REGION_DESCRIPTION region_description,
+			   DAT_VLEN length,
+			   DAT_PZ_HANDLE pz_handle,
+			   DAT_MEM_PRIV_FLAGS privileges,
+			   DAT_MEM_OPTIMIZE_FLAGS mem_optimization,
+			   DAT_LMR_HANDLE *lmr_handle,
+			   DAT_LMR_CONTEXT *lmr_context,
+			   DAT_RMR_CONTEXT *rmr_context,
+			   DAT_VLEN *registered_length,
+			   DAT_VADDR *registered_address);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Provider table and registration. */
+#include <dat/dat_registry.h>
+
+#endif /* DAT_KDAT_H_ */

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connection management over rdma_cm: Public Service Points listen on a
+ * connection qualifier (the TCP-space port of the IA address), incoming
+ * requests become Connection Requests, and EPs connect, accept and
+ * disconnect.
+ *
+ * Every rdma_cm_id's context is the kdat_obj it serves (PSP, CR or EP),
+ * so one handler dispatches on the object type.  Connection events are
+ * queued from the handler and their upcalls run from a work item: an
+ * upcall may call dat_cr_accept, which takes the very handler lock the
+ * CM holds while it calls us.
+ */
+#include <linux/slab.h>
+#include <linux/in.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+
+#include "kdat_core.h"
+
+#define KDAT_CM_TIMEOUT_MS	5000
+#define KDAT_REQ_PDATA_MAX	56	/* IB CM REQ private data after rdma_cm */
+#define KDAT_REP_PDATA_MAX	196
+
+static void kdat_conn_event(struct kdat_evd *evd, DAT_EVENT_NUMBER num,
+			    struct kdat_ep *ep)
+{
+	DAT_EVENT ev = {};
+
+	if (!evd)
+		return;
+	ev.event_number = num;
+	ev.event_data.connect_event_data.ep_handle = ep;
+	ev.event_data.connect_event_data.private_data_size =
+		ep->private_data_size;
+	ev.event_data.connect_event_data.private_data =
+		ep->private_data_size ? ep->private_data : NULL;
+	kdat_evd_post(evd, &ev, NULL, false);
+}
+
+void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+{
+	kdat_conn_event(ep->connect_evd, num, ep);
+}
+
+static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
+{
+	len = min_t(size_t, len, sizeof(ep->private_data));
+	if (p && len)
+		memcpy(ep->private_data, p, len);
+	ep->private_data_size = p ? len : 0;
+}
+
+/* Move the EP to @state and report @num; false if already disconnected. */
+static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
+{
+	bool changed;
+
+	spin_lock_irq(&ep->lock);
+	changed = ep->state != DAT_EP_STATE_DISCONNECTED;
+	if (changed)
+		ep->state = state;
+	spin_unlock_irq(&ep->lock);
+	return changed;
+}
+
+/*
+ * The connection is over.  Moving the QP to the error state flushes the
+ * receive buffers this EP took from its SRQ (and its own ring) to its
+ * recv EVD, as dat_srq_post_recv requires on entering Disconnected.
+ */
+static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+{
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+
+	if (!kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED))
+		return;
+	if (ep->qp)
+		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
+	kdat_ep_connection_event(ep, num);
+}
+
+static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
+			    struct rdma_cm_event *e)
+{
+	struct rdma_conn_param cp = {};
+	bool passive;
+	u8 rej_len;
+	int ret;
+
+	spin_lock_irq(&ep->lock);
+	passive = ep->state == DAT_EP_STATE_PASSIVE_CONNECTION_PENDING ||
+		  ep->state == DAT_EP_STATE_COMPLETION_PENDING;
+	spin_unlock_irq(&ep->lock);
+
+	switch (e->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, KDAT_CM_TIMEOUT_MS);
+		if (ret)
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = kdat_ep_create_qp(ep, id);
+		if (ret) {
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+			break;
+		}
+		cp.private_data = ep->private_data;
+		cp.private_data_len = ep->private_data_size;
+		cp.responder_resources = ep->attr.max_rdma_read_in;
+		cp.initiator_depth = ep->attr.max_rdma_read_out;
+		cp.retry_count = 7;
+		cp.rnr_retry_count = 7;
+		ret = rdma_connect_locked(id, &cp);
+		if (ret)
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		spin_lock_irq(&ep->lock);
+		if (ep->state != DAT_EP_STATE_DISCONNECTED)
+			ep->state = DAT_EP_STATE_CONNECTED;
+		spin_unlock_irq(&ep->lock);
+		if (!passive)
+			kdat_save_pdata(ep, e->param.conn.private_data,
+					e->param.conn.private_data_len);
+		else
+			ep->private_data_size = 0;
+		kdat_ep_connection_event(ep, DAT_CONNECTION_EVENT_ESTABLISHED);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		if (passive) {
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR);
+			break;
+		}
+		ep->private_data_size = 0;
+		kdat_ep_gone(ep, rdma_consumer_reject_data(id, e, &rej_len) ?
+			     DAT_CONNECTION_EVENT_PEER_REJECTED :
+			     DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		ep->private_data_size = 0;
+		kdat_ep_gone(ep, passive ?
+			     DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR :
+			     e->event == RDMA_CM_EVENT_CONNECT_ERROR ?
+			     DAT_CONNECTION_EVENT_TIMED_OUT :
+			     DAT_CONNECTION_EVENT_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		ep->private_data_size = 0;
+		kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		ep->private_data_size = 0;
+		kdat_ep_gone(ep, DAT_CONNECTION_EVENT_BROKEN);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connection Requests                                                     */
+
+static void kdat_cr_release(struct kdat_obj *obj)
+{
+	struct kdat_cr *cr = container_of(obj, struct kdat_cr, obj);
+
+	kdat_obj_put(&cr->psp->obj);
+}
+
+static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
+			     struct rdma_cm_event *e)
+{
+	struct kdat_ia *ia = psp->obj.ia;
+	DAT_EVENT ev = {};
+	struct kdat_cr *cr;
+	u8 len;
+
+	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST || kdat_ia_dead(ia))
+		return e->event == RDMA_CM_EVENT_CONNECT_REQUEST ? -ENODEV : 0;
+
+	cr = kzalloc(sizeof(*cr), GFP_KERNEL);
+	if (!cr)
+		return -ENOMEM;	/* rdma_cm rejects and destroys @id */
+	kdat_obj_init(&cr->obj, DAT_HANDLE_TYPE_CR, ia->obj.provider, ia,
+		      kdat_cr_release);
+	kdat_obj_hold(&psp->obj);
+	cr->psp = psp;
+	cr->cm_id = id;
+	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
+	cr->remote_port = ntohs(((struct sockaddr_in *)
+				 &id->route.addr.dst_addr)->sin_port);
+	len = min_t(u8, e->param.conn.private_data_len, KDAT_REQ_PDATA_MAX);
+	if (e->param.conn.private_data && len) {
+		memcpy(cr->private_data, e->param.conn.private_data, len);
+		cr->private_data_size = len;
+	}
+	if (kdat_obj_publish(&cr->obj)) {
+		cr->cm_id = NULL;
+		kdat_obj_put(&cr->obj);
+		return -ENOMEM;
+	}
+	id->context = &cr->obj;
+	kdat_ia_link(ia, &cr->obj);
+
+	ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
+	ev.event_data.cr_arrival_event_data.sp_handle.psp_handle = psp;
+	ev.event_data.cr_arrival_event_data.local_ia_address_ptr =
+		(DAT_IA_ADDRESS_PTR)&ia->addr;
+	ev.event_data.cr_arrival_event_data.conn_qual = psp->conn_qual;
+	ev.event_data.cr_arrival_event_data.cr_handle = cr;
+	kdat_evd_post(psp->evd, &ev, NULL, false);
+	kdat_obj_put(&cr->obj);		/* the table keeps it */
+	return 0;
+}
+
+int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
+{
+	struct kdat_obj *obj = id->context;
+
+	switch (obj->type) {
+	case DAT_HANDLE_TYPE_PSP:
+		return kdat_psp_cm_event(container_of(obj, struct kdat_psp,
+						      obj), id, e);
+	case DAT_HANDLE_TYPE_EP:
+		return kdat_ep_cm_event(container_of(obj, struct kdat_ep, obj),
+					id, e);
+	case DAT_HANDLE_TYPE_CR:
+		/* the peer gave up before accept or reject: nothing to do */
+	default:
+		return 0;
+	}
+}
+
+DAT_RETURN kdat_ib_cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK mask,
+			    DAT_CR_PARAM *p)
+{
+	struct kdat_cr *cr = container_of((struct kdat_obj *)h, struct kdat_cr,
+					  obj);
+
+	if (mask & ~DAT_CR_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	memset(p, 0, sizeof(*p));
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&cr->remote;
+	p->remote_port_qual = cr->remote_port;
+	p->private_data_size = cr->private_data_size;
+	p->private_data = cr->private_data;
+	p->local_ep_handle = DAT_HANDLE_NULL;
+	return DAT_SUCCESS;
+}
+
+/* Take the CR off the IA and out of the table; false if already gone. */
+static bool kdat_cr_claim(struct kdat_cr *cr)
+{
+	struct kdat_ia *ia = cr->obj.ia;
+	bool mine;
+
+	mutex_lock(&ia->lock);
+	mine = !list_empty(&cr->obj.ia_node);
+	list_del_init(&cr->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	if (mine)
+		kdat_obj_unpublish(&cr->obj);
+	return mine;
+}
+
+DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
+			     DAT_COUNT pdata_size, const DAT_PVOID pdata)
+{
+	struct kdat_cr *cr = container_of((struct kdat_obj *)h, struct kdat_cr,
+					  obj);
+	struct kdat_ia *ia = cr->obj.ia;
+	struct rdma_conn_param cp = {};
+	struct rdma_cm_id *id;
+	struct kdat_obj *o;
+	struct kdat_ep *ep;
+	DAT_RETURN ret;
+	int err;
+
+	if (pdata_size < 0 || pdata_size > KDAT_REP_PDATA_MAX ||
+	    (pdata_size && !pdata))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	o = kdat_obj_get(ep_handle, DAT_HANDLE_TYPE_EP);
+	if (!o || o->ia != ia) {
+		kdat_obj_put(o);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	}
+	ep = container_of(o, struct kdat_ep, obj);
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto out;
+	}
+	spin_lock_irq(&ep->lock);
+	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+		spin_unlock_irq(&ep->lock);
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+		goto out;
+	}
+	ep->state = DAT_EP_STATE_COMPLETION_PENDING;
+	spin_unlock_irq(&ep->lock);
+	if (!kdat_cr_claim(cr)) {
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+		goto out;
+	}
+	id = xchg(&cr->cm_id, NULL);
+	memcpy(&ep->remote, &cr->remote, sizeof(ep->remote));
+	ep->remote_qual = cr->remote_port;
+	ep->local_qual = cr->psp->conn_qual;
+
+	err = kdat_ep_create_qp(ep, id);
+	if (err) {
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_destroy_id(id);
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+		goto out;
+	}
+	cp.private_data = pdata;
+	cp.private_data_len = pdata_size;
+	cp.responder_resources = ep->attr.max_rdma_read_in;
+	cp.initiator_depth = ep->attr.max_rdma_read_out;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	rdma_lock_handler(id);
+	id->context = &ep->obj;
+	err = rdma_accept(id, &cp);
+	rdma_unlock_handler(id);
+	if (err) {
+		/* the QP and ID are the EP's now: reset or free cleans up */
+		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+		ret = KDAT_ERR(DAT_INTERNAL_ERROR, 0);
+		goto out;
+	}
+	ret = DAT_SUCCESS;
+out:
+	kdat_obj_put(&ep->obj);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_cr_reject(DAT_CR_HANDLE h)
+{
+	struct kdat_cr *cr = container_of((struct kdat_obj *)h, struct kdat_cr,
+					  obj);
+	struct rdma_cm_id *id;
+
+	if (!kdat_cr_claim(cr))
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+	id = xchg(&cr->cm_id, NULL);
+	if (id) {
+		rdma_lock_handler(id);
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_unlock_handler(id);
+		rdma_destroy_id(id);
+	}
+	return DAT_SUCCESS;
+}
+
+void kdat_cr_hw_destroy(struct kdat_cr *cr)
+{
+	struct rdma_cm_id *id = xchg(&cr->cm_id, NULL);
+
+	if (id)
+		rdma_destroy_id(id);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public Service Points                                                   */
+
+static void kdat_psp_release(struct kdat_obj *obj)
+{
+	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
+
+	if (psp->evd)
+		kdat_obj_put(&psp->evd->obj);
+}
+
+DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
+			      DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags,
+			      DAT_PSP_HANDLE *psp_handle)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct sockaddr_in sin;
+	struct kdat_psp *psp;
+	struct kdat_obj *o;
+	struct kdat_evd *evd;
+	DAT_RETURN ret;
+	int err;
+
+	if (qual == 0 || qual > 65535)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (flags == DAT_PSP_PROVIDER_FLAG)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	if (flags != DAT_PSP_CONSUMER_FLAG)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	if (!psp_handle)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	o = kdat_obj_get(evd_handle, DAT_HANDLE_TYPE_EVD);
+	if (!o || o->ia != ia ||
+	    !(container_of(o, struct kdat_evd, obj)->flags & DAT_EVD_CR_FLAG)) {
+		kdat_obj_put(o);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+	}
+	evd = container_of(o, struct kdat_evd, obj);
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err_evd;
+	}
+	if (!kdat_ia_add_user(ia, &evd->obj, &evd->users)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+		goto err_evd;
+	}
+	psp = kzalloc(sizeof(*psp), GFP_KERNEL);
+	if (!psp) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_user;
+	}
+	kdat_obj_init(&psp->obj, DAT_HANDLE_TYPE_PSP, ia->obj.provider, ia,
+		      kdat_psp_release);
+	psp->evd = evd;			/* the EVD reference moves here */
+	psp->conn_qual = qual;
+	psp->flags = flags;
+	psp->cm_id = rdma_create_id(&init_net, kdat_cm_handler, &psp->obj,
+				    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(psp->cm_id)) {
+		psp->cm_id = NULL;
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
+	}
+	memcpy(&sin, &ia->addr, sizeof(sin));
+	sin.sin_port = htons((u16)qual);
+	err = rdma_bind_addr(psp->cm_id, (struct sockaddr *)&sin);
+	if (!err)
+		err = rdma_listen(psp->cm_id, 128);
+	if (err) {
+		ret = err == -EADDRINUSE ?
+		      KDAT_ERR(DAT_CONN_QUAL_IN_USE, 0) :
+		      KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
+	}
+	if (kdat_obj_publish(&psp->obj)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
+	}
+	kdat_ia_link(ia, &psp->obj);
+	*psp_handle = psp;
+	kdat_obj_put(&psp->obj);
+	return DAT_SUCCESS;
+
+err_obj:
+	kdat_psp_hw_destroy(psp);
+	atomic_dec(&evd->users);
+	kdat_obj_put(&psp->obj);	/* drops the EVD reference too */
+	return ret;
+err_user:
+	atomic_dec(&evd->users);
+err_evd:
+	kdat_obj_put(&evd->obj);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK mask,
+			     DAT_PSP_PARAM *p)
+{
+	struct kdat_psp *psp = container_of((struct kdat_obj *)h,
+					    struct kdat_psp, obj);
+
+	if (mask & ~DAT_PSP_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	p->ia_handle = psp->obj.ia;
+	p->conn_qual = psp->conn_qual;
+	p->evd_handle = psp->evd;
+	p->psp_flags = psp->flags;
+	return DAT_SUCCESS;
+}
+
+void kdat_psp_hw_destroy(struct kdat_psp *psp)
+{
+	struct rdma_cm_id *id = xchg(&psp->cm_id, NULL);
+
+	if (id)
+		rdma_destroy_id(id);
+}
+
+DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE h)
+{
+	struct kdat_psp *psp = container_of((struct kdat_obj *)h,
+					    struct kdat_psp, obj);
+	struct kdat_ia *ia = psp->obj.ia;
+
+	mutex_lock(&ia->lock);
+	if (list_empty(&psp->obj.ia_node)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+	}
+	list_del_init(&psp->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&psp->obj);
+	/* requests already handed out as CRs stay valid */
+	kdat_psp_hw_destroy(psp);
+	mutex_lock(&ia->lock);
+	atomic_dec(&psp->evd->users);
+	mutex_unlock(&ia->lock);
+	return DAT_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Active side                                                             */
+
+DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
+			      DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+			      DAT_COUNT pdata_size, const DAT_PVOID pdata,
+			      DAT_QOS qos, DAT_CONNECT_FLAGS flags)
+{
+	struct kdat_ep *ep = container_of((struct kdat_obj *)h, struct kdat_ep,
+					  obj);
+	struct kdat_ia *ia = ep->obj.ia;
+	struct sockaddr_in dst, src;
+	struct rdma_cm_id *id;
+	int ms, err;
+
+	if (!addr || addr->sa_family != AF_INET)
+		return KDAT_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
+	if (qual == 0 || qual > 65535)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (pdata_size < 0 || pdata_size > KDAT_REQ_PDATA_MAX ||
+	    (pdata_size && !pdata))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if (qos != DAT_QOS_BEST_EFFORT)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	if (flags & ~DAT_CONNECT_MULTIPATH_FLAG)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+	if (kdat_ia_dead(ia))
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+
+	spin_lock_irq(&ep->lock);
+	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+		spin_unlock_irq(&ep->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	}
+	ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	spin_unlock_irq(&ep->lock);
+
+	memcpy(&dst, addr, sizeof(dst));
+	dst.sin_port = htons((u16)qual);
+	memcpy(&ep->remote, &dst, sizeof(dst));
+	ep->remote_qual = qual;
+	memcpy(ep->private_data, pdata, pdata_size);
+	ep->private_data_size = pdata_size;
+	memcpy(&src, &ia->addr, sizeof(src));
+	src.sin_port = 0;
+
+	id = rdma_create_id(&init_net, kdat_cm_handler, &ep->obj, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+	spin_lock_irq(&ep->lock);
+	ep->cm_id = id;
+	spin_unlock_irq(&ep->lock);
+	ms = timeout == DAT_TIMEOUT_INFINITE ? KDAT_CM_TIMEOUT_MS :
+	     clamp_t(int, timeout / 1000, 100, KDAT_CM_TIMEOUT_MS);
+	err = rdma_resolve_addr(id, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst, ms);
+	if (err) {
+		spin_lock_irq(&ep->lock);
+		ep->cm_id = NULL;
+		ep->state = DAT_EP_STATE_UNCONNECTED;
+		spin_unlock_irq(&ep->lock);
+		rdma_destroy_id(id);
+		return KDAT_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE);
+	}
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags)
+{
+	struct kdat_ep *ep = container_of((struct kdat_obj *)h, struct kdat_ep,
+					  obj);
+	struct rdma_cm_id *id;
+	DAT_EP_STATE s;
+
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	spin_lock_irq(&ep->lock);
+	s = ep->state;
+	id = ep->cm_id;
+	if (s == DAT_EP_STATE_CONNECTED ||
+	    s == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
+	    s == DAT_EP_STATE_COMPLETION_PENDING)
+		ep->state = DAT_EP_STATE_DISCONNECT_PENDING;
+	spin_unlock_irq(&ep->lock);
+
+	switch (s) {
+	case DAT_EP_STATE_DISCONNECTED:
+	case DAT_EP_STATE_DISCONNECT_PENDING:
+		return DAT_SUCCESS;
+	case DAT_EP_STATE_CONNECTED:
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		/* the CM reports DISCONNECTED; the EP gets its event then */
+		if (!id || rdma_disconnect(id))
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
+		return DAT_SUCCESS;
+	default:
+		return KDAT_ERR(DAT_INVALID_STATE,
+				DAT_INVALID_STATE_EP_UNCONNECTED);
+	}
+}

@@ -1,0 +1,893 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Endpoints: create (with or without an SRQ), query, modify, reset, free,
+ * and the data transfer operations.  The underlying RC QP is created when
+ * the EP connects or accepts (cm.c), as dat_ep_create_with_srq suggests,
+ * so an EP is always ready to be connected.  Receives posted to a non-SRQ
+ * EP before it has a QP wait in its ring and are posted when the QP comes.
+ *
+ * Every work request carries a kdat_wr tracker from a ring preallocated at
+ * create, so posting never allocates.  Send and non-SRQ receive queues
+ * complete in order, so the rings are plain FIFOs.  All WRs are signalled;
+ * DAT_COMPLETION_SUPPRESS_FLAG only hides the event of a successful one.
+ */
+#include <linux/slab.h>
+
+#include "kdat_core.h"
+
+#define KDAT_EP_MAX_IOV		16
+
+#define KDAT_SEND_FLAGS	(DAT_COMPLETION_SUPPRESS_FLAG | \
+			 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
+			 DAT_COMPLETION_BARRIER_FENCE_FLAG)
+
+/* The completion-flag classes that force every stream on an EVD to agree. */
+#define KDAT_EXCLUSIVE_FLAGS	(DAT_COMPLETION_UNSIGNALLED_FLAG | \
+				 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
+				 DAT_COMPLETION_EVD_THRESHOLD_FLAG)
+
+static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
+{
+	return container_of((struct kdat_obj *)h, struct kdat_ep, obj);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Completions                                                             */
+
+static void kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
+			      struct kdat_wr *w, struct ib_wc *wc, u32 len)
+{
+	DAT_EVENT ev = {};
+
+	if (!evd || (w->suppress && wc->status == IB_WC_SUCCESS))
+		return;
+	ev.event_number = DAT_DTO_COMPLETION_EVENT;
+	ev.event_data.dto_completion_event_data.ep_handle = ep;
+	ev.event_data.dto_completion_event_data.user_cookie = w->cookie;
+	ev.event_data.dto_completion_event_data.status =
+		kdat_dto_status(wc->status);
+	ev.event_data.dto_completion_event_data.transfered_length =
+		wc->status == IB_WC_SUCCESS ? len : 0;
+	kdat_evd_post(evd, &ev, NULL, true);
+}
+
+static void kdat_ring_pop(struct kdat_ep *ep, struct kdat_wr_ring *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	r->tail++;
+	spin_unlock_irqrestore(&ep->lock, flags);
+}
+
+static void kdat_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_wr *w = container_of(wc->wr_cqe, struct kdat_wr, cqe);
+	struct kdat_ep *ep = w->ep;
+	struct kdat_wr copy = *w;
+
+	kdat_ring_pop(ep, &ep->sq);
+	kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length);
+}
+
+static void kdat_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_wr *w = container_of(wc->wr_cqe, struct kdat_wr, cqe);
+	struct kdat_ep *ep = w->ep;
+	struct kdat_wr copy = *w;
+
+	kdat_ring_pop(ep, &ep->rq);
+	kdat_ep_dto_event(ep, ep->recv_evd, &copy, wc, wc->byte_len);
+}
+
+/* The drain marker of ib_drain_sq has its own cqe; nothing to do here. */
+
+static int kdat_ring_init(struct kdat_ep *ep, struct kdat_wr_ring *r,
+			  u32 size, u32 iov, bool recv)
+{
+	u32 i;
+
+	r->size = size;
+	r->head = r->tail = r->posted = 0;
+	r->iov = iov;
+	if (!size)
+		return 0;
+	r->wr = kvcalloc(size, sizeof(*r->wr), GFP_KERNEL);
+	if (!r->wr)
+		return -ENOMEM;
+	if (recv) {
+		r->sge = kvcalloc((size_t)size * iov, sizeof(*r->sge),
+				  GFP_KERNEL);
+		if (!r->sge)
+			return -ENOMEM;
+	}
+	for (i = 0; i < size; i++) {
+		r->wr[i].ep = ep;
+		r->wr[i].cqe.done = recv ? kdat_recv_done : kdat_send_done;
+	}
+	return 0;
+}
+
+static void kdat_ring_free(struct kdat_wr_ring *r)
+{
+	kvfree(r->wr);
+	kvfree(r->sge);
+	r->wr = NULL;
+	r->sge = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Create                                                                  */
+
+static struct kdat_evd *kdat_get_evd(struct kdat_ia *ia, DAT_EVD_HANDLE h,
+				     DAT_EVD_FLAGS need, bool *bad)
+{
+	struct kdat_obj *o;
+
+	*bad = false;
+	if (h == DAT_HANDLE_NULL)
+		return NULL;
+	o = kdat_obj_get(h, DAT_HANDLE_TYPE_EVD);
+	if (!o || o->ia != ia ||
+	    !(container_of(o, struct kdat_evd, obj)->flags & need)) {
+		kdat_obj_put(o);
+		*bad = true;
+		return NULL;
+	}
+	return container_of(o, struct kdat_evd, obj);
+}
+
+/*
+ * dat_ep_create_with_srq's completion-flag rules, for one DTO stream with
+ * flags @f joining @evd: streams sharing an EVD must agree when either
+ * side uses UNSIGNALLED, SOLICITED_WAIT or EVD_THRESHOLD, and an EVD fed
+ * by a SOLICITED_WAIT receive stream carries no other event stream type.
+ * Called under ia->lock; counts the stream on success.
+ */
+static bool kdat_evd_join_stream(struct kdat_evd *evd, DAT_COMPLETION_FLAGS f,
+				 bool recv)
+{
+	DAT_COMPLETION_FLAGS cls = f & KDAT_EXCLUSIVE_FLAGS;
+
+	if (!evd)
+		return true;
+	if (recv && cls == DAT_COMPLETION_SOLICITED_WAIT_FLAG &&
+	    evd->flags != DAT_EVD_DTO_FLAG)
+		return false;
+	if (evd->dto_streams && (cls || evd->dto_class) &&
+	    cls != evd->dto_class)
+		return false;
+	evd->dto_class = cls;
+	evd->dto_streams++;
+	return true;
+}
+
+static void kdat_evd_leave_stream(struct kdat_evd *evd)
+{
+	if (evd && !--evd->dto_streams)
+		evd->dto_class = 0;
+}
+
+static void kdat_ep_release(struct kdat_obj *obj)
+{
+	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+
+	kdat_ring_free(&ep->sq);
+	kdat_ring_free(&ep->rq);
+	if (ep->recv_evd)
+		kdat_obj_put(&ep->recv_evd->obj);
+	if (ep->request_evd)
+		kdat_obj_put(&ep->request_evd->obj);
+	if (ep->connect_evd)
+		kdat_obj_put(&ep->connect_evd->obj);
+	if (ep->srq)
+		kdat_obj_put(&ep->srq->obj);
+	if (ep->pz)
+		kdat_obj_put(&ep->pz->obj);
+}
+
+static void kdat_ep_default_attr(DAT_EP_ATTR *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->service_type = DAT_SERVICE_TYPE_RC;
+	a->max_message_size = 1U << 20;
+	a->max_rdma_size = 1U << 20;
+	a->qos = DAT_QOS_BEST_EFFORT;
+	a->recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+	a->request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+	a->max_recv_dtos = 16;
+	a->max_request_dtos = 16;
+	a->max_recv_iov = 1;
+	a->max_request_iov = 1;
+}
+
+static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
+				     bool with_srq)
+{
+	const struct ib_device_attr *d = &ia->ibdev->attrs;
+	int max_iov = min3(d->max_send_sge, d->max_recv_sge, KDAT_EP_MAX_IOV);
+
+	if (a->service_type != DAT_SERVICE_TYPE_RC ||
+	    !a->max_message_size || a->max_message_size > (1ULL << 31) ||
+	    a->max_rdma_size > (1ULL << 31) ||
+	    a->max_request_dtos <= 0 || a->max_request_dtos > d->max_qp_wr ||
+	    a->max_request_iov <= 0 || a->max_request_iov > max_iov ||
+	    a->max_rdma_read_in < 0 ||
+	    a->max_rdma_read_in > d->max_qp_rd_atom ||
+	    a->max_rdma_read_out < 0 ||
+	    a->max_rdma_read_out > d->max_qp_init_rd_atom)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (a->request_completion_flags & ~(KDAT_EXCLUSIVE_FLAGS |
+					    DAT_COMPLETION_SUPPRESS_FLAG))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (a->recv_completion_flags & ~KDAT_EXCLUSIVE_FLAGS ||
+	    hweight32(a->recv_completion_flags) > 1)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	/* an SRQ EP's receive queue is the SRQ: max_recv_iov is ignored */
+	if (!with_srq &&
+	    (a->max_recv_dtos <= 0 || a->max_recv_dtos > d->max_qp_wr ||
+	     a->max_recv_iov <= 0 || a->max_recv_iov > max_iov))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (with_srq && a->max_recv_dtos < 0)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	return DAT_SUCCESS;
+}
+
+static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
+					DAT_PZ_HANDLE pz_handle,
+					DAT_EVD_HANDLE recv_h,
+					DAT_EVD_HANDLE req_h,
+					DAT_EVD_HANDLE conn_h,
+					DAT_SRQ_HANDLE srq_h,
+					const DAT_EP_ATTR *attr,
+					DAT_EP_HANDLE *ep_handle)
+{
+	struct kdat_evd *recv_evd = NULL, *req_evd = NULL, *conn_evd = NULL;
+	struct kdat_srq *srq = NULL;
+	struct kdat_pz *pz = NULL;
+	struct kdat_obj *o;
+	struct kdat_ep *ep;
+	DAT_EP_ATTR a;
+	DAT_RETURN ret;
+	bool bad, joined_recv = false;
+
+	o = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
+	if (!o || o->ia != ia) {
+		kdat_obj_put(o);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	}
+	pz = container_of(o, struct kdat_pz, obj);
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+	recv_evd = kdat_get_evd(ia, recv_h, DAT_EVD_DTO_FLAG, &bad);
+	if (bad)
+		goto err_refs;
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+	req_evd = kdat_get_evd(ia, req_h, DAT_EVD_DTO_FLAG, &bad);
+	if (bad)
+		goto err_refs;
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+	conn_evd = kdat_get_evd(ia, conn_h, DAT_EVD_CONNECTION_FLAG, &bad);
+	if (bad)
+		goto err_refs;
+	if (srq_h) {
+		o = kdat_obj_get(srq_h, DAT_HANDLE_TYPE_SRQ);
+		if (!o || o->ia != ia) {
+			kdat_obj_put(o);
+			ret = KDAT_ERR(DAT_INVALID_HANDLE,
+				       DAT_INVALID_HANDLE_SRQ);
+			goto err_refs;
+		}
+		srq = container_of(o, struct kdat_srq, obj);
+		if (!attr) {
+			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+			goto err_refs;
+		}
+	}
+	if (!ep_handle) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER,
+			       srq ? DAT_INVALID_ARG8 : DAT_INVALID_ARG7);
+		goto err_refs;
+	}
+	if (attr)
+		a = *attr;
+	else
+		kdat_ep_default_attr(&a);
+	ret = kdat_ep_check_attr(ia, &a, srq);
+	if (ret != DAT_SUCCESS)
+		goto err_refs;
+	if (srq)
+		a.max_recv_iov = srq->max_recv_iov;
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err_refs;
+	}
+
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_refs;
+	}
+	kdat_obj_init(&ep->obj, DAT_HANDLE_TYPE_EP, ia->obj.provider, ia,
+		      kdat_ep_release);
+	spin_lock_init(&ep->lock);
+	ep->state = DAT_EP_STATE_UNCONNECTED;
+	ep->attr = a;
+	if (kdat_ring_init(ep, &ep->sq, a.max_request_dtos,
+			   a.max_request_iov, false) ||
+	    kdat_ring_init(ep, &ep->rq, srq ? 0 : a.max_recv_dtos,
+			   a.max_recv_iov, true)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		kdat_obj_put(&ep->obj);
+		goto err_refs;
+	}
+
+	/* count the EP as a user of everything it names, all or nothing */
+	mutex_lock(&ia->lock);
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	if (list_empty(&pz->obj.ia_node))
+		goto err_locked;
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+	if (srq && list_empty(&srq->obj.ia_node))
+		goto err_locked;
+	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+	if ((recv_evd && list_empty(&recv_evd->obj.ia_node)) ||
+	    (req_evd && list_empty(&req_evd->obj.ia_node)) ||
+	    (conn_evd && list_empty(&conn_evd->obj.ia_node)))
+		goto err_locked;
+	ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (!kdat_evd_join_stream(recv_evd, a.recv_completion_flags, true))
+		goto err_locked;
+	joined_recv = true;
+	if (!kdat_evd_join_stream(req_evd, a.request_completion_flags &
+				  KDAT_EXCLUSIVE_FLAGS, false))
+		goto err_locked;
+	atomic_inc(&pz->users);
+	if (srq)
+		atomic_inc(&srq->eps);
+	if (recv_evd)
+		atomic_inc(&recv_evd->users);
+	if (req_evd)
+		atomic_inc(&req_evd->users);
+	if (conn_evd)
+		atomic_inc(&conn_evd->users);
+	ep->pz = pz;
+	ep->srq = srq;
+	ep->recv_evd = recv_evd;
+	ep->request_evd = req_evd;
+	ep->connect_evd = conn_evd;
+	list_add_tail(&ep->obj.ia_node, &ia->objs);
+	mutex_unlock(&ia->lock);
+
+	if (kdat_obj_publish(&ep->obj)) {
+		kdat_ib_ep_free(ep);
+		kdat_obj_put(&ep->obj);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+	*ep_handle = ep;
+	kdat_obj_put(&ep->obj);
+	return DAT_SUCCESS;
+
+err_locked:
+	if (joined_recv)
+		kdat_evd_leave_stream(recv_evd);
+	mutex_unlock(&ia->lock);
+	kdat_obj_put(&ep->obj);
+err_refs:
+	if (srq)
+		kdat_obj_put(&srq->obj);
+	if (conn_evd)
+		kdat_obj_put(&conn_evd->obj);
+	if (req_evd)
+		kdat_obj_put(&req_evd->obj);
+	if (recv_evd)
+		kdat_obj_put(&recv_evd->obj);
+	kdat_obj_put(&pz->obj);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			     DAT_EVD_HANDLE recv_evd,
+			     DAT_EVD_HANDLE request_evd,
+			     DAT_EVD_HANDLE connect_evd,
+			     const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep)
+{
+	return kdat_ep_create_common(container_of((struct kdat_obj *)ia,
+						  struct kdat_ia, obj),
+				     pz, recv_evd, request_evd, connect_evd,
+				     NULL, attr, ep);
+}
+
+DAT_RETURN kdat_ib_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+				      DAT_EVD_HANDLE recv_evd,
+				      DAT_EVD_HANDLE request_evd,
+				      DAT_EVD_HANDLE connect_evd,
+				      DAT_SRQ_HANDLE srq,
+				      const DAT_EP_ATTR *attr,
+				      DAT_EP_HANDLE *ep)
+{
+	if (srq == DAT_HANDLE_NULL)
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+	return kdat_ep_create_common(container_of((struct kdat_obj *)ia,
+						  struct kdat_ia, obj),
+				     pz, recv_evd, request_evd, connect_evd,
+				     srq, attr, ep);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The QP, created when the EP connects or accepts                         */
+
+static void kdat_qp_event(struct ib_event *e, void *ctx)
+{
+	struct kdat_ep *ep = ctx;
+
+	switch (e->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		/* may run in atomic context: upcall through a work item */
+		kdat_ia_async_error(ep->obj.ia, DAT_ASYNC_ERROR_EP_BROKEN, ep,
+				    DAT_EP_TRANSFER_TO_ERROR, false);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Post receives that waited for the QP.  Called with ep->lock held. */
+static int kdat_ep_post_pending(struct kdat_ep *ep)
+{
+	struct kdat_wr_ring *r = &ep->rq;
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	int ret;
+
+	while (r->posted != r->head) {
+		u32 i = r->posted % r->size;
+
+		wr.wr_cqe = &r->wr[i].cqe;
+		wr.sg_list = &r->sge[i * r->iov];
+		wr.num_sge = r->wr[i].nsge;
+		ret = ib_post_recv(ep->qp, &wr, &bad);
+		if (ret)
+			return ret;
+		r->posted++;
+	}
+	return 0;
+}
+
+int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr qa = {};
+	struct ib_cq *scq, *rcq;
+	int ret;
+
+	scq = ep->request_evd ? ep->request_evd->cq : NULL;
+	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
+	/* a stream nobody listens to still needs a CQ: borrow the other */
+	if (!scq || !rcq) {
+		ep->own_cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
+					 ep->sq.size + ep->rq.size + 1, 0,
+					 IB_POLL_WORKQUEUE);
+		if (IS_ERR(ep->own_cq)) {
+			ret = PTR_ERR(ep->own_cq);
+			ep->own_cq = NULL;
+			return ret;
+		}
+		scq = scq ?: ep->own_cq;
+		rcq = rcq ?: ep->own_cq;
+	}
+	qa.event_handler = kdat_qp_event;
+	qa.qp_context = ep;
+	qa.send_cq = scq;
+	qa.recv_cq = rcq;
+	qa.srq = ep->srq ? ep->srq->srq : NULL;
+	qa.cap.max_send_wr = ep->sq.size;
+	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size;
+	qa.cap.max_send_sge = ep->attr.max_request_iov;
+	qa.cap.max_recv_sge = ep->srq ? 0 : ep->attr.max_recv_iov;
+	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qa.qp_type = IB_QPT_RC;
+	if (ep->srq && !qa.srq)
+		return -ENODEV;
+	ret = rdma_create_qp(id, ep->pz->pd, &qa);
+	if (ret) {
+		if (ep->own_cq) {
+			ib_free_cq(ep->own_cq);
+			ep->own_cq = NULL;
+		}
+		return ret;
+	}
+	spin_lock_irq(&ep->lock);
+	ep->qp = id->qp;
+	ep->cm_id = id;
+	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
+	spin_unlock_irq(&ep->lock);
+	return ret;
+}
+
+/* Flush every receive that never reached a QP, so each completes once. */
+static void kdat_ep_flush_pending(struct kdat_ep *ep)
+{
+	struct kdat_wr_ring *r = &ep->rq;
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR };
+	struct kdat_wr w;
+
+	spin_lock_irq(&ep->lock);
+	while (r->posted != r->head) {
+		w = r->wr[r->posted % r->size];
+		r->posted++;
+		r->tail++;
+		spin_unlock_irq(&ep->lock);
+		kdat_ep_dto_event(ep, ep->recv_evd, &w, &wc, 0);
+		spin_lock_irq(&ep->lock);
+	}
+	spin_unlock_irq(&ep->lock);
+}
+
+/*
+ * Tear down the QP and the CM ID.  With @drain, outstanding work requests
+ * complete (flushed) through the normal handlers first, so every posted
+ * buffer completes exactly once.  An SRQ QP drains only its send queue:
+ * its receives belong to the SRQ.  Idempotent.
+ */
+static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
+{
+	struct rdma_cm_id *id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+
+	spin_lock_irq(&ep->lock);
+	id = ep->cm_id;
+	qp = ep->qp;
+	ep->cm_id = NULL;
+	ep->qp = NULL;
+	spin_unlock_irq(&ep->lock);
+
+	if (id && qp) {
+		if (drain) {
+			if (ep->srq) {
+				ib_drain_sq(qp);
+				/*
+				 * SRQ receives already completed for this QP
+				 * may still sit in the recv CQ: let its poll
+				 * work run before the QP they point to goes.
+				 */
+				if (qp->recv_cq != qp->send_cq)
+					flush_work(&qp->recv_cq->work);
+			} else {
+				ib_drain_qp(qp);
+			}
+		}
+		rdma_destroy_qp(id);
+	}
+	if (id)
+		rdma_destroy_id(id);
+	cq = xchg(&ep->own_cq, NULL);
+	if (cq)
+		ib_free_cq(cq);
+}
+
+/* Device removal: release the QP without draining. */
+void kdat_ep_hw_destroy(struct kdat_ep *ep)
+{
+	spin_lock_irq(&ep->lock);
+	if (ep->state != DAT_EP_STATE_UNCONNECTED)
+		ep->state = DAT_EP_STATE_DISCONNECTED;
+	spin_unlock_irq(&ep->lock);
+	kdat_ep_destroy_qp(ep, false);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Query, modify, status                                                   */
+
+DAT_RETURN kdat_ib_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
+			    DAT_EP_PARAM *p)
+{
+	struct kdat_ep *ep = to_ep(h);
+
+	if (mask & ~DAT_EP_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	memset(p, 0, sizeof(*p));
+	spin_lock_irq(&ep->lock);
+	p->ia_handle = ep->obj.ia;
+	p->ep_state = ep->state;
+	p->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->obj.ia->addr;
+	p->local_port_qual = ep->local_qual;
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
+	p->remote_port_qual = ep->remote_qual;
+	p->pz_handle = ep->pz;
+	p->recv_evd_handle = ep->recv_evd;
+	p->request_evd_handle = ep->request_evd;
+	p->connect_evd_handle = ep->connect_evd;
+	p->srq_handle = ep->srq;
+	p->ep_attr = ep->attr;
+	spin_unlock_irq(&ep->lock);
+	return DAT_SUCCESS;
+}
+
+/*
+ * Modify: only attributes that shape the not-yet-created QP, only while
+ * the EP is unconnected and idle.  The SRQ of an EP can never change.
+ */
+DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
+			     const DAT_EP_PARAM *p)
+{
+	const DAT_EP_PARAM_MASK ok = DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS |
+				     DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV |
+				     DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE |
+				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE |
+				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT;
+	struct kdat_ep *ep = to_ep(h);
+	struct kdat_wr_ring sq = {}, old;
+	DAT_EP_ATTR a;
+	DAT_RETURN ret;
+
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (mask & ~ok)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	a = ep->attr;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+		a.max_request_dtos = p->ep_attr.max_request_dtos;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV)
+		a.max_request_iov = p->ep_attr.max_request_iov;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE)
+		a.max_message_size = p->ep_attr.max_message_size;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE)
+		a.max_rdma_size = p->ep_attr.max_rdma_size;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
+		a.max_rdma_read_in = p->ep_attr.max_rdma_read_in;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
+		a.max_rdma_read_out = p->ep_attr.max_rdma_read_out;
+	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq);
+	if (ret != DAT_SUCCESS)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (kdat_ring_init(ep, &sq, a.max_request_dtos, a.max_request_iov,
+			   false)) {
+		kdat_ring_free(&sq);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+	spin_lock_irq(&ep->lock);
+	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->qp ||
+	    ep->sq.head != ep->sq.tail) {
+		spin_unlock_irq(&ep->lock);
+		kdat_ring_free(&sq);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	}
+	old = ep->sq;
+	ep->sq = sq;
+	ep->attr = a;
+	spin_unlock_irq(&ep->lock);
+	kdat_ring_free(&old);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state,
+				 DAT_BOOLEAN *recv_idle,
+				 DAT_BOOLEAN *request_idle)
+{
+	struct kdat_ep *ep = to_ep(h);
+
+	spin_lock_irq(&ep->lock);
+	if (state)
+		*state = ep->state;
+	if (recv_idle)
+		*recv_idle = ep->rq.head == ep->rq.tail;
+	if (request_idle)
+		*request_idle = ep->sq.head == ep->sq.tail;
+	spin_unlock_irq(&ep->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ep_recv_query(DAT_EP_HANDLE h, DAT_COUNT *nbufs,
+				 DAT_COUNT *span)
+{
+	/* ep_recv_info_supported is 0: the values are unknown */
+	if (nbufs)
+		*nbufs = DAT_VALUE_UNKNOWN;
+	if (span)
+		*span = DAT_VALUE_UNKNOWN;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft,
+				    DAT_COUNT hard)
+{
+	return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Data transfer                                                           */
+
+DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_ep *ep = to_ep(h);
+	struct ib_sge sge[KDAT_EP_MAX_IOV];
+	const struct ib_send_wr *bad;
+	struct ib_send_wr wr = {};
+	unsigned long irqflags;
+	struct kdat_wr *w;
+	DAT_RETURN ret;
+	u64 len = 0;
+	DAT_COUNT i;
+
+	if (n < 0 || n > ep->attr.max_request_iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (n && !iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (flags & ~KDAT_SEND_FLAGS)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	for (i = 0; i < n; i++) {
+		ret = kdat_lmr_to_sge(ep->obj.ia, ep->pz, &iov[i], &sge[i],
+				      DAT_MEM_PRIV_LOCAL_READ_FLAG);
+		if (ret != DAT_SUCCESS)
+			return ret;
+		len += sge[i].length;
+	}
+	if (len > ep->attr.max_message_size)
+		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
+	wr.opcode = IB_WR_SEND;
+	wr.sg_list = sge;
+	wr.num_sge = n;
+	wr.send_flags = IB_SEND_SIGNALED;
+	if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
+		wr.send_flags |= IB_SEND_SOLICITED;
+	if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG)
+		wr.send_flags |= IB_SEND_FENCE;
+
+	spin_lock_irqsave(&ep->lock, irqflags);
+	if (ep->state != DAT_EP_STATE_CONNECTED || !ep->qp) {
+		ret = KDAT_ERR(DAT_INVALID_STATE,
+			       DAT_INVALID_STATE_EP_UNCONNECTED);
+		goto out;
+	}
+	if (ep->sq.head - ep->sq.tail >= ep->sq.size) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+		goto out;
+	}
+	w = &ep->sq.wr[ep->sq.head % ep->sq.size];
+	w->cookie = cookie;
+	w->length = (u32)len;
+	w->suppress = flags & DAT_COMPLETION_SUPPRESS_FLAG;
+	wr.wr_cqe = &w->cqe;
+	if (ib_post_send(ep->qp, &wr, &bad)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+		goto out;
+	}
+	ep->sq.head++;
+	ret = DAT_SUCCESS;
+out:
+	spin_unlock_irqrestore(&ep->lock, irqflags);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_ep *ep = to_ep(h);
+	struct kdat_wr_ring *r = &ep->rq;
+	struct ib_sge sge[KDAT_EP_MAX_IOV];
+	unsigned long irqflags;
+	DAT_RETURN ret;
+	DAT_COUNT i;
+	u32 slot;
+
+	/* receive buffers of an SRQ EP must be posted to its SRQ */
+	if (ep->srq)
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	if (n < 0 || n > ep->attr.max_recv_iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (n && !iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (flags & ~(DAT_COMPLETION_SUPPRESS_FLAG |
+		      DAT_COMPLETION_UNSIGNALLED_FLAG))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	for (i = 0; i < n; i++) {
+		ret = kdat_lmr_to_sge(ep->obj.ia, ep->pz, &iov[i], &sge[i],
+				      DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+		if (ret != DAT_SUCCESS)
+			return ret;
+	}
+
+	spin_lock_irqsave(&ep->lock, irqflags);
+	if (ep->state == DAT_EP_STATE_DISCONNECTED) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
+		goto out;
+	}
+	if (r->head - r->tail >= r->size) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+		goto out;
+	}
+	slot = r->head % r->size;
+	memcpy(&r->sge[slot * r->iov], sge, n * sizeof(*sge));
+	r->wr[slot].nsge = n;
+	r->wr[slot].cookie = cookie;
+	r->wr[slot].suppress = false;
+	r->head++;
+	/* without a QP the receive waits in the ring for the connection */
+	if (ep->qp && kdat_ep_post_pending(ep)) {
+		r->head--;
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+		goto out;
+	}
+	ret = DAT_SUCCESS;
+out:
+	spin_unlock_irqrestore(&ep->lock, irqflags);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reset and free                                                          */
+
+DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
+{
+	struct kdat_ep *ep = to_ep(h);
+
+	spin_lock_irq(&ep->lock);
+	if (ep->state != DAT_EP_STATE_DISCONNECTED &&
+	    ep->state != DAT_EP_STATE_UNCONNECTED) {
+		spin_unlock_irq(&ep->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	}
+	spin_unlock_irq(&ep->lock);
+	/* a fresh QP at the next connect hides the old connection's state */
+	kdat_ep_destroy_qp(ep, true);
+	spin_lock_irq(&ep->lock);
+	ep->state = DAT_EP_STATE_UNCONNECTED;
+	ep->remote_qual = 0;
+	memset(&ep->remote, 0, sizeof(ep->remote));
+	spin_unlock_irq(&ep->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
+{
+	struct kdat_ep *ep = to_ep(h);
+	struct kdat_ia *ia = ep->obj.ia;
+	struct kdat_cr *cr;
+
+	mutex_lock(&ia->lock);
+	if (list_empty(&ep->obj.ia_node)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	}
+	list_del_init(&ep->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&ep->obj);
+
+	/* an abrupt disconnect, then every outstanding DTO is flushed */
+	spin_lock_irq(&ep->lock);
+	ep->state = DAT_EP_STATE_DISCONNECTED;
+	cr = ep->cr;
+	ep->cr = NULL;
+	spin_unlock_irq(&ep->lock);
+	if (ep->cm_id && !kdat_ia_dead(ia))
+		rdma_disconnect(ep->cm_id);
+	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
+	kdat_ep_flush_pending(ep);
+	if (cr)
+		kdat_obj_put(&cr->obj);
+
+	mutex_lock(&ia->lock);
+	if (ep->recv_evd) {
+		kdat_evd_leave_stream(ep->recv_evd);
+		atomic_dec(&ep->recv_evd->users);
+	}
+	if (ep->request_evd) {
+		kdat_evd_leave_stream(ep->request_evd);
+		atomic_dec(&ep->request_evd->users);
+	}
+	if (ep->connect_evd)
+		atomic_dec(&ep->connect_evd->users);
+	if (ep->srq)
+		atomic_dec(&ep->srq->eps);
+	atomic_dec(&ep->pz->users);
+	mutex_unlock(&ia->lock);
+	return DAT_SUCCESS;
+}

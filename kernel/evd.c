@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Event Dispatchers.  An EVD is a ring of DAT events of the consumer's
+ * qlen.  A DTO EVD also owns an ib_cq (polled from a workqueue) that its
+ * EPs and SRQ buffers complete into.  Kernel consumers either dequeue
+ * events or get them through an upcall; an event handed to an upcall is
+ * reaped when the upcall returns.
+ *
+ * Upcalls run in process context (the CQ workqueue, the CM handler, or
+ * this module's work item when the event came from atomic context), one
+ * at a time per EVD: whoever finds no dispatcher running becomes it and
+ * drains the ring, so upcalls for one EVD never run concurrently and
+ * never re-enter.
+ */
+#include <linux/slab.h>
+#include <linux/sched.h>
+
+#include "kdat_core.h"
+
+#define KDAT_EVD_FLAGS_ALL	(DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | \
+				 DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG | \
+				 DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG)
+
+static bool kdat_upcall_on(const struct kdat_evd *evd)
+{
+	return evd->policy == DAT_UPCALL_SINGLE_INSTANCE ||
+	       evd->policy == DAT_UPCALL_MANY;
+}
+
+/* Account for a consumed event: an SRQ buffer stops being outstanding. */
+void kdat_event_reaped(struct kdat_event *e)
+{
+	if (e->srq) {
+		kdat_srq_reaped(e->srq);
+		e->srq = NULL;
+	}
+}
+
+static void kdat_evd_dispatch(struct kdat_evd *evd)
+{
+	struct kdat_event e;
+	DAT_UPCALL_OBJECT up;
+	unsigned long flags;
+	bool more;
+
+	for (;;) {
+		spin_lock_irqsave(&evd->lock, flags);
+		if (!evd->count || !kdat_upcall_on(evd)) {
+			evd->in_upcall = false;
+			evd->upcall_task = NULL;
+			spin_unlock_irqrestore(&evd->lock, flags);
+			wake_up_all(&evd->upcall_wq);
+			return;
+		}
+		e = evd->ring[evd->head];
+		evd->head = (evd->head + 1) % evd->qlen;
+		evd->count--;
+		more = evd->count > 0;
+		up = evd->upcall;
+		evd->upcall_task = current;
+		spin_unlock_irqrestore(&evd->lock, flags);
+
+		up.upcall_func(up.instance_data, &e.ev, more);
+		kdat_event_reaped(&e);
+	}
+}
+
+static void kdat_evd_upcall_work(struct work_struct *w)
+{
+	struct kdat_evd *evd = container_of(w, struct kdat_evd, upcall_work);
+
+	kdat_evd_dispatch(evd);
+	kdat_obj_put(&evd->obj);
+}
+
+static void kdat_evd_kick(struct kdat_evd *evd)
+{
+	kdat_obj_hold(&evd->obj);
+	if (!queue_work(system_wq, &evd->upcall_work))
+		kdat_obj_put(&evd->obj);
+}
+
+/*
+ * Queue one event.  @srq is set for an SRQ receive completion; the caller
+ * gave us a reference on it that reaping the event drops.
+ */
+void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		   struct kdat_srq *srq, bool may_upcall)
+{
+	struct kdat_ia *ia = evd->obj.ia;
+	struct kdat_event *e;
+	unsigned long flags;
+	bool dispatch = false, dropped = false, report = false;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	if (evd->count == evd->qlen || evd->dead) {
+		dropped = true;
+		report = !evd->overflowed && !evd->dead;
+		evd->overflowed = true;
+	} else {
+		e = &evd->ring[(evd->head + evd->count) % evd->qlen];
+		e->ev = *ev;
+		e->ev.evd_handle = evd;
+		e->srq = srq;
+		evd->count++;
+		if (kdat_upcall_on(evd) && !evd->in_upcall) {
+			evd->in_upcall = true;
+			dispatch = true;
+		}
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+
+	if (dropped) {
+		struct kdat_event lost = { .srq = srq };
+
+		kdat_event_reaped(&lost);
+		if (report && ia->async_evd && ia->async_evd != evd)
+			kdat_ia_async_error(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW,
+					    evd, DAT_EVD_OVERFLOW_ERROR, may_upcall);
+		return;
+	}
+	if (dispatch) {
+		if (may_upcall)
+			kdat_evd_dispatch(evd);
+		else
+			kdat_evd_kick(evd);
+	}
+}
+
+static void kdat_evd_release(struct kdat_obj *obj)
+{
+	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+
+	kvfree(evd->ring);
+}
+
+DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
+			       DAT_UPCALL_POLICY policy,
+			       const DAT_UPCALL_OBJECT *upcall,
+			       DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *evd_handle)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct kdat_evd *evd;
+
+	if (qlen <= 0 || qlen > ia->ibdev->attrs.max_cqe)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (policy != DAT_UPCALL_DISABLE &&
+	    policy != DAT_UPCALL_SINGLE_INSTANCE && policy != DAT_UPCALL_MANY)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (policy != DAT_UPCALL_DISABLE && (!upcall || !upcall->upcall_func))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	if (!flags || (flags & ~KDAT_EVD_FLAGS_ALL))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if (!evd_handle)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (kdat_ia_dead(ia))
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+
+	evd = kzalloc(sizeof(*evd), GFP_KERNEL);
+	if (!evd)
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	evd->ring = kvcalloc(qlen, sizeof(*evd->ring), GFP_KERNEL);
+	if (!evd->ring) {
+		kfree(evd);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+	kdat_obj_init(&evd->obj, DAT_HANDLE_TYPE_EVD, ia->obj.provider, ia,
+		      kdat_evd_release);
+	spin_lock_init(&evd->lock);
+	init_waitqueue_head(&evd->upcall_wq);
+	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
+	evd->flags = flags;
+	evd->qlen = qlen;
+	evd->policy = policy;
+	if (upcall)
+		evd->upcall = *upcall;
+
+	if (flags & DAT_EVD_DTO_FLAG) {
+		evd->cq = ib_alloc_cq(ia->ibdev, evd, qlen, 0,
+				      IB_POLL_WORKQUEUE);
+		if (IS_ERR(evd->cq)) {
+			evd->cq = NULL;
+			kdat_obj_put(&evd->obj);
+			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+					DAT_RESOURCE_TEVD);
+		}
+	}
+	if (kdat_obj_publish(&evd->obj)) {
+		kdat_evd_hw_destroy(evd);
+		kdat_obj_put(&evd->obj);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+	kdat_ia_link(ia, &evd->obj);
+	*evd_handle = evd;
+	kdat_obj_put(&evd->obj);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_evd_query(DAT_EVD_HANDLE h, DAT_EVD_PARAM_MASK mask,
+			     DAT_EVD_PARAM *param)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	unsigned long flags;
+
+	if (mask & ~DAT_EVD_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!param)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	spin_lock_irqsave(&evd->lock, flags);
+	param->ia_handle = evd->obj.ia;
+	param->evd_qlen = evd->qlen;
+	param->upcall_policy = evd->policy;
+	param->upcall = evd->upcall;
+	param->evd_flags = evd->flags;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return DAT_SUCCESS;
+}
+
+/* Wait until no upcall of this EVD runs, unless we are that upcall. */
+static void kdat_evd_quiesce(struct kdat_evd *evd)
+{
+	if (READ_ONCE(evd->upcall_task) == current)
+		return;
+	wait_event(evd->upcall_wq, !READ_ONCE(evd->in_upcall));
+}
+
+DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
+				     DAT_UPCALL_POLICY policy,
+				     const DAT_UPCALL_OBJECT *upcall)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	unsigned long flags;
+	bool kick = false;
+
+	if (policy != DAT_UPCALL_DISABLE &&
+	    policy != DAT_UPCALL_SINGLE_INSTANCE &&
+	    policy != DAT_UPCALL_MANY && policy != DAT_UPCALL_TEARDOWN)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	spin_lock_irqsave(&evd->lock, flags);
+	if ((policy == DAT_UPCALL_SINGLE_INSTANCE ||
+	     policy == DAT_UPCALL_MANY) &&
+	    !((upcall && upcall->upcall_func) || evd->upcall.upcall_func)) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	}
+	/* TEARDOWN: stop upcalls, and return once running ones are done */
+	evd->policy = policy == DAT_UPCALL_TEARDOWN ? DAT_UPCALL_DISABLE :
+						      policy;
+	if (upcall)
+		evd->upcall = *upcall;
+	if (kdat_upcall_on(evd) && evd->count && !evd->in_upcall) {
+		evd->in_upcall = true;
+		kick = true;
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (kick)
+		kdat_evd_kick(evd);
+	if (!kdat_upcall_on(evd))
+		kdat_evd_quiesce(evd);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	struct kdat_event *ring, *old;
+	unsigned long flags;
+	u32 i;
+
+	if (qlen <= 0 || qlen > evd->obj.ia->ibdev->attrs.max_cqe)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	ring = kvcalloc(qlen, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	if (evd->cq && qlen > evd->qlen && ib_resize_cq(evd->cq, qlen)) {
+		kvfree(ring);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
+	}
+	spin_lock_irqsave(&evd->lock, flags);
+	if (qlen < evd->count) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		kvfree(ring);
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	}
+	for (i = 0; i < evd->count; i++)
+		ring[i] = evd->ring[(evd->head + i) % evd->qlen];
+	old = evd->ring;
+	evd->ring = ring;
+	evd->head = 0;
+	evd->qlen = qlen;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	kvfree(old);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *ev)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	unsigned long flags;
+	bool full;
+
+	if (!ev || ev->event_number != DAT_SOFTWARE_EVENT)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+	spin_lock_irqsave(&evd->lock, flags);
+	full = evd->count == evd->qlen;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (full)
+		return KDAT_ERR(DAT_QUEUE_FULL, 0);
+	kdat_evd_post(evd, ev, NULL, false);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	struct kdat_event e;
+	unsigned long flags;
+
+	if (!ev)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	spin_lock_irqsave(&evd->lock, flags);
+	if (!evd->count) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return KDAT_ERR(DAT_QUEUE_EMPTY, 0);
+	}
+	e = evd->ring[evd->head];
+	evd->head = (evd->head + 1) % evd->qlen;
+	evd->count--;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	*ev = e.ev;
+	kdat_event_reaped(&e);
+	return DAT_SUCCESS;
+}
+
+/* Release the CQ.  Idempotent: device removal and free may both call it. */
+void kdat_evd_hw_destroy(struct kdat_evd *evd)
+{
+	struct ib_cq *cq = xchg(&evd->cq, NULL);
+
+	if (cq)
+		ib_free_cq(cq);
+}
+
+DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
+{
+	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
+					    struct kdat_evd, obj);
+	struct kdat_ia *ia = evd->obj.ia;
+	struct kdat_event e;
+	unsigned long flags;
+
+	mutex_lock(&ia->lock);
+	if (atomic_read(&evd->users)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+	}
+	list_del_init(&evd->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&evd->obj);
+
+	spin_lock_irqsave(&evd->lock, flags);
+	evd->policy = DAT_UPCALL_DISABLE;
+	evd->dead = true;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	kdat_evd_quiesce(evd);
+	cancel_work_sync(&evd->upcall_work);
+	kdat_evd_hw_destroy(evd);
+
+	/* events nobody will reap still give back their SRQ accounting */
+	spin_lock_irqsave(&evd->lock, flags);
+	while (evd->count) {
+		e = evd->ring[evd->head];
+		evd->head = (evd->head + 1) % evd->qlen;
+		evd->count--;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		kdat_event_reaped(&e);
+		spin_lock_irqsave(&evd->lock, flags);
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return DAT_SUCCESS;
+}

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Interface Adapters.  Every ib_core device is one provider entry in the
+ * registry; its IA name is the ib device name (for example "rxe0", or
+ * "mlx5_0"), and the IA uses port 1.  Devices come and go through the
+ * ib_client add/remove callbacks.  When a device goes away while IAs are
+ * open, every IA gets DAT_ASYNC_ERROR_IA_CATASTROPHIC, all hardware
+ * resources are released before remove returns (ib_core requires it), and
+ * the DAT objects stay behind as empty shells that fail every call but can
+ * still be freed.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/inetdevice.h>
+#include <linux/in.h>
+#include <rdma/ib_cache.h>
+
+#include "kdat_core.h"
+
+/* Teardown order: consumers of an object go before the object. */
+static const DAT_HANDLE_TYPE kdat_teardown_order[] = {
+	DAT_HANDLE_TYPE_EP, DAT_HANDLE_TYPE_CR, DAT_HANDLE_TYPE_PSP,
+	DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD,
+	DAT_HANDLE_TYPE_PZ,
+};
+
+static void kdat_device_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct kdat_device, ref));
+}
+
+static void kdat_device_put(struct kdat_device *kdev)
+{
+	kref_put(&kdev->ref, kdat_device_release);
+}
+
+void kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	mutex_lock(&ia->lock);
+	list_add_tail(&obj->ia_node, &ia->objs);
+	mutex_unlock(&ia->lock);
+}
+
+void kdat_ia_unlink(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+
+	mutex_lock(&ia->lock);
+	list_del_init(&obj->ia_node);
+	mutex_unlock(&ia->lock);
+}
+
+/*
+ * Count a new user of @obj unless @obj is being freed.  Free paths check
+ * their user count and unlink under the same IA lock, so a user is either
+ * counted before the check or refused here.
+ */
+bool kdat_ia_add_user(struct kdat_ia *ia, struct kdat_obj *obj,
+		      atomic_t *users)
+{
+	bool ok;
+
+	mutex_lock(&ia->lock);
+	ok = !list_empty(&obj->ia_node);
+	if (ok)
+		atomic_inc(users);
+	mutex_unlock(&ia->lock);
+	return ok;
+}
+
+/* The IA address is the first IPv4 address in port 1's GID table. */
+void kdat_ia_fill_addr(struct kdat_ia *ia)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ia->addr;
+	const struct ib_gid_attr *attr;
+	u32 i, len;
+
+	memset(&ia->addr, 0, sizeof(ia->addr));
+	sin->sin_family = AF_INET;
+	if (rdma_start_port(ia->ibdev) > 1 || rdma_end_port(ia->ibdev) < 1)
+		return;
+	len = ia->ibdev->port_data[1].immutable.gid_tbl_len;
+	for (i = 0; i < len; i++) {
+		attr = rdma_get_gid_attr(ia->ibdev, 1, i);
+		if (IS_ERR(attr))
+			continue;
+		if (ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			memcpy(&sin->sin_addr.s_addr, &attr->gid.raw[12], 4);
+			rdma_put_gid_attr(attr);
+			return;
+		}
+		rdma_put_gid_attr(attr);
+	}
+}
+
+/* Report an unaffiliated or affiliated async event on the IA's async EVD. */
+void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
+			 DAT_HANDLE h, DAT_COUNT reason, bool may_upcall)
+{
+	DAT_EVENT ev = {};
+
+	if (!ia->async_evd)
+		return;
+	ev.event_number = num;
+	ev.evd_handle = (DAT_EVD_HANDLE)ia->async_evd;
+	ev.event_data.asynch_error_event_data.dat_handle = h;
+	ev.event_data.asynch_error_event_data.reason = reason;
+	kdat_evd_post(ia->async_evd, &ev, NULL, may_upcall);
+}
+
+static void kdat_ia_release(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = container_of(obj, struct kdat_ia, obj);
+	struct kdat_device *kdev = ia->dev;
+
+	xa_destroy(&ia->lmrs);
+	mutex_lock(&kdev->lock);
+	list_del(&ia->dev_node);
+	mutex_unlock(&kdev->lock);
+	/* the device table outlives the device while IAs point into it */
+	kdat_device_put(kdev);
+}
+
+/* Free one child through its provider entry point. */
+static DAT_RETURN kdat_free_child(struct kdat_obj *obj)
+{
+	switch (obj->type) {
+	case DAT_HANDLE_TYPE_EP:
+		return kdat_ib_ep_free(obj);
+	case DAT_HANDLE_TYPE_CR:
+		return kdat_ib_cr_reject(obj);
+	case DAT_HANDLE_TYPE_PSP:
+		return kdat_ib_psp_free(obj);
+	case DAT_HANDLE_TYPE_SRQ:
+		return kdat_ib_srq_free(obj);
+	case DAT_HANDLE_TYPE_LMR:
+		return kdat_ib_lmr_free(obj);
+	case DAT_HANDLE_TYPE_EVD:
+		return kdat_ib_evd_free(obj);
+	case DAT_HANDLE_TYPE_PZ:
+		return kdat_ib_pz_free(obj);
+	default:
+		return KDAT_ERR(DAT_INTERNAL_ERROR, 0);
+	}
+}
+
+/* Take the first child of @type off the list with a reference, or NULL. */
+static struct kdat_obj *kdat_ia_first_child(struct kdat_ia *ia,
+					    DAT_HANDLE_TYPE type,
+					    struct kdat_obj *skip)
+{
+	struct kdat_obj *obj;
+
+	mutex_lock(&ia->lock);
+	list_for_each_entry(obj, &ia->objs, ia_node) {
+		if (obj->type == type && obj != skip) {
+			kdat_obj_hold(obj);
+			mutex_unlock(&ia->lock);
+			return obj;
+		}
+	}
+	mutex_unlock(&ia->lock);
+	return NULL;
+}
+
+/* Abrupt close: free every child, consumers first. */
+static void kdat_ia_free_children(struct kdat_ia *ia)
+{
+	struct kdat_obj *obj, *skip = &ia->async_evd->obj;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kdat_teardown_order); i++) {
+		while ((obj = kdat_ia_first_child(ia, kdat_teardown_order[i],
+						  skip))) {
+			DAT_RETURN r = kdat_free_child(obj);
+
+			if (r != DAT_SUCCESS) {
+				/* cannot happen in order; never loop forever */
+				pr_err("kdat: abrupt close could not free %d: %x\n",
+				       obj->type, r);
+				kdat_ia_unlink(obj);
+			}
+			kdat_obj_put(obj);
+		}
+	}
+}
+
+static void kdat_obj_hw_destroy(struct kdat_obj *obj)
+{
+	switch (obj->type) {
+	case DAT_HANDLE_TYPE_EP:
+		kdat_ep_hw_destroy(container_of(obj, struct kdat_ep, obj));
+		break;
+	case DAT_HANDLE_TYPE_CR:
+		kdat_cr_hw_destroy(container_of(obj, struct kdat_cr, obj));
+		break;
+	case DAT_HANDLE_TYPE_PSP:
+		kdat_psp_hw_destroy(container_of(obj, struct kdat_psp, obj));
+		break;
+	case DAT_HANDLE_TYPE_SRQ:
+		kdat_srq_hw_destroy(container_of(obj, struct kdat_srq, obj));
+		break;
+	case DAT_HANDLE_TYPE_LMR:
+		kdat_lmr_hw_destroy(container_of(obj, struct kdat_lmr, obj));
+		break;
+	case DAT_HANDLE_TYPE_EVD:
+		kdat_evd_hw_destroy(container_of(obj, struct kdat_evd, obj));
+		break;
+	case DAT_HANDLE_TYPE_PZ: {
+		struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
+
+		if (pz->pd) {
+			ib_dealloc_pd(pz->pd);
+			pz->pd = NULL;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/*
+ * Device removal: release every hardware resource of the IA, keep the DAT
+ * objects.  Each hw_destroy is idempotent, so a consumer freeing the same
+ * object concurrently is harmless.
+ */
+static void kdat_ia_catastrophe(struct kdat_ia *ia)
+{
+	struct kdat_obj *obj;
+	int i;
+
+	WRITE_ONCE(ia->dead, true);
+	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
+			    (DAT_HANDLE)ia, DAT_IA_CATASTROPHIC_ERROR, true);
+	for (i = 0; i < ARRAY_SIZE(kdat_teardown_order); i++) {
+		mutex_lock(&ia->lock);
+		list_for_each_entry(obj, &ia->objs, ia_node)
+			if (obj->type == kdat_teardown_order[i])
+				kdat_obj_hw_destroy(obj);
+		mutex_unlock(&ia->lock);
+	}
+}
+
+DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_handle)
+{
+	struct kdat_device *kdev = NULL;
+	struct kdat_ia *ia;
+	DAT_RETURN ret;
+
+	/* the registry found us by name; find the device table it used */
+	{
+		struct ib_device *ibdev = ib_device_get_by_name(name,
+								RDMA_DRIVER_UNKNOWN);
+
+		if (ibdev) {
+			kdev = ib_get_client_data(ibdev, &kdat_ib_client);
+			ib_device_put(ibdev);
+		}
+	}
+	if (!kdev)
+		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, 0);
+	/*
+	 * A consumer-supplied async EVD would belong to another IA; this
+	 * provider always creates the IA's own async EVD.
+	 */
+	if (*async_evd != DAT_HANDLE_NULL)
+		return KDAT_ERR(DAT_INVALID_HANDLE,
+				DAT_INVALID_HANDLE_EVD_ASYNC);
+	if (qlen <= 0)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+
+	ia = kzalloc(sizeof(*ia), GFP_KERNEL);
+	if (!ia)
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	kdat_obj_init(&ia->obj, DAT_HANDLE_TYPE_IA, &kdev->provider, NULL,
+		      kdat_ia_release);
+	ia->obj.ia = ia;
+	kref_get(&kdev->ref);
+	ia->dev = kdev;
+	ia->ibdev = kdev->ibdev;
+	mutex_init(&ia->lock);
+	INIT_LIST_HEAD(&ia->objs);
+	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1);
+	kdat_ia_fill_addr(ia);
+
+	mutex_lock(&kdev->lock);
+	list_add_tail(&ia->dev_node, &kdev->ias);
+	mutex_unlock(&kdev->lock);
+
+	if (kdat_obj_publish(&ia->obj)) {
+		kdat_obj_put(&ia->obj);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
+
+	ret = kdat_ib_evd_kcreate(ia, qlen, DAT_UPCALL_DISABLE, NULL,
+				  DAT_EVD_ASYNC_FLAG, async_evd);
+	if (ret != DAT_SUCCESS) {
+		kdat_obj_unpublish(&ia->obj);
+		kdat_obj_put(&ia->obj);
+		return ret;
+	}
+	ia->async_evd = container_of((struct kdat_obj *)*async_evd,
+				     struct kdat_evd, obj);
+	ia->own_async_evd = true;
+	*ia_handle = ia;
+	kdat_obj_put(&ia->obj);	/* the table keeps it */
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct kdat_evd *aevd = ia->async_evd;
+	bool busy;
+
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+
+	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
+		mutex_lock(&ia->lock);
+		busy = !(list_empty(&ia->objs) ||
+			 list_is_singular(&ia->objs));
+		mutex_unlock(&ia->lock);
+		if (busy)
+			return KDAT_ERR(DAT_INVALID_STATE, 0);
+	} else {
+		kdat_ia_free_children(ia);
+	}
+
+	/* the async EVD goes with the IA */
+	if (aevd) {
+		ia->async_evd = NULL;
+		kdat_ib_evd_free(&aevd->obj);
+	}
+	kdat_obj_unpublish(&ia->obj);
+	return DAT_SUCCESS;
+}
+
+static void kdat_fill_ia_attr(struct kdat_ia *ia, DAT_IA_ATTR *a)
+{
+	const struct ib_device_attr *d = &ia->ibdev->attrs;
+
+	memset(a, 0, sizeof(*a));
+	strscpy(a->adapter_name, dev_name(&ia->ibdev->dev),
+		sizeof(a->adapter_name));
+	strscpy(a->vendor_name, ia->ibdev->ops.driver_id == RDMA_DRIVER_RXE ?
+		"Soft-RoCE" : "ib_core", sizeof(a->vendor_name));
+	a->hardware_version_major = d->hw_ver;
+	a->firmware_version_major = (u32)(d->fw_ver >> 32);
+	a->firmware_version_minor = (u32)d->fw_ver;
+	a->ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
+	a->max_eps = d->max_qp;
+	a->max_dto_per_ep = d->max_qp_wr;
+	a->max_rdma_read_per_ep_in = d->max_qp_rd_atom;
+	a->max_rdma_read_per_ep_out = d->max_qp_init_rd_atom;
+	a->max_evds = d->max_cq;
+	a->max_evd_qlen = d->max_cqe;
+	a->max_iov_segments_per_dto = min(d->max_send_sge, d->max_recv_sge);
+	a->max_lmrs = d->max_mr;
+	a->max_lmr_block_size = d->max_mr_size;
+	a->max_lmr_virtual_address = ~0ULL;
+	a->max_pzs = d->max_pd;
+	a->max_message_size = 1U << 31;
+	a->max_rdma_size = 1U << 31;
+	a->max_rmrs = 0;
+	a->max_rmr_target_address = 0;
+	a->max_srqs = d->max_srq;
+	a->max_ep_per_srq = d->max_qp;
+	a->max_recv_per_srq = d->max_srq_wr;
+	a->num_transport_attr = 0;
+	a->num_vendor_attr = 0;
+}
+
+static void kdat_fill_provider_attr(struct kdat_ia *ia, DAT_PROVIDER_ATTR *p)
+{
+	memset(p, 0, sizeof(*p));
+	strscpy(p->provider_name, KDAT_PROVIDER_NAME, sizeof(p->provider_name));
+	p->provider_version_major = KDAT_VERSION_MAJOR;
+	p->provider_version_minor = KDAT_VERSION_MINOR;
+	p->dapl_version_major = DAT_VERSION_MAJOR;
+	p->dapl_version_minor = DAT_VERSION_MINOR;
+	p->lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL;
+	p->iov_ownership_on_return = DAT_IOV_CONSUMER;
+	p->dat_qos_supported = DAT_QOS_BEST_EFFORT;
+	p->completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG |
+					DAT_COMPLETION_SUPPRESS_FLAG |
+					DAT_COMPLETION_UNSIGNALLED_FLAG;
+	p->is_thread_safe = DAT_TRUE;
+	p->max_private_data_size = 56;	/* IB CM REQ minus the rdma_cm header */
+	p->supports_multipath = DAT_FALSE;
+	p->ep_creator = DAT_PSP_CREATES_EP_NEVER;
+	p->upcall_policy = DAT_UPCALL_SINGLE_INSTANCE;
+	p->optimal_buffer_alignment = 64;
+	p->srq_supported = ia->ibdev->attrs.max_srq > 0 ? DAT_TRUE : DAT_FALSE;
+	/* watermark counted by the provider, per arming: any value works */
+	p->srq_watermarks_supported = 1;
+	p->srq_ep_pz_difference_supported = DAT_TRUE;
+	/* both available_dto_count and outstanding_dto_count are real */
+	p->srq_info_supported = 1;
+	p->ep_recv_info_supported = 0;
+	p->lmr_sync_req = DAT_FALSE;
+	p->dto_async_return_guaranteed = DAT_TRUE;
+	p->rdma_write_for_rdma_read_req = DAT_FALSE;
+	p->num_provider_specific_attr = 0;
+}
+
+DAT_RETURN kdat_ib_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
+			    DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+			    DAT_PROVIDER_ATTR_MASK pmask,
+			    DAT_PROVIDER_ATTR *pattr)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+
+	if (ia_mask && !ia_attr)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	if (pmask && !pattr)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (async_evd)
+		*async_evd = (DAT_EVD_HANDLE)ia->async_evd;
+	if (ia_mask) {
+		if (!kdat_ia_dead(ia))
+			kdat_ia_fill_addr(ia);
+		kdat_fill_ia_attr(ia, ia_attr);
+	}
+	if (pmask)
+		kdat_fill_provider_attr(ia, pattr);
+	return DAT_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* ib_client                                                               */
+
+static int kdat_ib_add_one(struct ib_device *ibdev)
+{
+	struct kdat_device *kdev;
+	DAT_RETURN r;
+
+	if (!rdma_protocol_roce(ibdev, 1) && !rdma_protocol_ib(ibdev, 1) &&
+	    !rdma_protocol_iwarp(ibdev, 1))
+		return -EOPNOTSUPP;
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	if (!kdev)
+		return -ENOMEM;
+	kdev->ibdev = ibdev;
+	kref_init(&kdev->ref);
+	mutex_init(&kdev->lock);
+	INIT_LIST_HEAD(&kdev->ias);
+	kdev->provider = kdat_ib_provider_template;
+	kdev->provider.device_name = kdev->info.ia_name;
+	strscpy(kdev->info.ia_name, dev_name(&ibdev->dev),
+		sizeof(kdev->info.ia_name));
+	kdev->info.dapl_version_major = DAT_VERSION_MAJOR;
+	kdev->info.dapl_version_minor = DAT_VERSION_MINOR;
+	kdev->info.is_thread_safe = DAT_TRUE;
+
+	ib_set_client_data(ibdev, &kdat_ib_client, kdev);
+	r = dat_registry_add_provider(&kdev->provider, &kdev->info);
+	if (r != DAT_SUCCESS) {
+		ib_set_client_data(ibdev, &kdat_ib_client, NULL);
+		kfree(kdev);
+		return -EEXIST;
+	}
+	kdev->registered = true;
+	pr_info("kdat: IA %s registered\n", kdev->info.ia_name);
+	return 0;
+}
+
+static struct kdat_ia *kdat_next_live_ia(struct kdat_device *kdev)
+{
+	struct kdat_ia *ia;
+
+	mutex_lock(&kdev->lock);
+	list_for_each_entry(ia, &kdev->ias, dev_node) {
+		if (!kdat_ia_dead(ia) && kref_get_unless_zero(&ia->obj.ref)) {
+			mutex_unlock(&kdev->lock);
+			return ia;
+		}
+	}
+	mutex_unlock(&kdev->lock);
+	return NULL;
+}
+
+static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct kdat_device *kdev = client_data;
+	struct kdat_ia *ia;
+
+	dat_registry_remove_provider(&kdev->provider, &kdev->info);
+	kdev->registered = false;
+	while ((ia = kdat_next_live_ia(kdev))) {
+		kdat_ia_catastrophe(ia);
+		kdat_obj_put(&ia->obj);
+	}
+	pr_info("kdat: IA %s removed\n", kdev->info.ia_name);
+	kdat_device_put(kdev);
+}
+
+struct ib_client kdat_ib_client = {
+	.name = "kdat",
+	.add = kdat_ib_add_one,
+	.remove = kdat_ib_remove_one,
+};

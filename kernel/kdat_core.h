@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Internal definitions of the kdat module: the DAT registry and the ib_core
+ * provider.  Consumers never include this file; they use <dat/kdat.h>.
+ *
+ * Object model
+ *   Every DAT object starts with struct kdat_obj, whose first member is the
+ *   provider table pointer (DAT_HANDLE_TO_PROVIDER).  A DAT handle is the
+ *   object's address.  The registry keeps every live handle in one xarray,
+ *   so a NULL, freed, stale or wrong-type handle is refused with
+ *   DAT_INVALID_HANDLE before anything is dereferenced.  Objects are
+ *   reference counted; memory is returned through RCU so a lookup racing
+ *   with a free never touches freed memory.
+ *
+ *   Every object belongs to one IA and sits on the IA's object list so an
+ *   abrupt close or a device removal can tear everything down in
+ *   dependency order: EP, CR, PSP, SRQ, LMR, EVD, PZ.
+ */
+#ifndef KDAT_CORE_H
+#define KDAT_CORE_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/socket.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include <dat/kdat.h>
+
+#define KDAT_VERSION_MAJOR	1
+#define KDAT_VERSION_MINOR	0
+#define KDAT_PROVIDER_NAME	"kdat_ib"
+
+/* Number of handle types we count (DAT_HANDLE_TYPE_SRQ is the last we use). */
+#define KDAT_NTYPES		(DAT_HANDLE_TYPE_SRQ + 1)
+
+struct kdat_ia;
+
+struct kdat_obj {
+	DAT_PROVIDER *provider;		/* must stay first */
+	DAT_HANDLE_TYPE type;
+	struct kref ref;
+	struct kdat_ia *ia;		/* NULL for the IA itself */
+	struct list_head ia_node;	/* on ia->objs, under ia->lock */
+	DAT_CONTEXT context;
+	struct rcu_head rcu;
+	bool linked;			/* in the handle table */
+	/* frees the containing object; called once, from the last put */
+	void (*release)(struct kdat_obj *obj);
+};
+
+/* ---- handle table and live-object counters (registry.c) ---- */
+void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
+		   DAT_PROVIDER *provider, struct kdat_ia *ia,
+		   void (*release)(struct kdat_obj *obj));
+int kdat_obj_publish(struct kdat_obj *obj);
+void kdat_obj_unpublish(struct kdat_obj *obj);
+struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type);
+void kdat_obj_put(struct kdat_obj *obj);
+static inline void kdat_obj_hold(struct kdat_obj *obj)
+{
+	kref_get(&obj->ref);
+}
+void kdat_obj_free_rcu(struct kdat_obj *obj, void *container);
+long kdat_live_objects(void);
+int kdat_registry_init(void);
+void kdat_registry_exit(void);
+int kdat_debugfs_init(void);
+void kdat_debugfs_exit(void);
+
+/* ---- device / IA (ia.c) ---- */
+struct kdat_device {
+	struct ib_device *ibdev;
+	struct kref ref;		/* client + one per IA */
+	DAT_PROVIDER provider;		/* per-device copy, device_name set */
+	DAT_PROVIDER_INFO info;
+	struct mutex lock;		/* protects ias */
+	struct list_head ias;
+	bool registered;
+};
+
+struct kdat_ia {
+	struct kdat_obj obj;
+	struct kdat_device *dev;
+	struct ib_device *ibdev;
+	struct list_head dev_node;	/* on dev->ias */
+	struct mutex lock;		/* object list, teardown */
+	struct list_head objs;
+	struct kdat_evd *async_evd;
+	bool own_async_evd;
+	bool dead;			/* device removed: calls fail */
+	struct sockaddr_storage addr;	/* the IA address (IPv4 of port 1) */
+	struct xarray lmrs;		/* lmr_context -> LMR */
+	u32 next_lmr;
+	struct ib_device_attr *dattr;	/* &ibdev->attrs */
+};
+
+extern struct ib_client kdat_ib_client;
+extern const DAT_PROVIDER kdat_ib_provider_template;
+void kdat_ia_fill_addr(struct kdat_ia *ia);
+void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
+			 DAT_HANDLE h, DAT_COUNT reason, bool may_upcall);
+
+/*
+ * DAT 1.2 has no event number of its own for the SRQ low watermark: it is
+ * an affiliated asynchronous error whose data names the SRQ and carries
+ * the reason DAT_SRQ_LOW_WATERMARK_EVENT.
+ */
+#define KDAT_SRQ_LW_EVENT	DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR
+void kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj);
+void kdat_ia_unlink(struct kdat_obj *obj);
+bool kdat_ia_add_user(struct kdat_ia *ia, struct kdat_obj *obj,
+		      atomic_t *users);
+
+/* ---- PZ (pz.c) ---- */
+struct kdat_pz {
+	struct kdat_obj obj;
+	struct ib_pd *pd;
+	atomic_t users;			/* EPs, SRQs, LMRs using it */
+};
+
+/* ---- EVD (evd.c) ---- */
+struct kdat_srq;
+
+/* One queued event plus what reaping it must account for. */
+struct kdat_event {
+	DAT_EVENT ev;
+	struct kdat_srq *srq;		/* SRQ receive: outstanding-- on reap */
+};
+
+struct kdat_evd {
+	struct kdat_obj obj;
+	spinlock_t lock;
+	DAT_EVD_FLAGS flags;
+	DAT_COUNT qlen;
+	struct kdat_event *ring;
+	u32 head, count;
+	DAT_UPCALL_POLICY policy;
+	DAT_UPCALL_OBJECT upcall;
+	bool in_upcall;			/* one dispatcher at a time */
+	struct task_struct *upcall_task;	/* the dispatcher, if any */
+	bool dead;			/* freed: drop new events */
+	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */
+	struct work_struct upcall_work;	/* dispatch from atomic context */
+	struct ib_cq *cq;		/* DTO stream only */
+	atomic_t users;			/* EPs / PSPs feeding it */
+	DAT_COMPLETION_FLAGS dto_class;	/* completion-flag class of streams */
+	int dto_streams;		/* DTO streams (under ia->lock) */
+	bool overflowed;
+};
+
+void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		   struct kdat_srq *srq, bool may_upcall);
+void kdat_event_reaped(struct kdat_event *e);
+void kdat_evd_hw_destroy(struct kdat_evd *evd);
+
+/* ---- LMR (lmr.c) ---- */
+struct kdat_lmr {
+	struct kdat_obj obj;
+	struct kdat_pz *pz;
+	u32 context;
+	void *va;
+	u64 length;
+	u64 dma;
+	bool mapped;
+	DAT_MEM_PRIV_FLAGS priv;
+};
+
+/* Translate one consumer triplet into an SGE, checking LMR, PZ and range. */
+DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
+			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
+			   DAT_MEM_PRIV_FLAGS need);
+void kdat_lmr_hw_destroy(struct kdat_lmr *lmr);
+
+/* ---- SRQ (srq.c) ---- */
+struct kdat_srq_buf {
+	struct ib_cqe cqe;
+	struct kdat_srq *srq;
+	DAT_DTO_COOKIE cookie;
+	struct list_head node;		/* free list */
+};
+
+struct kdat_srq {
+	struct kdat_obj obj;
+	struct kdat_pz *pz;
+	struct ib_srq *srq;
+	spinlock_t lock;
+	DAT_SRQ_STATE state;
+	DAT_COUNT max_recv_dtos;	/* what query reports */
+	DAT_COUNT max_recv_iov;
+	DAT_COUNT low_watermark;
+	bool lw_armed;
+	DAT_COUNT available;		/* on the SRQ, not taken by an EP */
+	DAT_COUNT outstanding;		/* posted, completion not reaped */
+	DAT_COUNT nbufs;		/* trackers allocated */
+	struct list_head free_bufs;
+	struct list_head chunks;	/* tracker memory */
+	struct mutex resize_lock;
+	atomic_t eps;			/* EPs using it */
+};
+
+void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s);
+void kdat_srq_reaped(struct kdat_srq *srq);
+void kdat_srq_hw_destroy(struct kdat_srq *srq);
+
+/* ---- EP (ep.c) and connection management (cm.c) ---- */
+struct kdat_ep;
+
+struct kdat_wr {
+	struct ib_cqe cqe;
+	struct kdat_ep *ep;
+	DAT_DTO_COOKIE cookie;
+	u32 length;
+	u32 nsge;			/* receive ring: SGEs kept for late post */
+	bool suppress;			/* no event on success */
+};
+
+/* Free-running indices; slot = index % size (size need not be 2^n). */
+struct kdat_wr_ring {
+	struct kdat_wr *wr;
+	struct ib_sge *sge;		/* receive ring only: size * iov */
+	u32 size, iov;
+	u32 head;			/* next post */
+	u32 posted;			/* handed to the QP (receive ring) */
+	u32 tail;			/* next completion */
+};
+
+struct kdat_ep {
+	struct kdat_obj obj;
+	struct kdat_pz *pz;
+	struct kdat_evd *recv_evd, *request_evd, *connect_evd;
+	struct kdat_srq *srq;
+	DAT_EP_ATTR attr;
+	spinlock_t lock;		/* state, rings, post path */
+	DAT_EP_STATE state;
+	struct rdma_cm_id *cm_id;
+	struct ib_qp *qp;
+	struct ib_cq *own_cq;		/* for a stream with no EVD */
+	struct kdat_wr_ring sq, rq;
+	struct kdat_cr *cr;		/* accepting this CR */
+	struct sockaddr_storage remote;
+	DAT_PORT_QUAL remote_qual;
+	DAT_PORT_QUAL local_qual;
+	u8 private_data[DAT_MAX_PRIVATE_DATA_SIZE];
+	DAT_COUNT private_data_size;
+};
+
+struct kdat_psp {
+	struct kdat_obj obj;
+	struct kdat_evd *evd;
+	struct rdma_cm_id *cm_id;
+	DAT_CONN_QUAL conn_qual;
+	DAT_PSP_FLAGS flags;
+};
+
+struct kdat_cr {
+	struct kdat_obj obj;
+	struct kdat_psp *psp;		/* holds a reference */
+	struct rdma_cm_id *cm_id;	/* owned until accept/reject */
+	struct sockaddr_storage remote;
+	DAT_CONN_QUAL remote_port;
+	u8 private_data[DAT_MAX_PRIVATE_DATA_SIZE];
+	DAT_COUNT private_data_size;
+	bool done;
+};
+
+int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
+void kdat_ep_hw_destroy(struct kdat_ep *ep);
+void kdat_psp_hw_destroy(struct kdat_psp *psp);
+void kdat_cr_hw_destroy(struct kdat_cr *cr);
+void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+
+/* ---- provider entry points (one per DAT call, kdat_ib_*) ---- */
+DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia);
+DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags);
+DAT_RETURN kdat_ib_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
+			    DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+			    DAT_PROVIDER_ATTR_MASK pmask,
+			    DAT_PROVIDER_ATTR *pattr);
+DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE *pz);
+DAT_RETURN kdat_ib_pz_query(DAT_PZ_HANDLE pz, DAT_PZ_PARAM_MASK mask,
+			    DAT_PZ_PARAM *param);
+DAT_RETURN kdat_ib_pz_free(DAT_PZ_HANDLE pz);
+DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE ia, DAT_COUNT qlen,
+			       DAT_UPCALL_POLICY policy,
+			       const DAT_UPCALL_OBJECT *upcall,
+			       DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *evd);
+DAT_RETURN kdat_ib_evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
+			     DAT_EVD_PARAM *param);
+DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE evd,
+				     DAT_UPCALL_POLICY policy,
+				     const DAT_UPCALL_OBJECT *upcall);
+DAT_RETURN kdat_ib_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen);
+DAT_RETURN kdat_ib_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *ev);
+DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *ev);
+DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE evd);
+DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
+			       DAT_REGION_DESCRIPTION region, DAT_VLEN length,
+			       DAT_PZ_HANDLE pz, DAT_MEM_PRIV_FLAGS priv,
+			       DAT_MEM_OPTIMIZE_FLAGS opt, DAT_LMR_HANDLE *lmr,
+			       DAT_LMR_CONTEXT *lctx, DAT_RMR_CONTEXT *rctx,
+			       DAT_VLEN *reg_size, DAT_VADDR *reg_addr);
+DAT_RETURN kdat_ib_lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask,
+			     DAT_LMR_PARAM *param);
+DAT_RETURN kdat_ib_lmr_free(DAT_LMR_HANDLE lmr);
+DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			      DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq);
+DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE srq);
+DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
+				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie);
+DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,
+			     DAT_SRQ_PARAM *param);
+DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE srq, DAT_COUNT max);
+DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw);
+DAT_RETURN kdat_ib_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			     DAT_EVD_HANDLE recv_evd,
+			     DAT_EVD_HANDLE request_evd,
+			     DAT_EVD_HANDLE connect_evd,
+			     const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep);
+DAT_RETURN kdat_ib_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+				      DAT_EVD_HANDLE recv_evd,
+				      DAT_EVD_HANDLE request_evd,
+				      DAT_EVD_HANDLE connect_evd,
+				      DAT_SRQ_HANDLE srq,
+				      const DAT_EP_ATTR *attr,
+				      DAT_EP_HANDLE *ep);
+DAT_RETURN kdat_ib_ep_query(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+			    DAT_EP_PARAM *param);
+DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+			     const DAT_EP_PARAM *param);
+DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
+			      DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+			      DAT_COUNT pdata_size, const DAT_PVOID pdata,
+			      DAT_QOS qos, DAT_CONNECT_FLAGS flags);
+DAT_RETURN kdat_ib_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags);
+DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags);
+DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags);
+DAT_RETURN kdat_ib_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
+				 DAT_BOOLEAN *recv_idle,
+				 DAT_BOOLEAN *request_idle);
+DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE ep);
+DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE ep);
+DAT_RETURN kdat_ib_ep_recv_query(DAT_EP_HANDLE ep, DAT_COUNT *nbufs,
+				 DAT_COUNT *span);
+DAT_RETURN kdat_ib_ep_set_watermark(DAT_EP_HANDLE ep, DAT_COUNT soft,
+				    DAT_COUNT hard);
+DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
+			      DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			      DAT_PSP_HANDLE *psp);
+DAT_RETURN kdat_ib_psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask,
+			     DAT_PSP_PARAM *param);
+DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE psp);
+DAT_RETURN kdat_ib_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
+			    DAT_CR_PARAM *param);
+DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep,
+			     DAT_COUNT pdata_size, const DAT_PVOID pdata);
+DAT_RETURN kdat_ib_cr_reject(DAT_CR_HANDLE cr);
+
+/* Small helpers shared by the object files. */
+#define KDAT_ERR(type, sub)	((DAT_RETURN)(DAT_CLASS_ERROR | (type) | (sub)))
+
+static inline bool kdat_ia_dead(struct kdat_ia *ia)
+{
+	return READ_ONCE(ia->dead);
+}
+
+#endif /* KDAT_CORE_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Local Memory Regions for kernel memory.  A kernel consumer registers a
+ * physically contiguous buffer from the linear map (kmalloc, alloc_pages)
+ * by its virtual address; it is DMA-mapped once here.  Each LMR gets its
+ * own lmr_context from a per-IA table, so every triplet a consumer posts
+ * is checked against its registration: the context must name a live LMR
+ * of this IA, the range must lie inside it, the LMR's PZ must match the
+ * posting object's PZ (else DAT_PROTECTION_VIOLATION) and its privileges
+ * must allow the access (else DAT_PRIVILEGES_VIOLATION).
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+#include "kdat_core.h"
+
+#define KDAT_MEM_PRIV_ALL	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
+				 DAT_MEM_PRIV_REMOTE_READ_FLAG | \
+				 DAT_MEM_PRIV_LOCAL_WRITE_FLAG | \
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+
+DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
+			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
+			   DAT_MEM_PRIV_FLAGS need)
+{
+	struct kdat_lmr *lmr;
+	DAT_VLEN len = t->segment_length;
+	DAT_VADDR va = t->virtual_address, start;
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	rcu_read_lock();
+	lmr = xa_load(&ia->lmrs, t->lmr_context);
+	if (!lmr || !lmr->mapped) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto out;
+	}
+	start = (DAT_VADDR)(uintptr_t)lmr->va;
+	if (len > U32_MAX || va < start || len > lmr->length ||
+	    va - start > lmr->length - len) {
+		/* outside the registration: the seeds name no LENGTH_ERROR */
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto out;
+	}
+	if (lmr->pz != pz) {
+		ret = KDAT_ERR(DAT_PROTECTION_VIOLATION, 0);
+		goto out;
+	}
+	if ((lmr->priv & need) != need) {
+		ret = KDAT_ERR(DAT_PRIVILEGES_VIOLATION, 0);
+		goto out;
+	}
+	sge->addr = lmr->dma + (va - start);
+	sge->length = (u32)len;
+	sge->lkey = pz->pd->local_dma_lkey;
+out:
+	rcu_read_unlock();
+	return ret;
+}
+
+static void kdat_lmr_release(struct kdat_obj *obj)
+{
+	struct kdat_lmr *lmr = container_of(obj, struct kdat_lmr, obj);
+
+	if (lmr->pz)
+		kdat_obj_put(&lmr->pz->obj);
+}
+
+DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
+			       DAT_REGION_DESCRIPTION region, DAT_VLEN length,
+			       DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS priv,
+			       DAT_MEM_OPTIMIZE_FLAGS opt,
+			       DAT_LMR_HANDLE *lmr_handle,
+			       DAT_LMR_CONTEXT *lctx, DAT_RMR_CONTEXT *rctx,
+			       DAT_VLEN *reg_size, DAT_VADDR *reg_addr)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct kdat_obj *pzo;
+	struct kdat_pz *pz;
+	struct kdat_lmr *lmr;
+	void *va = region.for_va;
+	DAT_RETURN ret;
+	u32 id;
+
+	if (type != DAT_MEM_TYPE_VIRTUAL)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	if (!va || !length || length > ia->ibdev->attrs.max_mr_size)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	/* only the linear map is physically contiguous and DMA-mappable */
+	if (!virt_addr_valid(va) || !virt_addr_valid(va + length - 1))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (!priv || (priv & ~KDAT_MEM_PRIV_ALL))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (!lmr_handle || !lctx)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
+	if (!pzo || pzo->ia != ia) {
+		kdat_obj_put(pzo);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	}
+	pz = container_of(pzo, struct kdat_pz, obj);
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err_pz;
+	}
+	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto err_pz;
+	}
+
+	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
+	if (!lmr) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_user;
+	}
+	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
+		      kdat_lmr_release);
+	lmr->pz = pz;			/* the reference moves to the LMR */
+	lmr->va = va;
+	lmr->length = length;
+	lmr->priv = priv;
+	lmr->dma = ib_dma_map_single(ia->ibdev, va, length, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ia->ibdev, lmr->dma)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
+		goto err_obj;
+	}
+	lmr->mapped = true;
+	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
+			    GFP_KERNEL) < 0) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
+		goto err_unmap;
+	}
+	lmr->context = id;
+	if (kdat_obj_publish(&lmr->obj)) {
+		xa_erase(&ia->lmrs, id);
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_unmap;
+	}
+	kdat_ia_link(ia, &lmr->obj);
+	*lmr_handle = lmr;
+	*lctx = id;
+	if (rctx)
+		*rctx = 0;	/* no remote access: RMRs are not built yet */
+	if (reg_size)
+		*reg_size = length;
+	if (reg_addr)
+		*reg_addr = (DAT_VADDR)(uintptr_t)va;
+	kdat_obj_put(&lmr->obj);
+	return DAT_SUCCESS;
+
+err_unmap:
+	ib_dma_unmap_single(ia->ibdev, lmr->dma, length, DMA_BIDIRECTIONAL);
+	lmr->mapped = false;
+err_obj:
+	atomic_dec(&pz->users);
+	kdat_obj_put(&lmr->obj);	/* drops the PZ reference too */
+	return ret;
+err_user:
+	atomic_dec(&pz->users);
+err_pz:
+	kdat_obj_put(&pz->obj);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
+			     DAT_LMR_PARAM *p)
+{
+	struct kdat_lmr *lmr = container_of((struct kdat_obj *)h,
+					    struct kdat_lmr, obj);
+
+	if (mask & ~DAT_LMR_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	memset(p, 0, sizeof(*p));
+	p->ia_handle = lmr->obj.ia;
+	p->mem_type = DAT_MEM_TYPE_VIRTUAL;
+	p->region_desc.for_va = lmr->va;
+	p->length = lmr->length;
+	p->pz_handle = lmr->pz;
+	p->mem_priv = lmr->priv;
+	p->lmr_context = lmr->context;
+	p->rmr_context = 0;
+	p->registered_size = lmr->length;
+	p->registered_address = (DAT_VADDR)(uintptr_t)lmr->va;
+	return DAT_SUCCESS;
+}
+
+/* Unmap and forget the context.  Idempotent. */
+void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
+{
+	struct kdat_ia *ia = lmr->obj.ia;
+
+	if (xchg(&lmr->mapped, false)) {
+		xa_erase(&ia->lmrs, lmr->context);
+		ib_dma_unmap_single(ia->ibdev, lmr->dma, lmr->length,
+				    DMA_BIDIRECTIONAL);
+	}
+}
+
+DAT_RETURN kdat_ib_lmr_free(DAT_LMR_HANDLE h)
+{
+	struct kdat_lmr *lmr = container_of((struct kdat_obj *)h,
+					    struct kdat_lmr, obj);
+
+	kdat_ia_unlink(&lmr->obj);
+	kdat_lmr_hw_destroy(lmr);
+	atomic_dec(&lmr->pz->users);
+	kdat_obj_unpublish(&lmr->obj);
+	return DAT_SUCCESS;
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kdat: DAT 1.2 (kDAPL) registry and ib_core provider with the full Shared
+ * Receive Queue family, for kernel consumers.
+ */
+#include <linux/module.h>
+
+#include "kdat_core.h"
+
+static int __init kdat_init(void)
+{
+	int ret;
+
+	ret = kdat_registry_init();
+	if (ret)
+		return ret;
+	kdat_debugfs_init();
+	ret = ib_register_client(&kdat_ib_client);
+	if (ret) {
+		kdat_debugfs_exit();
+		kdat_registry_exit();
+	}
+	return ret;
+}
+
+static void __exit kdat_exit(void)
+{
+	ib_unregister_client(&kdat_ib_client);
+	kdat_debugfs_exit();
+	kdat_registry_exit();
+}
+
+module_init(kdat_init);
+module_exit(kdat_exit);
+
+MODULE_AUTHOR("kdat developers");
+MODULE_DESCRIPTION("DAT 1.2 kDAPL provider with Shared Receive Queues on ib_core");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION("0.1.0");

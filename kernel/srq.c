@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shared Receive Queues: dat_srq_create, _free, _post_recv, _query,
+ * _resize and _set_lw on an ib_srq.
+ *
+ * The provider keeps the two counts dat_srq_query reports, exactly:
+ *   available   - posted to the SRQ and not yet taken by an EP.  It drops
+ *                 when the device completes a receive (a message arrived
+ *                 or an EP's in-progress buffer was flushed).
+ *   outstanding - posted and whose completion the consumer has not reaped
+ *                 yet (dequeued or handed to an upcall), including those
+ *                 lying on a recv EVD.
+ * Both change under srq->lock, in the same critical section as the post
+ * or the completion that changes them, so a query always sees a pair that
+ * really existed.
+ *
+ * The low watermark is armed by dat_srq_set_lw and fires once: the first
+ * time available drops below it, or in set_lw itself when it already is.
+ *
+ * Receive buffers are tracked by preallocated kdat_srq_buf entries so
+ * posting never allocates; resize grows the pool and shrinks only the
+ * limit (the memory goes with the SRQ).
+ */
+#include <linux/slab.h>
+
+#include "kdat_core.h"
+
+/* Largest scatter list a receive may name; bounds the on-stack SGE array. */
+#define KDAT_SRQ_MAX_IOV	16
+
+struct kdat_srq_chunk {
+	struct list_head node;
+	DAT_COUNT n;
+	struct kdat_srq_buf bufs[];
+};
+
+static DAT_DTO_COMPLETION_STATUS kdat_wc_status(enum ib_wc_status s)
+{
+	switch (s) {
+	case IB_WC_SUCCESS:
+		return DAT_DTO_SUCCESS;
+	case IB_WC_WR_FLUSH_ERR:
+		return DAT_DTO_ERR_FLUSHED;
+	case IB_WC_LOC_LEN_ERR:
+		return DAT_DTO_ERR_LOCAL_LENGTH;
+	case IB_WC_LOC_PROT_ERR:
+		return DAT_DTO_ERR_LOCAL_PROTECTION;
+	case IB_WC_LOC_EEC_OP_ERR:
+	case IB_WC_LOC_QP_OP_ERR:
+		return DAT_DTO_ERR_LOCAL_EP;
+	case IB_WC_BAD_RESP_ERR:
+		return DAT_DTO_ERR_BAD_RESPONSE;
+	case IB_WC_REM_ACCESS_ERR:
+		return DAT_DTO_ERR_REMOTE_ACCESS;
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_OP_ERR:
+		return DAT_DTO_ERR_REMOTE_RESPONDER;
+	case IB_WC_RETRY_EXC_ERR:
+		return DAT_DTO_ERR_TRANSPORT;
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return DAT_DTO_ERR_RECEIVER_NOT_READY;
+	default:
+		return DAT_DTO_FAILURE;
+	}
+}
+
+DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s)
+{
+	return kdat_wc_status(s);
+}
+
+static void kdat_srq_fire_lw(struct kdat_srq *srq)
+{
+	kdat_ia_async_error(srq->obj.ia, KDAT_SRQ_LW_EVENT, srq,
+			    DAT_SRQ_LOW_WATERMARK_EVENT, true);
+}
+
+/* Called with srq->lock held; true if the armed watermark just fired. */
+static bool kdat_srq_check_lw(struct kdat_srq *srq)
+{
+	if (srq->lw_armed && srq->available < srq->low_watermark) {
+		srq->lw_armed = false;
+		return true;
+	}
+	return false;
+}
+
+void kdat_srq_reaped(struct kdat_srq *srq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->outstanding--;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	kdat_obj_put(&srq->obj);
+}
+
+/*
+ * A buffer of this SRQ completed on some EP: report it on that EP's recv
+ * EVD with that EP's handle (not the SRQ's), successful or flushed.
+ */
+void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_srq_buf *buf = container_of(wc->wr_cqe,
+						struct kdat_srq_buf, cqe);
+	struct kdat_srq *srq = buf->srq;
+	struct kdat_ep *ep = wc->qp->qp_context;
+	DAT_EVENT ev = {};
+	unsigned long flags;
+	bool fire;
+
+	ev.event_number = DAT_DTO_COMPLETION_EVENT;
+	ev.event_data.dto_completion_event_data.ep_handle = ep;
+	ev.event_data.dto_completion_event_data.status =
+		kdat_wc_status(wc->status);
+	ev.event_data.dto_completion_event_data.transfered_length =
+		wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ev.event_data.dto_completion_event_data.user_cookie = buf->cookie;
+	list_add(&buf->node, &srq->free_bufs);
+	srq->available--;
+	fire = kdat_srq_check_lw(srq);
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	/* the queued event pins the SRQ until it is reaped */
+	kdat_obj_hold(&srq->obj);
+	if (ep->recv_evd)
+		kdat_evd_post(ep->recv_evd, &ev, srq, true);
+	else
+		kdat_srq_reaped(srq);	/* nobody listens: reaped at once */
+	if (fire)
+		kdat_srq_fire_lw(srq);
+}
+
+static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
+{
+	struct kdat_srq_chunk *c;
+	unsigned long flags;
+	DAT_COUNT i;
+
+	c = kvzalloc(struct_size(c, bufs, n), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->n = n;
+	for (i = 0; i < n; i++) {
+		c->bufs[i].srq = srq;
+		c->bufs[i].cqe.done = kdat_srq_recv_done;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	list_add(&c->node, &srq->chunks);
+	for (i = 0; i < n; i++)
+		list_add_tail(&c->bufs[i].node, &srq->free_bufs);
+	srq->nbufs += n;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return 0;
+}
+
+static void kdat_srq_event(struct ib_event *e, void *ctx)
+{
+	struct kdat_srq *srq = ctx;
+	unsigned long flags;
+
+	if (e->event != IB_EVENT_SRQ_ERR)
+		return;	/* the limit is counted by the provider, not the HCA */
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->state = DAT_SRQ_STATE_ERROR;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	/* may run in atomic context: the upcall goes through a work item */
+	kdat_ia_async_error(srq->obj.ia, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
+			    srq, DAT_SRQ_OTHER_ERROR, false);
+}
+
+static void kdat_srq_release(struct kdat_obj *obj)
+{
+	struct kdat_srq *srq = container_of(obj, struct kdat_srq, obj);
+	struct kdat_srq_chunk *c, *t;
+
+	list_for_each_entry_safe(c, t, &srq->chunks, node)
+		kvfree(c);
+	if (srq->pz)
+		kdat_obj_put(&srq->pz->obj);
+}
+
+DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
+			      DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq_handle)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	const struct ib_device_attr *d = &ia->ibdev->attrs;
+	struct ib_srq_init_attr init = {};
+	struct kdat_obj *pzo;
+	struct kdat_srq *srq;
+	struct kdat_pz *pz;
+	DAT_RETURN ret;
+	bool fire;
+
+	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
+	if (!pzo || pzo->ia != ia) {
+		kdat_obj_put(pzo);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	}
+	pz = container_of(pzo, struct kdat_pz, obj);
+	if (!attr || !srq_handle) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER,
+			       attr ? DAT_INVALID_ARG4 : DAT_INVALID_ARG3);
+		goto err_pz;
+	}
+	if (!d->max_srq) {
+		ret = KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+		goto err_pz;
+	}
+	if (attr->max_recv_dtos <= 0 || attr->max_recv_dtos > d->max_srq_wr ||
+	    attr->max_recv_iov <= 0 ||
+	    attr->max_recv_iov > min_t(int, d->max_srq_sge,
+				       KDAT_SRQ_MAX_IOV) ||
+	    attr->low_watermark < 0 ||
+	    attr->low_watermark > attr->max_recv_dtos) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto err_pz;
+	}
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err_pz;
+	}
+	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto err_pz;
+	}
+
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
+	if (!srq) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_user;
+	}
+	kdat_obj_init(&srq->obj, DAT_HANDLE_TYPE_SRQ, ia->obj.provider, ia,
+		      kdat_srq_release);
+	srq->pz = pz;			/* the PZ reference moves to the SRQ */
+	spin_lock_init(&srq->lock);
+	mutex_init(&srq->resize_lock);
+	INIT_LIST_HEAD(&srq->free_bufs);
+	INIT_LIST_HEAD(&srq->chunks);
+	srq->state = DAT_SRQ_STATE_OPERATIONAL;
+	srq->max_recv_dtos = attr->max_recv_dtos;
+	srq->max_recv_iov = attr->max_recv_iov;
+
+	if (kdat_srq_add_bufs(srq, attr->max_recv_dtos)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
+	}
+	init.event_handler = kdat_srq_event;
+	init.srq_context = srq;
+	init.srq_type = IB_SRQT_BASIC;
+	init.attr.max_wr = attr->max_recv_dtos;
+	init.attr.max_sge = attr->max_recv_iov;
+	srq->srq = ib_create_srq(pz->pd, &init);
+	if (IS_ERR(srq->srq)) {
+		srq->srq = NULL;
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+		goto err_obj;
+	}
+	if (kdat_obj_publish(&srq->obj)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_hw;
+	}
+	kdat_ia_link(ia, &srq->obj);
+
+	/* a non-default watermark at create is armed like set_lw does */
+	spin_lock_irq(&srq->lock);
+	srq->low_watermark = attr->low_watermark;
+	srq->lw_armed = attr->low_watermark != DAT_SRQ_LW_DEFAULT;
+	fire = kdat_srq_check_lw(srq);
+	spin_unlock_irq(&srq->lock);
+	*srq_handle = srq;
+	if (fire)
+		kdat_srq_fire_lw(srq);
+	kdat_obj_put(&srq->obj);
+	return DAT_SUCCESS;
+
+err_hw:
+	ib_destroy_srq(srq->srq);
+	srq->srq = NULL;
+err_obj:
+	atomic_dec(&pz->users);
+	kdat_obj_put(&srq->obj);	/* drops the PZ reference too */
+	return ret;
+err_user:
+	atomic_dec(&pz->users);
+err_pz:
+	kdat_obj_put(&pz->obj);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
+				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+{
+	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
+					    struct kdat_srq, obj);
+	struct ib_sge sge[KDAT_SRQ_MAX_IOV];
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	struct kdat_srq_buf *buf;
+	unsigned long flags;
+	DAT_RETURN ret;
+	DAT_COUNT i;
+
+	if (n < 0 || n > srq->max_recv_iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (n && !iov)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	for (i = 0; i < n; i++) {
+		ret = kdat_lmr_to_sge(srq->obj.ia, srq->pz, &iov[i], &sge[i],
+				      DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+		if (ret != DAT_SUCCESS)
+			return ret;
+	}
+	wr.sg_list = sge;
+	wr.num_sge = n;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!srq->srq) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
+		goto out;
+	}
+	if (srq->outstanding >= srq->max_recv_dtos ||
+	    list_empty(&srq->free_bufs)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+		goto out;
+	}
+	buf = list_first_entry(&srq->free_bufs, struct kdat_srq_buf, node);
+	buf->cookie = cookie;
+	wr.wr_cqe = &buf->cqe;
+	if (ib_post_srq_recv(srq->srq, &wr, &bad)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+		goto out;
+	}
+	list_del(&buf->node);
+	srq->available++;
+	srq->outstanding++;
+	ret = DAT_SUCCESS;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
+			     DAT_SRQ_PARAM *p)
+{
+	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
+					    struct kdat_srq, obj);
+	unsigned long flags;
+
+	if (mask & ~DAT_SRQ_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	spin_lock_irqsave(&srq->lock, flags);
+	p->ia_handle = srq->obj.ia;
+	p->srq_state = srq->state;
+	p->pz_handle = srq->pz;
+	p->max_recv_dtos = srq->max_recv_dtos;
+	p->max_recv_iov = srq->max_recv_iov;
+	p->low_watermark = srq->low_watermark;
+	p->available_dto_count = srq->available;
+	p->outstanding_dto_count = srq->outstanding;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return DAT_SUCCESS;
+}
+
+/*
+ * Resize never loses a buffer: it refuses below the outstanding count or
+ * the watermark.  Growing grows the ib_srq and the tracker pool; shrinking
+ * lowers the limit and asks the device to shrink, which it may decline
+ * (the seed allows success without shrinking).
+ */
+DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
+{
+	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
+					    struct kdat_srq, obj);
+	struct ib_srq_attr sa = {};
+	DAT_COUNT old, need;
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	if (max <= 0 || max > srq->obj.ia->ibdev->attrs.max_srq_wr)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	mutex_lock(&srq->resize_lock);
+	spin_lock_irq(&srq->lock);
+	if (!srq->srq) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
+	} else if (max < srq->outstanding || max < srq->low_watermark) {
+		ret = KDAT_ERR(DAT_INVALID_STATE,
+			       DAT_INVALID_STATE_SRQ_OPERATIONAL);
+	}
+	old = srq->max_recv_dtos;
+	need = max - srq->nbufs;
+	/* shrinking takes effect for new posts at once */
+	if (ret == DAT_SUCCESS && max < old)
+		srq->max_recv_dtos = max;
+	spin_unlock_irq(&srq->lock);
+	if (ret != DAT_SUCCESS || max == old)
+		goto out;
+
+	if (max > old) {
+		if (need > 0 && kdat_srq_add_bufs(srq, need)) {
+			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				       DAT_RESOURCE_MEMORY);
+			goto out;
+		}
+		sa.max_wr = max;
+		if (ib_modify_srq(srq->srq, &sa, IB_SRQ_MAX_WR)) {
+			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				       DAT_RESOURCE_SRQ);
+			goto out;
+		}
+		spin_lock_irq(&srq->lock);
+		srq->max_recv_dtos = max;
+		spin_unlock_irq(&srq->lock);
+	} else {
+		sa.max_wr = max;
+		/* best effort: the limit above already holds */
+		ib_modify_srq(srq->srq, &sa, IB_SRQ_MAX_WR);
+	}
+out:
+	mutex_unlock(&srq->resize_lock);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
+{
+	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
+					    struct kdat_srq, obj);
+	bool fire;
+
+	spin_lock_irq(&srq->lock);
+	if (lw < 0 || lw > srq->max_recv_dtos) {
+		spin_unlock_irq(&srq->lock);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+	srq->low_watermark = lw;
+	srq->lw_armed = lw != DAT_SRQ_LW_DEFAULT;
+	fire = kdat_srq_check_lw(srq);
+	spin_unlock_irq(&srq->lock);
+	if (fire)
+		kdat_srq_fire_lw(srq);
+	return DAT_SUCCESS;
+}
+
+/* Destroy the ib_srq.  Idempotent. */
+void kdat_srq_hw_destroy(struct kdat_srq *srq)
+{
+	struct ib_srq *s;
+
+	spin_lock_irq(&srq->lock);
+	s = srq->srq;
+	srq->srq = NULL;
+	spin_unlock_irq(&srq->lock);
+	if (s)
+		ib_destroy_srq(s);
+}
+
+DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
+{
+	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
+					    struct kdat_srq, obj);
+	struct kdat_ia *ia = srq->obj.ia;
+
+	mutex_lock(&ia->lock);
+	if (list_empty(&srq->obj.ia_node)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+	}
+	if (atomic_read(&srq->eps)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE);
+	}
+	list_del_init(&srq->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&srq->obj);
+	kdat_srq_hw_destroy(srq);
+	atomic_dec(&srq->pz->users);
+	return DAT_SUCCESS;
+}

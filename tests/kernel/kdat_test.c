@@ -1,0 +1,1404 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kdat_test: a kernel consumer that behaves like a storage driver and runs
+ * one named case per checkable statement of the SRQ man pages, over real
+ * RC connections between two IAs (rxe0 <-> rxe1 in the guest).
+ *
+ * Every case builds its own objects and frees them; after each case the
+ * runner checks that the provider holds no live object.  Results go to the
+ * kernel log as "kdat_test: ok <name>" / "kdat_test: not ok <name>: why"
+ * and a final "kdat_test: N passed, N failed".  Waits are bounded only so
+ * a broken provider cannot hang the run; nothing asserts on time.
+ *
+ * mode=catastrophe runs the device-removal case instead: it opens an IA
+ * with live objects on dev_ia and waits for the test script to delete
+ * that device (rdma link delete), then checks what consumers see.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <dat/kdat.h>
+
+static char *srv_ia = "rxe0";
+static char *cli_ia = "rxe1";
+static char *srv_addr = "192.0.2.1";
+static char *mode = "all";
+static char *only = "";
+static char *dev_ia = "rxe1";
+module_param(srv_ia, charp, 0444);
+module_param(cli_ia, charp, 0444);
+module_param(srv_addr, charp, 0444);
+module_param(mode, charp, 0444);
+module_param(only, charp, 0444);
+module_param(dev_ia, charp, 0444);
+
+long kdat_live_objects(void);
+
+#define WAIT_MS		10000
+#define QUAL_BASE	4000
+
+static int passed, failed;
+static const char *cur_test;
+static bool cur_failed;
+static u16 next_qual = QUAL_BASE;
+
+#define CHECK(cond, fmt, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			pr_err("kdat_test: not ok %s: %s:%d: " fmt "\n",\
+			       cur_test, __func__, __LINE__, ##__VA_ARGS__); \
+			cur_failed = true;				\
+			goto out;					\
+		}							\
+	} while (0)
+
+#define CHECK_RET(expr, want)						\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		CHECK(DAT_GET_TYPE(__r) == DAT_GET_TYPE(want),		\
+		      "%s = 0x%x, want type 0x%x", #expr, __r,		\
+		      DAT_GET_TYPE(want));				\
+	} while (0)
+
+#define CHECK_OK(expr)	CHECK_RET(expr, DAT_SUCCESS)
+
+/* Wait for @cond to become true; false if it never did. */
+#define WAIT_FOR(cond)							\
+	({								\
+		unsigned long __end = jiffies + msecs_to_jiffies(WAIT_MS); \
+		bool __ok;						\
+		while (!(__ok = (cond)) && time_before(jiffies, __end))	\
+			usleep_range(200, 1000);			\
+		__ok;							\
+	})
+
+/* ------------------------------------------------------------------ */
+/* Fixture: one side of a connection                                   */
+
+struct side {
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
+	DAT_PZ_HANDLE pz;
+	void *buf;
+	size_t buf_len;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lmr_ctx;
+};
+
+struct pair {
+	struct side s, c;		/* server (SRQ owner) and client */
+	DAT_SRQ_HANDLE srq;
+	DAT_PSP_HANDLE psp;
+	int n;
+	DAT_EP_HANDLE sep[128], cep[128];
+};
+
+static DAT_RETURN lmr_on(struct side *x, DAT_PZ_HANDLE pz, void *buf,
+			 size_t len, DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *ctx)
+{
+	DAT_REGION_DESCRIPTION r = { .for_va = buf };
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr;
+
+	return dat_lmr_kcreate(x->ia, DAT_MEM_TYPE_VIRTUAL, r, len, pz,
+			       DAT_MEM_PRIV_ALL_FLAG, DAT_MEM_OPTIMIZE_DONT_CARE,
+			       lmr, ctx, &rctx, &rsize, &raddr);
+}
+
+static int side_open(struct side *x, const char *name, size_t buf_len)
+{
+	memset(x, 0, sizeof(*x));
+	x->async_evd = DAT_HANDLE_NULL;
+	if (dat_ia_open((const DAT_NAME_PTR)name, 64, &x->async_evd, &x->ia))
+		return -ENODEV;
+	if (dat_pz_create(x->ia, &x->pz) ||
+	    dat_evd_kcreate(x->ia, 4096, DAT_UPCALL_DISABLE, NULL,
+			    DAT_EVD_DTO_FLAG, &x->dto_evd) ||
+	    dat_evd_kcreate(x->ia, 256, DAT_UPCALL_DISABLE, NULL,
+			    DAT_EVD_CONNECTION_FLAG, &x->conn_evd) ||
+	    dat_evd_kcreate(x->ia, 256, DAT_UPCALL_DISABLE, NULL,
+			    DAT_EVD_CR_FLAG, &x->cr_evd))
+		return -ENOMEM;
+	x->buf_len = buf_len;
+	x->buf = kzalloc(buf_len, GFP_KERNEL);
+	if (!x->buf || lmr_on(x, x->pz, x->buf, buf_len, &x->lmr, &x->lmr_ctx))
+		return -ENOMEM;
+	return 0;
+}
+
+static void side_close(struct side *x)
+{
+	if (x->ia)
+		dat_ia_close(x->ia, DAT_CLOSE_ABRUPT_FLAG);
+	kfree(x->buf);
+	memset(x, 0, sizeof(*x));
+}
+
+static DAT_LMR_TRIPLET seg(struct side *x, size_t off, size_t len)
+{
+	DAT_LMR_TRIPLET t = {
+		.lmr_context = x->lmr_ctx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)x->buf + off,
+		.segment_length = len,
+	};
+	return t;
+}
+
+static DAT_DTO_COOKIE cookie(u64 v)
+{
+	DAT_DTO_COOKIE c = { .as_64 = v };
+
+	return c;
+}
+
+/* Dequeue the next event of @evd, waiting for it. */
+static bool next_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+	return WAIT_FOR(dat_evd_dequeue(evd, ev) == DAT_SUCCESS);
+}
+
+static bool no_event(DAT_EVD_HANDLE evd)
+{
+	DAT_EVENT ev;
+
+	return DAT_GET_TYPE(dat_evd_dequeue(evd, &ev)) == DAT_QUEUE_EMPTY;
+}
+
+static DAT_EP_ATTR ep_attr(void)
+{
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_message_size = 4096,
+		.max_rdma_size = 4096,
+		.qos = DAT_QOS_BEST_EFFORT,
+		.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+		.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+		.max_recv_dtos = 64,
+		.max_request_dtos = 64,
+		.max_recv_iov = 2,
+		.max_request_iov = 2,
+	};
+	return a;
+}
+
+static DAT_SRQ_PARAM srq_q(DAT_SRQ_HANDLE srq)
+{
+	DAT_SRQ_PARAM p = {};
+
+	if (dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p))
+		p.max_recv_dtos = -1;
+	return p;
+}
+
+/*
+ * Connect server EP @sep to client EP @cep through a fresh PSP; both see
+ * ESTABLISHED.  The CR carries @tag as private data.
+ */
+static int connect_one(struct pair *p, DAT_EP_HANDLE sep, DAT_EP_HANDLE cep,
+		       u32 tag)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	if (!p->psp) {
+		if (dat_psp_create(p->s.ia, next_qual, p->s.cr_evd,
+				   DAT_PSP_CONSUMER_FLAG, &p->psp))
+			return -EADDRINUSE;
+	}
+	if (dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+			   DAT_TIMEOUT_INFINITE, sizeof(tag), &tag,
+			   DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG))
+		return -EIO;
+	if (!next_event(p->s.cr_evd, &ev) ||
+	    ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+		return -ETIMEDOUT;
+	if (dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle,
+			 DAT_CR_FIELD_ALL, &crp) ||
+	    crp.private_data_size != sizeof(tag) ||
+	    memcmp(crp.private_data, &tag, sizeof(tag)))
+		return -EPROTO;
+	if (dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, sep,
+			  0, NULL))
+		return -EIO;
+	if (!next_event(p->s.conn_evd, &ev) ||
+	    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
+	    ev.event_data.connect_event_data.ep_handle != sep)
+		return -ENOTCONN;
+	if (!next_event(p->c.conn_evd, &ev) ||
+	    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
+	    ev.event_data.connect_event_data.ep_handle != cep)
+		return -ENOTCONN;
+	return 0;
+}
+
+/* Open both sides, an SRQ of @depth on the server and @n connected pairs. */
+static int pair_open(struct pair *p, int n, DAT_COUNT depth)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 2,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	DAT_EP_ATTR a = ep_attr();
+	int i, ret;
+
+	memset(p, 0, sizeof(*p));
+	next_qual++;
+	if (side_open(&p->s, srv_ia, 1 << 20) || side_open(&p->c, cli_ia, 1 << 20))
+		return -ENODEV;
+	if (dat_srq_create(p->s.ia, p->s.pz, &sa, &p->srq))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (dat_ep_create_with_srq(p->s.ia, p->s.pz, p->s.dto_evd,
+					   p->s.dto_evd, p->s.conn_evd, p->srq,
+					   &a, &p->sep[i]) ||
+		    dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
+				  p->c.conn_evd, &a, &p->cep[i]))
+			return -ENOMEM;
+		ret = connect_one(p, p->sep[i], p->cep[i], i);
+		if (ret)
+			return ret;
+		p->n++;
+	}
+	return 0;
+}
+
+static void pair_close(struct pair *p)
+{
+	side_close(&p->c);
+	side_close(&p->s);
+}
+
+/* Client EP @i sends @len bytes from its buffer at @off; waits for it. */
+static bool send_msg(struct pair *p, int i, size_t off, size_t len, u64 ck)
+{
+	DAT_LMR_TRIPLET t = seg(&p->c, off, len);
+	DAT_EVENT ev;
+
+	if (dat_ep_post_send(p->cep[i], 1, &t, cookie(ck),
+			     DAT_COMPLETION_DEFAULT_FLAG))
+		return false;
+	return next_event(p->c.dto_evd, &ev) &&
+	       ev.event_data.dto_completion_event_data.status ==
+	       DAT_DTO_SUCCESS;
+}
+
+static DAT_RETURN post_srq(struct pair *p, size_t off, size_t len, u64 ck)
+{
+	DAT_LMR_TRIPLET t = seg(&p->s, off, len);
+
+	return dat_srq_post_recv(p->srq, 1, &t, cookie(ck));
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_create                                                      */
+
+static void t_srq_create_bad_handles(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	struct side x = {}, y = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_PZ_HANDLE freed;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK(!side_open(&y, cli_ia, 4096), "open");
+	CHECK_RET(dat_srq_create(NULL, x.pz, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_create(x.pz, x.pz, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_create(x.ia, NULL, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_create(x.ia, x.ia, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_create(x.ia, x.dto_evd, &sa, &srq),
+		  DAT_INVALID_HANDLE);
+	/* a PZ of another IA is not a PZ of this one */
+	CHECK_RET(dat_srq_create(x.ia, y.pz, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_OK(dat_pz_create(x.ia, &freed));
+	CHECK_OK(dat_pz_free(freed));
+	CHECK_RET(dat_srq_create(x.ia, freed, &sa, &srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_create((DAT_IA_HANDLE)&sa, x.pz, &sa, &srq),
+		  DAT_INVALID_HANDLE);
+out:
+	side_close(&y);
+	side_close(&x);
+}
+
+static void t_srq_create_bad_attr(void)
+{
+	DAT_IA_ATTR ia_attr;
+	DAT_SRQ_ATTR sa;
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL));
+	CHECK_RET(dat_srq_create(x.ia, x.pz, NULL, &srq),
+		  DAT_INVALID_PARAMETER);
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = 0, .max_recv_iov = 1 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, &srq),
+		  DAT_INVALID_PARAMETER);
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = -5, .max_recv_iov = 1 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, &srq),
+		  DAT_INVALID_PARAMETER);
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = 8, .max_recv_iov = 0 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, &srq),
+		  DAT_INVALID_PARAMETER);
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = ia_attr.max_recv_per_srq + 1,
+			     .max_recv_iov = 1 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, &srq),
+		  DAT_INVALID_PARAMETER);
+	/* a watermark above the queue size is an invalid combination */
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = 8, .max_recv_iov = 1,
+			     .low_watermark = 9 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, &srq),
+		  DAT_INVALID_PARAMETER);
+	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = 8, .max_recv_iov = 1 };
+	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, NULL),
+		  DAT_INVALID_PARAMETER);
+	CHECK(kdat_live_objects() == 6, "a refused create left an object");
+out:
+	side_close(&x);
+}
+
+static void t_srq_create_attributes_at_least_requested(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 2,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_SRQ_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	q = srq_q(srq);
+	CHECK(q.max_recv_dtos >= 10, "max_recv_dtos %d", q.max_recv_dtos);
+	CHECK(q.max_recv_iov >= 2, "max_recv_iov %d", q.max_recv_iov);
+	CHECK(q.ia_handle == x.ia && q.pz_handle == x.pz, "handles");
+	CHECK(q.srq_state == DAT_SRQ_STATE_OPERATIONAL, "state %d",
+	      q.srq_state);
+	CHECK(q.low_watermark == DAT_SRQ_LW_DEFAULT, "lw %d", q.low_watermark);
+	/* a new SRQ holds no buffer */
+	CHECK(q.available_dto_count == 0 && q.outstanding_dto_count == 0,
+	      "counts %d/%d", q.available_dto_count, q.outstanding_dto_count);
+	/* with the default watermark no event comes from the empty queue */
+	CHECK(no_event(x.async_evd), "async event on create");
+	CHECK_OK(dat_srq_free(srq));
+out:
+	side_close(&x);
+}
+
+static void t_srq_create_nondefault_lw_fires_at_once(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1,
+			    .low_watermark = 2 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq = NULL;
+	DAT_EVENT ev;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK(next_event(x.async_evd, &ev), "no watermark event");
+	CHECK(ev.event_data.asynch_error_event_data.dat_handle == srq &&
+	      ev.event_data.asynch_error_event_data.reason ==
+	      DAT_SRQ_LOW_WATERMARK_EVENT, "wrong event");
+	CHECK(no_event(x.async_evd), "second event");
+out:
+	side_close(&x);
+}
+
+static void t_srq_create_mt_safe(void)
+{
+	/* dat_srq_create is MT-safe: many SRQs on one PZ are independent */
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	DAT_SRQ_HANDLE srq[16];
+	struct side x = {};
+	int i;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	for (i = 0; i < 16; i++)
+		CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq[i]));
+	for (i = 0; i < 16; i++)
+		CHECK(srq_q(srq[i]).max_recv_dtos >= 4, "srq %d", i);
+	for (i = 0; i < 16; i++)
+		CHECK_OK(dat_srq_free(srq[i]));
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_query                                                       */
+
+static void t_srq_query_worked_example(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_SRQ_PARAM q;
+	DAT_EVENT ev;
+	int i;
+
+	CHECK(!pair_open(&p, 1, 10), "setup");
+	for (i = 0; i < 3; i++)
+		CHECK_OK(post_srq(&p, i * 256, 256, i));
+	q = srq_q(p.srq);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 3 &&
+	      q.outstanding_dto_count == 3, "posted: %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+	CHECK(send_msg(&p, 0, 0, 64, 100), "send");
+	CHECK(WAIT_FOR(srq_q(p.srq).available_dto_count == 2), "arrival");
+	q = srq_q(p.srq);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 2 &&
+	      q.outstanding_dto_count == 3, "arrived: %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+	CHECK(next_event(p.s.dto_evd, &ev), "no completion");
+	q = srq_q(p.srq);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 2 &&
+	      q.outstanding_dto_count == 2, "dequeued: %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+out:
+	pair_close(&p);
+}
+
+static void t_srq_query_bad_args(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_SRQ_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_RET(dat_srq_query(srq, 0x100, &q), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, NULL),
+		  DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_query(NULL, DAT_SRQ_FIELD_ALL, &q),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_query(x.pz, DAT_SRQ_FIELD_ALL, &q),
+		  DAT_INVALID_HANDLE);
+	/* each mask bit alone is valid */
+	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT, &q));
+	CHECK(q.available_dto_count == 0, "available %d",
+	      q.available_dto_count);
+	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_OUTSTANDING_DTO_COUNT, &q));
+	CHECK(q.outstanding_dto_count == 0, "outstanding");
+	CHECK_OK(dat_srq_free(srq));
+	CHECK_RET(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &q),
+		  DAT_INVALID_HANDLE);
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_post_recv                                                   */
+
+static void t_srq_post_recv_bad_args(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 2 };
+	DAT_LMR_TRIPLET t[3];
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	int i;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	for (i = 0; i < 3; i++)
+		t[i] = seg(&x, i * 64, 64);
+	CHECK_RET(dat_srq_post_recv(NULL, 1, t, cookie(1)),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_post_recv(x.pz, 1, t, cookie(1)),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_post_recv(srq, 3, t, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_post_recv(srq, -1, t, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_post_recv(srq, 1, NULL, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	t[0].lmr_context = 0x7fff0000;
+	CHECK_RET(dat_srq_post_recv(srq, 1, t, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	t[0] = seg(&x, 4000, 200);	/* runs past the end of the LMR */
+	CHECK_RET(dat_srq_post_recv(srq, 1, t, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	t[0] = seg(&x, 0, 64);
+	t[0].virtual_address -= 1;	/* starts before the LMR */
+	CHECK_RET(dat_srq_post_recv(srq, 1, t, cookie(1)),
+		  DAT_INVALID_PARAMETER);
+	/* nothing refused was posted */
+	CHECK(srq_q(srq).outstanding_dto_count == 0, "refused post counted");
+	/* the queue holds max_recv_dtos; one more needs resources */
+	t[0] = seg(&x, 0, 64);
+	for (i = 0; i < 4; i++)
+		CHECK_OK(dat_srq_post_recv(srq, 1, t, cookie(i)));
+	CHECK_RET(dat_srq_post_recv(srq, 1, t, cookie(9)),
+		  DAT_INSUFFICIENT_RESOURCES);
+	CHECK(srq_q(srq).available_dto_count == 4, "available");
+out:
+	side_close(&x);
+}
+
+static void t_srq_post_recv_pz_mismatch_is_protection_violation(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_PZ_HANDLE pz2;
+	DAT_LMR_HANDLE lmr2;
+	DAT_LMR_CONTEXT ctx2;
+	DAT_LMR_TRIPLET t;
+	void *buf2 = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(buf2 && !side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_pz_create(x.ia, &pz2));
+	CHECK_OK(lmr_on(&x, pz2, buf2, 4096, &lmr2, &ctx2));
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	t = (DAT_LMR_TRIPLET){ .lmr_context = ctx2,
+			       .virtual_address = (uintptr_t)buf2,
+			       .segment_length = 64 };
+	CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(1)),
+		  DAT_PROTECTION_VIOLATION);
+	CHECK(srq_q(srq).available_dto_count == 0, "posted anyway");
+	/* the matching PZ works */
+	t = seg(&x, 0, 64);
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
+out:
+	side_close(&x);
+	kfree(buf2);
+}
+
+static void t_srq_post_recv_privileges(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	DAT_REGION_DESCRIPTION r;
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_LMR_HANDLE lmr2;
+	DAT_LMR_CONTEXT ctx2;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr;
+	DAT_LMR_TRIPLET t;
+	void *buf2 = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(buf2 && !side_open(&x, srv_ia, 4096), "open");
+	r.for_va = buf2;
+	CHECK_OK(dat_lmr_kcreate(x.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096, x.pz,
+				 DAT_MEM_PRIV_LOCAL_READ_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr2, &ctx2,
+				 &rctx, &rsize, &raddr));
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	t = (DAT_LMR_TRIPLET){ .lmr_context = ctx2,
+			       .virtual_address = (uintptr_t)buf2,
+			       .segment_length = 64 };
+	/* a receive writes the buffer: a read-only LMR will not do */
+	CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(1)),
+		  DAT_PRIVILEGES_VIOLATION);
+out:
+	side_close(&x);
+	kfree(buf2);
+}
+
+static void t_srq_completion_names_dequeuing_ep_and_cookie(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+	int i, seen = 0;
+
+	CHECK(!pair_open(&p, 3, 16), "setup");
+	for (i = 0; i < 3; i++)
+		CHECK_OK(post_srq(&p, i * 256, 256, 0xc0de0000 + i));
+	memcpy(p.c.buf, "hello", 6);
+	CHECK(send_msg(&p, 2, 0, 6, 1), "send");
+	CHECK(next_event(p.s.dto_evd, &ev), "no completion");
+	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT, "event %x",
+	      ev.event_number);
+	CHECK(d->ep_handle == p.sep[2], "completion names %p, not EP %p",
+	      d->ep_handle, p.sep[2]);
+	CHECK(d->ep_handle != p.srq, "completion names the SRQ");
+	CHECK(d->status == DAT_DTO_SUCCESS && d->transfered_length == 6,
+	      "status %d len %llu", d->status,
+	      (unsigned long long)d->transfered_length);
+	CHECK((d->user_cookie.as_64 & ~3ULL) == 0xc0de0000, "cookie %llx",
+	      (unsigned long long)d->user_cookie.as_64);
+	i = d->user_cookie.as_64 & 3;
+	CHECK(!memcmp((char *)p.s.buf + i * 256, "hello", 6), "data");
+	seen++;
+out:
+	pair_close(&p);
+}
+
+static void t_srq_post_recv_fills_segments_in_order(void)
+{
+	DAT_LMR_TRIPLET t[2];
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+	u8 *s, *c;
+	int i;
+
+	CHECK(!pair_open(&p, 1, 4), "setup");
+	s = p.s.buf;
+	c = p.c.buf;
+	memset(s, 0xee, 512);
+	for (i = 0; i < 24; i++)
+		c[i] = i + 1;
+	t[0] = seg(&p.s, 0, 16);
+	t[1] = seg(&p.s, 256, 16);
+	CHECK_OK(dat_srq_post_recv(p.srq, 2, t, cookie(7)));
+	CHECK(send_msg(&p, 0, 0, 24, 1), "send");
+	CHECK(next_event(p.s.dto_evd, &ev), "no completion");
+	CHECK(ev.event_data.dto_completion_event_data.transfered_length == 24,
+	      "len");
+	/* the front segment is filled, then the next one partially */
+	CHECK(!memcmp(s, c, 16), "first segment");
+	CHECK(!memcmp(s + 256, c + 16, 8), "second segment");
+	CHECK(s[264] == 0xee, "wrote past the message");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_post_recv_valid_in_error_free_states(void)
+{
+	/* posting works before any EP is attached, and after EPs left */
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	t = seg(&x, 0, 64);
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(2)));
+	CHECK_OK(dat_ep_free(ep));
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(3)));
+	CHECK(srq_q(srq).available_dto_count == 3, "available");
+out:
+	side_close(&x);
+}
+
+static void t_srq_no_buffer_behaves_like_empty_recv_queue(void)
+{
+	/* a message for an empty SRQ waits (RNR) until a buffer is posted */
+	static struct pair p;	/* too big for the stack */
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 1, 4), "setup");
+	t = seg(&p.c, 0, 32);
+	CHECK_OK(dat_ep_post_send(p.cep[0], 1, &t, cookie(1),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	msleep(50);	/* let the first attempt meet the empty SRQ */
+	CHECK(no_event(p.s.dto_evd), "received without a buffer");
+	CHECK_OK(post_srq(&p, 0, 64, 5));
+	CHECK(next_event(p.s.dto_evd, &ev), "message lost");
+	CHECK(ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_SUCCESS, "status");
+	CHECK(next_event(p.c.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_SUCCESS, "send failed");
+out:
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_resize                                                      */
+
+static void t_srq_resize_refuses_below_outstanding(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_SRQ_PARAM q;
+	int i;
+
+	CHECK(!pair_open(&p, 1, 10), "setup");
+	for (i = 0; i < 5; i++)
+		CHECK_OK(post_srq(&p, i * 256, 256, i));
+	CHECK_RET(dat_srq_resize(p.srq, 4), DAT_INVALID_STATE);
+	CHECK(srq_q(p.srq).max_recv_dtos == 10, "changed on refusal");
+	/* completed but not reaped buffers still count as outstanding */
+	CHECK(send_msg(&p, 0, 0, 8, 1) && send_msg(&p, 0, 0, 8, 2), "send");
+	CHECK(WAIT_FOR(srq_q(p.srq).available_dto_count == 3), "arrival");
+	CHECK_RET(dat_srq_resize(p.srq, 4), DAT_INVALID_STATE);
+	q = srq_q(p.srq);
+	CHECK(q.max_recv_dtos == 10 && q.outstanding_dto_count == 5,
+	      "after refusal %d/%d", q.max_recv_dtos, q.outstanding_dto_count);
+	/* exactly the outstanding count is allowed */
+	CHECK_OK(dat_srq_resize(p.srq, 5));
+	CHECK(srq_q(p.srq).max_recv_dtos >= 5, "shrink");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_resize_refuses_below_watermark(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EVENT ev;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_srq_set_lw(srq, 6));
+	next_event(x.async_evd, &ev);	/* empty SRQ: fires at once */
+	CHECK_RET(dat_srq_resize(srq, 5), DAT_INVALID_STATE);
+	CHECK(srq_q(srq).max_recv_dtos == 10, "changed on refusal");
+	CHECK_OK(dat_srq_resize(srq, 6));
+out:
+	side_close(&x);
+}
+
+static void t_srq_resize_bad_args(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_RET(dat_srq_resize(srq, 0), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_resize(srq, -3), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_resize(NULL, 8), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_resize(x.ia, 8), DAT_INVALID_HANDLE);
+	CHECK_OK(dat_srq_resize(srq, 40));
+	CHECK(srq_q(srq).max_recv_dtos >= 40, "grow");
+out:
+	side_close(&x);
+}
+
+static void t_srq_resize_under_traffic_loses_nothing(void)
+{
+	const int n = 200;
+	static struct pair p;	/* too big for the stack */
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	int i, sent = 0, got = 0, posted = 0;
+	static unsigned long seen[4];
+
+	memset(seen, 0, sizeof(seen));
+	CHECK(!pair_open(&p, 2, 16), "setup");
+	for (i = 0; i < 16; i++, posted++)
+		CHECK_OK(post_srq(&p, (posted % 64) * 64, 64, posted));
+	while (got < n) {
+		/* keep both clients busy while the SRQ grows and shrinks */
+		while (sent < n && sent - got < 12) {
+			t = seg(&p.c, 0, 16);
+			*(u32 *)p.c.buf = sent;
+			CHECK_OK(dat_ep_post_send(p.cep[sent & 1], 1, &t,
+						  cookie(sent),
+						  DAT_COMPLETION_SUPPRESS_FLAG));
+			sent++;
+		}
+		if (got % 20 == 0)
+			dat_srq_resize(p.srq, (got / 20) % 2 ? 48 : 24);
+		CHECK(next_event(p.s.dto_evd, &ev), "lost after %d", got);
+		CHECK(ev.event_data.dto_completion_event_data.status ==
+		      DAT_DTO_SUCCESS, "status");
+		i = ev.event_data.dto_completion_event_data.user_cookie.as_64;
+		CHECK(i < 256 && !test_and_set_bit(i, seen), "dup %d", i);
+		got++;
+		CHECK_OK(post_srq(&p, (posted % 64) * 64, 64, posted % 256));
+		clear_bit(posted % 256, seen);
+		posted++;
+	}
+	CHECK(got == n, "got %d of %d", got, n);
+	CHECK(srq_q(p.srq).outstanding_dto_count == 16, "outstanding %d",
+	      srq_q(p.srq).outstanding_dto_count);
+out:
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_set_lw                                                      */
+
+static void t_srq_set_lw_fires_once_per_arming(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+	int i;
+
+	CHECK(!pair_open(&p, 1, 10), "setup");
+	for (i = 0; i < 10; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, i));
+	CHECK_OK(dat_srq_set_lw(p.srq, 7));
+	CHECK(no_event(p.s.async_evd), "fired while 10 >= 7");
+	for (i = 0; i < 3; i++)
+		CHECK(send_msg(&p, 0, 0, 8, i), "send");
+	CHECK(WAIT_FOR(srq_q(p.srq).available_dto_count == 7), "arrival");
+	CHECK(no_event(p.s.async_evd), "fired at 7, not below 7");
+	CHECK(send_msg(&p, 0, 0, 8, 3), "send");
+	CHECK(next_event(p.s.async_evd, &ev), "no event below the watermark");
+	CHECK(ev.event_data.asynch_error_event_data.dat_handle == p.srq,
+	      "event names %p", ev.event_data.asynch_error_event_data.dat_handle);
+	CHECK(ev.event_data.asynch_error_event_data.reason ==
+	      DAT_SRQ_LOW_WATERMARK_EVENT, "reason %d",
+	      ev.event_data.asynch_error_event_data.reason);
+	for (i = 0; i < 3; i++)
+		CHECK(send_msg(&p, 0, 0, 8, 4 + i), "send");
+	CHECK(WAIT_FOR(srq_q(p.srq).available_dto_count == 3), "arrival");
+	CHECK(no_event(p.s.async_evd), "fired twice for one arming");
+	/* re-arming while already below fires during the call */
+	CHECK_OK(dat_srq_set_lw(p.srq, 7));
+	CHECK(next_event(p.s.async_evd, &ev), "re-arm below did not fire");
+	CHECK(no_event(p.s.async_evd), "extra event");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_set_lw_bad_args(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_RET(dat_srq_set_lw(srq, 11), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_set_lw(srq, -1), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_set_lw(NULL, 1), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_set_lw(x.pz, 1), DAT_INVALID_HANDLE);
+	CHECK_OK(dat_srq_set_lw(srq, DAT_SRQ_LW_DEFAULT));
+	CHECK(no_event(x.async_evd), "default watermark fired");
+	CHECK(srq_q(srq).low_watermark == DAT_SRQ_LW_DEFAULT, "lw");
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_srq_free                                                        */
+
+static void t_srq_free_refused_while_ep_uses_it(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_RETURN r;
+	DAT_SRQ_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	r = dat_srq_free(srq);
+	CHECK(DAT_GET_TYPE(r) == DAT_INVALID_STATE &&
+	      DAT_GET_SUBTYPE(r) == DAT_INVALID_STATE_SRQ_IN_USE,
+	      "free in use = 0x%x", r);
+	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &q));
+	CHECK_OK(dat_ep_free(ep));
+	CHECK_OK(dat_srq_free(srq));
+	/* a freed handle is invalid for every call */
+	CHECK_RET(dat_srq_free(srq), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &q),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_set_lw(srq, 1), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_resize(srq, 4), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_srq_post_recv(srq, 0, NULL, cookie(0)),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep),
+		  DAT_INVALID_HANDLE);
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* dat_ep_create_with_srq                                              */
+
+static void t_ep_with_srq_created_unconnected_with_exact_attrs(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	a.max_recv_dtos = 7;
+	a.max_message_size = 3000;
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	CHECK(q.ep_state == DAT_EP_STATE_UNCONNECTED, "state %d", q.ep_state);
+	CHECK(q.srq_handle == srq, "srq handle");
+	CHECK(q.ep_attr.max_recv_dtos == 7 &&
+	      q.ep_attr.max_message_size == 3000, "exact attributes");
+	CHECK(q.ep_attr.max_request_dtos >= a.max_request_dtos,
+	      "max_request_dtos");
+	CHECK(q.recv_evd_handle == x.dto_evd && q.pz_handle == x.pz,
+	      "handles");
+	/* reset keeps the SRQ association */
+	CHECK_OK(dat_ep_reset(ep));
+	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_SRQ_HANDLE, &q));
+	CHECK(q.srq_handle == srq, "reset dropped the SRQ");
+out:
+	side_close(&x);
+}
+
+static void t_ep_with_srq_bad_args(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct side x = {}, y = {};
+	DAT_SRQ_HANDLE srq, srq_y;
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM prm = {};
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK(!side_open(&y, cli_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_srq_create(y.ia, y.pz, &sa, &srq_y));
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq, NULL, &ep),
+		  DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, NULL, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, x.pz, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq_y, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_create_with_srq(NULL, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_create_with_srq(x.ia, NULL, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	/* a connection EVD is no receive EVD */
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.conn_evd, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep),
+		  DAT_INVALID_HANDLE);
+	a.max_request_dtos = 0;
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep),
+		  DAT_INVALID_PARAMETER);
+	a = ep_attr();
+	a.max_recv_iov = 1000;		/* ignored for an SRQ EP */
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	/* the SRQ can not be replaced */
+	prm.srq_handle = srq_y;
+	CHECK_RET(dat_ep_modify(ep, DAT_EP_FIELD_SRQ_HANDLE, &prm),
+		  DAT_INVALID_PARAMETER);
+	CHECK(kdat_live_objects() > 0, "sanity");
+out:
+	side_close(&y);
+	side_close(&x);
+}
+
+static void t_ep_with_srq_refuses_ep_post_recv(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_LMR_TRIPLET t;
+	DAT_RETURN r;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	t = seg(&x, 0, 64);
+	r = dat_ep_post_recv(ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG);
+	CHECK(r != DAT_SUCCESS, "post_recv on an SRQ EP succeeded");
+	CHECK(DAT_GET_TYPE(r) == DAT_INVALID_STATE, "0x%x", r);
+	CHECK(srq_q(srq).outstanding_dto_count == 0, "buffer went somewhere");
+out:
+	side_close(&x);
+}
+
+static void t_ep_with_srq_completion_flag_rules(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr(), b;
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep1, ep2, ep3;
+	DAT_EVD_HANDLE mixed, sol;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	/* UNSIGNALLED on a shared EVD: every stream there must match */
+	a.recv_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	a.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep1));
+	b = ep_attr();
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, NULL,
+					 x.conn_evd, srq, &b, &ep2),
+		  DAT_INVALID_PARAMETER);
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep2));
+	CHECK_OK(dat_ep_free(ep2));
+	CHECK_OK(dat_ep_free(ep1));
+	/* EVD_THRESHOLD recv: all DTO streams on that EVD use THRESHOLD */
+	a.recv_completion_flags = DAT_COMPLETION_EVD_THRESHOLD_FLAG;
+	a.request_completion_flags = DAT_COMPLETION_EVD_THRESHOLD_FLAG;
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep1));
+	b = ep_attr();
+	CHECK_RET(dat_ep_create(x.ia, x.pz, NULL, x.dto_evd, x.conn_evd, &b,
+				&ep2), DAT_INVALID_PARAMETER);
+	CHECK_OK(dat_ep_free(ep1));
+	/* SOLICITED_WAIT recv: that EVD carries no other stream type */
+	CHECK_OK(dat_evd_kcreate(x.ia, 64, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG,
+				 &mixed));
+	CHECK_OK(dat_evd_kcreate(x.ia, 64, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &sol));
+	a = ep_attr();
+	a.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+	CHECK_RET(dat_ep_create_with_srq(x.ia, x.pz, mixed, x.dto_evd,
+					 x.conn_evd, srq, &a, &ep3),
+		  DAT_INVALID_PARAMETER);
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, sol, x.dto_evd,
+					x.conn_evd, srq, &a, &ep3));
+	/* and the default recv flag of an SRQ EP mixes with DEFAULT ones */
+	a = ep_attr();
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep1));
+out:
+	side_close(&x);
+}
+
+static void t_ep_with_srq_pz_may_differ(void)
+{
+	DAT_PROVIDER_ATTR pa;
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_ATTR a = ep_attr();
+	DAT_PZ_HANDLE pz2;
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_ia_query(p.s.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL,
+			      &pa));
+	CHECK(pa.srq_ep_pz_difference_supported == DAT_TRUE, "attr");
+	CHECK_OK(dat_pz_create(p.s.ia, &pz2));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, pz2, p.s.dto_evd, p.s.dto_evd,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 9), "connect");
+	/* receive buffers follow the SRQ's PZ, not the EP's */
+	CHECK_OK(post_srq(&p, 0, 64, 1));
+	p.cep[0] = cep;
+	CHECK(send_msg(&p, 0, 0, 16, 1), "send");
+	CHECK(next_event(p.s.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_SUCCESS &&
+	      ev.event_data.dto_completion_event_data.ep_handle == sep,
+	      "receive");
+out:
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion ordering, flush, exactly once                            */
+
+static void t_srq_per_connection_order_many_eps(void)
+{
+	const int neps = 16, per = 20;
+	static struct pair p;	/* too big for the stack */
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	int i, k, got = 0, next[16] = {};
+	u32 *msg;
+
+	CHECK(!pair_open(&p, neps, neps * per), "setup");
+	for (i = 0; i < neps * per; i++)
+		CHECK_OK(post_srq(&p, i * 16, 16, i));
+	/* interleave: message k of every EP, then k+1 ... */
+	for (k = 0; k < per; k++) {
+		for (i = 0; i < neps; i++) {
+			msg = (u32 *)((char *)p.c.buf + (k * neps + i) * 16);
+			msg[0] = i;
+			msg[1] = k;
+			t = seg(&p.c, (k * neps + i) * 16, 8);
+			CHECK_OK(dat_ep_post_send(p.cep[i], 1, &t, cookie(0),
+						  DAT_COMPLETION_SUPPRESS_FLAG));
+		}
+	}
+	while (got < neps * per) {
+		CHECK(next_event(p.s.dto_evd, &ev), "lost: %d of %d", got,
+		      neps * per);
+		CHECK(ev.event_data.dto_completion_event_data.status ==
+		      DAT_DTO_SUCCESS, "status");
+		msg = (u32 *)((char *)p.s.buf +
+			      ev.event_data.dto_completion_event_data.user_cookie.as_64 * 16);
+		i = msg[0];
+		CHECK(i < neps && ev.event_data.dto_completion_event_data.ep_handle ==
+		      p.sep[i], "message of EP %d completed on another EP", i);
+		CHECK(msg[1] == next[i], "EP %d: message %u, expected %d", i,
+		      msg[1], next[i]);
+		next[i]++;
+		got++;
+	}
+	CHECK(no_event(p.s.dto_evd), "duplicate completion");
+	CHECK(srq_q(p.srq).outstanding_dto_count == 0, "outstanding");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_flush_on_disconnect_and_exactly_once(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+	int i, ok = 0, flushed = 0;
+	DAT_SRQ_PARAM q;
+
+	CHECK(!pair_open(&p, 2, 10), "setup");
+	for (i = 0; i < 10; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, i));
+	for (i = 0; i < 4; i++)
+		CHECK(send_msg(&p, 0, 0, 8, i), "send");
+	CHECK_OK(dat_ep_disconnect(p.sep[0], DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+	      ev.event_data.connect_event_data.ep_handle == p.sep[0],
+	      "no DISCONNECTED event");
+	/* every buffer the EP took is on its recv EVD, delivered or flushed */
+	while (dat_evd_dequeue(p.s.dto_evd, &ev) == DAT_SUCCESS) {
+		CHECK(ev.event_data.dto_completion_event_data.ep_handle ==
+		      p.sep[0], "completion of another EP");
+		if (ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_SUCCESS)
+			ok++;
+		else if (ev.event_data.dto_completion_event_data.status ==
+			 DAT_DTO_ERR_FLUSHED)
+			flushed++;
+	}
+	CHECK(ok == 4, "delivered %d of 4", ok);
+	q = srq_q(p.srq);
+	CHECK(q.available_dto_count == 10 - ok - flushed &&
+	      q.outstanding_dto_count == 10 - ok - flushed,
+	      "SRQ lost buffers: %d/%d after %d+%d", q.available_dto_count,
+	      q.outstanding_dto_count, ok, flushed);
+	/* the other connection still receives from the same SRQ */
+	CHECK(send_msg(&p, 1, 0, 8, 9), "send on EP 1");
+	CHECK(next_event(p.s.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.ep_handle == p.sep[1],
+	      "EP 1 receive");
+	CHECK(no_event(p.s.dto_evd), "duplicate");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_peer_disconnect_reports_disconnected(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 1, 4), "setup");
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "server saw no disconnect");
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no disconnect");
+out:
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* IA and handle hygiene                                               */
+
+static void t_ia_reports_srq_attributes(void)
+{
+	DAT_IA_ATTR ia;
+	DAT_PROVIDER_ATTR pa;
+	struct side x = {};
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia,
+			      DAT_PROVIDER_FIELD_ALL, &pa));
+	CHECK(ia.max_srqs > 0 && ia.max_ep_per_srq > 0 &&
+	      ia.max_recv_per_srq > 0, "IA SRQ limits %d/%d/%d", ia.max_srqs,
+	      ia.max_ep_per_srq, ia.max_recv_per_srq);
+	CHECK(pa.srq_supported == DAT_TRUE, "srq_supported");
+	CHECK(pa.srq_watermarks_supported != 0, "watermarks");
+	CHECK(pa.srq_info_supported != 0, "info");
+	CHECK(((struct sockaddr_in *)ia.ia_address_ptr)->sin_addr.s_addr,
+	      "no IA address");
+out:
+	side_close(&x);
+}
+
+static void t_handles_wrong_type_and_stale(void)
+{
+	struct side x = {};
+	DAT_HANDLE_TYPE type;
+	DAT_PZ_HANDLE pz;
+	DAT_EVENT ev;
+	DAT_PZ_PARAM pp;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_get_handle_type(x.pz, &type));
+	CHECK(type == DAT_HANDLE_TYPE_PZ, "type");
+	CHECK_RET(dat_evd_dequeue(x.pz, &ev), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_pz_free(x.dto_evd), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ep_free(x.ia), DAT_INVALID_HANDLE);
+	CHECK_OK(dat_pz_create(x.ia, &pz));
+	CHECK_OK(dat_pz_free(pz));
+	CHECK_RET(dat_pz_free(pz), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_pz_query(pz, DAT_PZ_FIELD_ALL, &pp), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_get_handle_type(pz, &type), DAT_INVALID_HANDLE);
+	CHECK_RET(dat_ia_close((DAT_IA_HANDLE)0x1000, DAT_CLOSE_ABRUPT_FLAG),
+		  DAT_INVALID_HANDLE);
+	/* a PZ in use by an LMR is not freed */
+	CHECK_RET(dat_pz_free(x.pz), DAT_INVALID_STATE);
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct kt_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define CASE(f) { #f + 2, f }
+static const struct kt_case cases[] = {
+	CASE(t_srq_create_bad_handles),
+	CASE(t_srq_create_bad_attr),
+	CASE(t_srq_create_attributes_at_least_requested),
+	CASE(t_srq_create_nondefault_lw_fires_at_once),
+	CASE(t_srq_create_mt_safe),
+	CASE(t_srq_query_worked_example),
+	CASE(t_srq_query_bad_args),
+	CASE(t_srq_post_recv_bad_args),
+	CASE(t_srq_post_recv_pz_mismatch_is_protection_violation),
+	CASE(t_srq_post_recv_privileges),
+	CASE(t_srq_completion_names_dequeuing_ep_and_cookie),
+	CASE(t_srq_post_recv_fills_segments_in_order),
+	CASE(t_srq_post_recv_valid_in_error_free_states),
+	CASE(t_srq_no_buffer_behaves_like_empty_recv_queue),
+	CASE(t_srq_resize_refuses_below_outstanding),
+	CASE(t_srq_resize_refuses_below_watermark),
+	CASE(t_srq_resize_bad_args),
+	CASE(t_srq_resize_under_traffic_loses_nothing),
+	CASE(t_srq_set_lw_fires_once_per_arming),
+	CASE(t_srq_set_lw_bad_args),
+	CASE(t_srq_free_refused_while_ep_uses_it),
+	CASE(t_ep_with_srq_created_unconnected_with_exact_attrs),
+	CASE(t_ep_with_srq_bad_args),
+	CASE(t_ep_with_srq_refuses_ep_post_recv),
+	CASE(t_ep_with_srq_completion_flag_rules),
+	CASE(t_ep_with_srq_pz_may_differ),
+	CASE(t_srq_per_connection_order_many_eps),
+	CASE(t_srq_flush_on_disconnect_and_exactly_once),
+	CASE(t_srq_peer_disconnect_reports_disconnected),
+	CASE(t_ia_reports_srq_attributes),
+	CASE(t_handles_wrong_type_and_stale),
+};
+
+static void run_case(const struct kt_case *c)
+{
+	cur_test = c->name;
+	cur_failed = false;
+	c->fn();
+	/* whatever the case made must be gone once it closed its IAs */
+	if (!cur_failed && !WAIT_FOR(kdat_live_objects() == 0)) {
+		pr_err("kdat_test: not ok %s: leak: %ld live objects\n",
+		       c->name, kdat_live_objects());
+		cur_failed = true;
+	}
+	if (cur_failed) {
+		failed++;
+	} else {
+		passed++;
+		pr_info("kdat_test: ok %s\n", c->name);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Device removal (mode=catastrophe)                                   */
+
+static struct task_struct *cat_task;
+
+static int catastrophe_thread(void *unused)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct side x = {};
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_EVENT ev;
+	DAT_LMR_TRIPLET t;
+	DAT_PZ_HANDLE pz;
+
+	cur_test = "ia_catastrophic_on_device_removal";
+	CHECK(!side_open(&x, dev_ia, 4096), "open %s", dev_ia);
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	t = seg(&x, 0, 64);
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
+	pr_info("kdat_test: catastrophe: ready, remove %s now\n", dev_ia);
+	/* the script deletes the device; wait for the consumer's event */
+	while (dat_evd_dequeue(x.async_evd, &ev) != DAT_SUCCESS) {
+		if (kthread_should_stop())
+			goto out;
+		msleep(10);
+	}
+	CHECK(ev.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC, "event %x",
+	      ev.event_number);
+	/* later calls fail cleanly */
+	CHECK(dat_srq_post_recv(srq, 1, &t, cookie(2)) != DAT_SUCCESS,
+	      "post on a dead IA");
+	CHECK(dat_pz_create(x.ia, &pz) != DAT_SUCCESS, "create on a dead IA");
+	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &(DAT_SRQ_PARAM){}));
+	/* and freeing works, in order */
+	CHECK_OK(dat_ep_free(ep));
+	CHECK_OK(dat_srq_free(srq));
+	side_close(&x);
+	CHECK(kdat_live_objects() == 0, "leak: %ld", kdat_live_objects());
+	passed++;
+	pr_info("kdat_test: ok %s\n", cur_test);
+	pr_info("kdat_test: %d passed, %d failed\n", passed, failed);
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+out:
+	side_close(&x);
+	failed++;
+	pr_info("kdat_test: %d passed, %d failed\n", passed, failed);
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+static int __init kdat_test_init(void)
+{
+	int i;
+
+	if (!strcmp(mode, "catastrophe")) {
+		cat_task = kthread_run(catastrophe_thread, NULL, "kdat_cat");
+		return PTR_ERR_OR_ZERO(cat_task);
+	}
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		if (!*only || strstr(cases[i].name, only))
+			run_case(&cases[i]);
+	pr_info("kdat_test: %d passed, %d failed\n", passed, failed);
+	return 0;
+}
+
+static void __exit kdat_test_exit(void)
+{
+	if (cat_task)
+		kthread_stop(cat_task);
+}
+
+module_init(kdat_test_init);
+module_exit(kdat_test_exit);
+MODULE_DESCRIPTION("kdat kernel-consumer tests for the DAT SRQ man pages");
+MODULE_LICENSE("Dual BSD/GPL");

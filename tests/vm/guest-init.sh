@@ -1,0 +1,117 @@
+#!/bin/bash
+# guest-init.sh - runs inside the QEMU guest as PID 1, right after the rig
+# initramfs chrooted into the overlay of the host root (see guest-run.sh).
+# Sets up the system and Soft-RoCE, runs the test command, writes its status
+# and the kernel log to the shared OUTDIR, and powers the guest off.
+#
+# Inputs (environment, set by the initramfs from the kernel command line):
+#   RIG_OUT          absolute host path of OUTDIR; the 9p tag "rigout" is
+#                    mounted there; OUTDIR/.rig-cmd holds argv, NUL-separated
+#   RIG_CWD          directory to run the command in
+#   RIG_CMD_TIMEOUT  seconds the command may run (0 or empty: no limit)
+set -euo pipefail
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
+umask 022
+
+log() { echo "guest-init: $*" >&2; }
+
+# As PID 1 we must never just exit (the kernel would panic and the host would
+# only see a missing status).  Whatever happens, record what we can and power
+# off.  A failure of the rig itself is reported as status 125.
+STATUS=125
+OUT_MOUNTED=0
+finish() {
+	trap - EXIT
+	set +e
+	if [[ $OUT_MOUNTED == 1 ]]; then
+		dmesg >"$RIG_OUT/dmesg.txt"
+		echo "$STATUS" >"$RIG_OUT/status"
+	fi
+	sync
+	# sysrq 'o' powers off at once (no init system to ask); with
+	# -no-reboot QEMU then exits.
+	echo o >/proc/sysrq-trigger
+	sleep 10
+	busybox poweroff -f
+}
+trap finish EXIT
+
+# --- filesystems -------------------------------------------------------------
+# Every exec of a dynamically linked host binary costs ~0.1 s under TCG (its
+# libraries come over 9p), so the plain mounts use the static busybox and
+# the checks use bash builtins.
+bb() { busybox "$@"; }
+# /tmp and /run fresh: the host's are visible through the overlay otherwise.
+bb mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
+bb mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
+bb mkdir -p /dev/pts /dev/shm
+bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+bb mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
+bb mount -t debugfs debugfs /sys/kernel/debug
+# devtmpfs lacks these (udev makes them normally); bash <(...) needs /dev/fd.
+bb ln -sfn /proc/self/fd /dev/fd
+bb ln -sfn /proc/self/fd/0 /dev/stdin
+bb ln -sfn /proc/self/fd/1 /dev/stdout
+bb ln -sfn /proc/self/fd/2 /dev/stderr
+# OUTDIR last: if it lives under /tmp or /run it must sit on top of the
+# tmpfs mounted above.  No cache: every write goes straight to the host.
+bb mkdir -p "$RIG_OUT"
+bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rigout "$RIG_OUT"
+OUT_MOUNTED=1
+mapfile -d '' -t CMD <"$RIG_OUT/.rig-cmd"
+[[ ${#CMD[@]} -gt 0 ]] || { log "empty command"; exit 1; }
+echo rig-guest >/proc/sys/kernel/hostname
+
+# --- Soft-RoCE -----------------------------------------------------------------
+# crc32_generic first: without it rdma_rxe cannot init its crc32 transform and
+# "rdma link add" fails with err -2.  udp_tunnel etc. come in as dependencies.
+# configfs (rdma_cm's configfs interface) and veth in the same modprobe run:
+# one exec instead of several.
+modprobe -a configfs veth crc32_generic ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
+bb mount -t configfs configfs /sys/kernel/config
+
+# Two "hosts" on one veth pair, both in the init namespace (in-kernel rdma_cm
+# consumers live there).  iproute2's ip is needed: busybox ip has no veth.
+ip -batch - <<'IP'
+link set lo up
+link add v0 type veth peer name v1
+addr add 192.0.2.1/24 dev v0
+addr add 192.0.2.2/24 dev v1
+link set v0 up
+link set v1 up
+IP
+rdma link add rxe0 type rxe netdev v0
+rdma link add rxe1 type rxe netdev v1
+# Both addresses are local to this namespace: without this, rxe1 -> rxe0
+# traffic is routed over lo and lost (README.md, "rxe1 -> rxe0").
+"$(dirname "$0")/rxe-pair-routing.sh" on
+
+# Bounded wait (5 s) for both ports to be ACTIVE; veth carrier comes up
+# asynchronously.  Read sysfs with builtins: no exec per poll.
+port_active() { local s; read -r s <"/sys/class/infiniband/$1/ports/1/state" && [[ $s == *ACTIVE* ]]; }
+for ((i = 0; i < 50; i++)); do
+	port_active rxe0 && port_active rxe1 && break
+	busybox sleep 0.1
+done
+if ! { port_active rxe0 && port_active rxe1; }; then
+	rdma link show >&2 || true
+	log "rxe ports did not become ACTIVE"
+	exit 1
+fi
+
+# --- the command -------------------------------------------------------------
+cd "$RIG_CWD"
+TO=()
+# timeout(1) so that a hung test still leaves a status (124) and dmesg.txt
+# before the host kills the VM.
+if [[ ${RIG_CMD_TIMEOUT:-0} =~ ^[0-9]+$ && ${RIG_CMD_TIMEOUT:-0} -gt 0 ]]; then
+	TO=(timeout -k 5 "$RIG_CMD_TIMEOUT")
+fi
+set +e
+"${TO[@]}" "${CMD[@]}" </dev/null
+STATUS=$?
+set -e
+[[ $STATUS == 124 ]] && log "command timed out after ${RIG_CMD_TIMEOUT}s"
+exit 0 # finish() records STATUS and powers off

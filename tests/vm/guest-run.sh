@@ -1,0 +1,309 @@
+#!/bin/bash
+# guest-run.sh - run one command as root inside a throwaway QEMU guest that
+# boots the installed Debian kernel and sees the host's own root filesystem
+# (read-only 9p + tmpfs overlay), with Soft-RoCE devices rxe0/rxe1 set up by
+# tests/vm/guest-init.sh.  The host kernel cannot load modules, so every test
+# that needs a kernel module goes through here.  See tests/vm/README.md.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: tests/vm/guest-run.sh [-o OUTDIR] [-t TIMEOUT_SECONDS] [-m MEM] [-k] [-q] -- COMMAND [ARGS...]
+
+  -o OUTDIR   host directory shared read-write with the guest at the same
+              absolute path (default: <repo>/build/vm/out); receives
+              console.log, dmesg.txt and status
+  -t SECONDS  wall-clock limit for the whole VM run, boot included (default 300)
+  -m MEM      guest memory, QEMU syntax (default 2048, i.e. MiB)
+  -k          skip the kernel-log check (check-kernel-log.sh) - debugging only
+  -q          do not echo the guest console on stdout (still in console.log)
+
+The command runs as root in the guest, in the current directory, with stdin
+from /dev/null.  Exit status: the command's own, or
+  124  no status came back (timeout, guest crash, rig failure in the guest)
+  125  the rig itself failed on the host (bad usage, no kernel, no qemu...)
+  99   the command succeeded but the kernel log has BUG/WARNING/Oops/...
+Environment: KVER selects the kernel version (default: newest directory in
+/lib/modules that has a matching /boot/vmlinuz-<ver>).
+EOF
+}
+
+die() { echo "guest-run: $*" >&2; exit 125; }
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
+BUILD_DIR=$REPO_ROOT/build/vm
+
+OUTDIR=$BUILD_DIR/out
+TIMEOUT=300
+MEM=2048
+CHECK_LOG=1
+QUIET=0
+while getopts ":o:t:m:kqh" opt; do
+	case $opt in
+	o) OUTDIR=$OPTARG ;;
+	t) TIMEOUT=$OPTARG ;;
+	m) MEM=$OPTARG ;;
+	k) CHECK_LOG=0 ;;
+	q) QUIET=1 ;;
+	h) usage; exit 0 ;;
+	:) usage >&2; die "option -$OPTARG needs an argument" ;;
+	*) usage >&2; die "unknown option -$OPTARG" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[[ $# -ge 1 ]] || { usage >&2; die "no command given"; }
+[[ $TIMEOUT =~ ^[0-9]+$ && $TIMEOUT -gt 0 ]] || die "bad timeout: $TIMEOUT"
+
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+# The initramfs has no libc, so busybox must be the static build (ldd fails
+# on a static binary).
+BUSYBOX=""
+for b in /bin/busybox /usr/bin/busybox; do
+	if [[ -x $b ]] && ! ldd "$b" >/dev/null 2>&1; then BUSYBOX=$b; break; fi
+done
+[[ -n $BUSYBOX ]] || die "a static busybox is needed (apt-get install busybox-static)"
+
+# --- kernel: the Debian one that has both modules and a bootable image -----
+# Never hard-code the ABI number: it changes with every Debian kernel update.
+find_kver() {
+	if [[ -n ${KVER:-} ]]; then
+		[[ -d /lib/modules/$KVER && -f /boot/vmlinuz-$KVER ]] ||
+			die "KVER=$KVER: need /lib/modules/$KVER and /boot/vmlinuz-$KVER"
+		echo "$KVER"
+		return
+	fi
+	local d v best=""
+	for d in /lib/modules/*/; do
+		v=$(basename "$d")
+		[[ -f /boot/vmlinuz-$v && -f $d/modules.dep ]] || continue
+		best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n1)
+	done
+	[[ -n $best ]] || die "no /lib/modules/<ver> with a matching /boot/vmlinuz-<ver> (apt-get install linux-image-amd64)"
+	echo "$best"
+}
+KVER=$(find_kver)
+VMLINUZ=/boot/vmlinuz-$KVER
+
+# --- initramfs: busybox + the few modules needed to reach the 9p root ------
+# Top-level modules; modprobe --show-depends expands them, dependencies first
+# (virtio_ring virtio virtio_pci_* virtio_pci 9pnet 9pnet_virtio netfs
+# fscache 9p overlay on Debian 6.1).
+INITRAMFS_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+
+module_paths() {
+	modprobe -S "$KVER" --show-depends -a "${INITRAMFS_MODULES[@]}" |
+		awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+}
+
+# The init script of the initramfs (busybox sh, PID 1).  It is kept here so
+# that the cache key below covers it.
+read -r -d '' RIG_INIT_SH <<'EOF' || true
+#!/bin/busybox sh
+# PID 1 of the rig initramfs: load 9p/overlay, mount the host root read-only
+# with a tmpfs overlay on top, and hand over to guest-init.sh in the host's
+# own Debian userland.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+fail() {
+	echo "rig-init: FATAL: $*" >/dev/console
+	echo o >/proc/sysrq-trigger
+	sleep 10
+	poweroff -f
+}
+
+for m in $(cat /lib/rig-modules/order); do
+	insmod "/lib/rig-modules/$m" || fail "insmod $m failed"
+done
+
+# Parameters come base64-encoded on the kernel command line (paths may hold
+# spaces).  Read them before /proc is moved away.
+param() {
+	for w in $(cat /proc/cmdline); do
+		case $w in "$1="*) echo "${w#*=}" | base64 -d; return ;; esac
+	done
+}
+RIG_INIT=$(param rig_init)
+RIG_CWD=$(param rig_cwd)
+RIG_OUT=$(param rig_out)
+RIG_CMD_TIMEOUT=$(param rig_cmd_timeout)
+[ -n "$RIG_INIT" ] && [ -n "$RIG_OUT" ] || fail "rig_init/rig_out missing on the kernel command line"
+
+mkdir -p /lower /rw /newroot
+# cache=loose: the lower root does not change during a run, and caching
+# cuts the cost of exec'ing host binaries over 9p noticeably.
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /lower ||
+	fail "cannot mount the host root over 9p"
+mount -t tmpfs -o mode=0755 rw /rw
+mkdir -p /rw/upper /rw/work
+mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
+	fail "cannot mount the overlay root"
+for d in proc sys dev; do
+	mount --move "/$d" "/newroot/$d" || fail "cannot move /$d"
+done
+export RIG_CWD RIG_OUT RIG_CMD_TIMEOUT
+exec chroot /newroot /bin/bash "$RIG_INIT"
+EOF
+
+build_initramfs() {
+	local out=$1 stage mods m src name
+	mapfile -t mods < <(module_paths)
+	[[ ${#mods[@]} -gt 0 ]] || die "modprobe found none of ${INITRAMFS_MODULES[*]} for $KVER"
+
+	# Cache key: everything the image is made of.
+	local key
+	key=$({
+		echo "kver=$KVER"
+		sha256sum "$BUSYBOX"
+		printf '%s\n' "$RIG_INIT_SH" | sha256sum
+		for m in "${mods[@]}"; do stat -c '%n %s %Y' "$m"; done
+	} | sha256sum | cut -d' ' -f1)
+	if [[ -f $out && -f $out.key && $(cat "$out.key") == "$key" ]]; then
+		return
+	fi
+
+	echo "guest-run: building initramfs for $KVER" >&2
+	mkdir -p "$BUILD_DIR"
+	stage=$(mktemp -d "$BUILD_DIR/initramfs.stage.XXXXXX")
+	# shellcheck disable=SC2064 # expand $stage now
+	trap "rm -rf '$stage'" RETURN
+	mkdir -p "$stage"/{bin,dev,proc,sys,lib/rig-modules}
+	cp "$BUSYBOX" "$stage/bin/busybox"
+	printf '%s\n' "$RIG_INIT_SH" >"$stage/init"
+	chmod 0755 "$stage/init"
+	: >"$stage/lib/rig-modules/order"
+	for src in "${mods[@]}"; do
+		# busybox insmod takes plain .ko only: decompress here, whatever
+		# compression the Debian kernel uses for its modules.
+		name=$(basename "$src")
+		case $src in
+		*.ko) cp "$src" "$stage/lib/rig-modules/$name" ;;
+		*.ko.xz) name=${name%.xz}; xz -dc "$src" >"$stage/lib/rig-modules/$name" ;;
+		*.ko.zst) name=${name%.zst}; zstd -qdc "$src" >"$stage/lib/rig-modules/$name" ;;
+		*.ko.gz) name=${name%.gz}; gzip -dc "$src" >"$stage/lib/rig-modules/$name" ;;
+		*) die "unknown module format: $src" ;;
+		esac
+		echo "$name" >>"$stage/lib/rig-modules/order"
+	done
+	# Write to a temp name and rename: concurrent runs never see half a file.
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --quiet | gzip -1) >"$out.tmp.$$"
+	mv -f "$out.tmp.$$" "$out"
+	echo "$key" >"$out.key"
+}
+
+INITRAMFS=$BUILD_DIR/initramfs-$KVER.cpio.gz
+build_initramfs "$INITRAMFS"
+
+# --- kernel image: prefer the uncompressed vmlinux, booted through PVH ------
+# Debian's bzImage is XZ-compressed; its decompressor runs ~4 s under TCG at
+# every boot.  QEMU boots an uncompressed ELF vmlinux directly through its
+# PVH entry point (CONFIG_PVH=y), so unpack the payload once and cache it.
+# Any failure falls back to the bzImage, which is only slower.
+extract_vmlinux() {
+	local out=$1 key off magic
+	key=$(stat -c '%n %s %Y' "$VMLINUZ")
+	if [[ -s $out && -f $out.key && $(cat "$out.key") == "$key" ]]; then
+		return 0
+	fi
+	grep -qx 'CONFIG_PVH=y' "/boot/config-$KVER" 2>/dev/null || return 1
+	local -A unpack=(
+		['\xFD\x37\x7A\x58\x5A\x00']='xz -dc --single-stream'
+		['\x28\xB5\x2F\xFD']='zstd -qdc'
+		['\x1F\x8B\x08']='gzip -dc'
+	)
+	for magic in "${!unpack[@]}"; do
+		off=$(LC_ALL=C grep -obUaP "$magic" "$VMLINUZ" 2>/dev/null | head -n1 | cut -d: -f1) || true
+		[[ -n $off ]] || continue
+		# Trailing data after the stream makes gzip/zstd complain: judge
+		# the result by its ELF magic, not by the exit status.
+		tail -c +$((off + 1)) "$VMLINUZ" | ${unpack[$magic]} >"$out.tmp.$$" 2>/dev/null || true
+		if [[ $(head -c4 "$out.tmp.$$" | od -An -tx1 | tr -d ' ') == 7f454c46 ]]; then
+			mv -f "$out.tmp.$$" "$out"
+			echo "$key" >"$out.key"
+			return 0
+		fi
+		rm -f "$out.tmp.$$"
+	done
+	return 1
+}
+KERNEL_IMAGE=$VMLINUZ
+if extract_vmlinux "$BUILD_DIR/vmlinux-$KVER"; then
+	KERNEL_IMAGE=$BUILD_DIR/vmlinux-$KVER
+else
+	echo "guest-run: note: booting the compressed $VMLINUZ (slower)" >&2
+fi
+
+# --- the run ---------------------------------------------------------------
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd -P)
+CWD=$(pwd -P)
+# Clear our own result files only: the command may keep other output here.
+rm -f "$OUTDIR/status" "$OUTDIR/dmesg.txt" "$OUTDIR/console.log" "$OUTDIR/.rig-cmd"
+# argv, NUL-separated: survives any quoting; the guest reads it with mapfile.
+printf '%s\0' "$@" >"$OUTDIR/.rig-cmd"
+
+# Let the guest stop the command itself a little before the host kills the
+# VM, so that a hung test still leaves dmesg.txt and a status (124) behind.
+# The margin covers boot (~5-10 s under TCG) and shutdown.
+CMD_TIMEOUT=$((TIMEOUT > 60 ? TIMEOUT - 30 : TIMEOUT / 2))
+
+b64() { printf '%s' "$1" | base64 -w0; }
+APPEND="console=ttyS0 loglevel=5 panic=-1 log_buf_len=8M"
+# Neither hardware nor its security boundaries exist here; the mitigations
+# only slow TCG down.  tsc/timer checks are unreliable under emulation.
+APPEND+=" mitigations=off tsc=reliable no_timer_check"
+APPEND+=" rig_init=$(b64 "$SCRIPT_DIR/guest-init.sh") rig_cwd=$(b64 "$CWD")"
+APPEND+=" rig_out=$(b64 "$OUTDIR") rig_cmd_timeout=$(b64 "$CMD_TIMEOUT")"
+
+if [[ $QUIET == 1 ]]; then
+	CONSOLE=(-chardev "file,id=con,path=$OUTDIR/console.log")
+else
+	# stdio for the live view, logfile for the record; signal=on keeps
+	# Ctrl-C meaning "kill the VM".
+	CONSOLE=(-chardev "stdio,id=con,signal=on,logfile=$OUTDIR/console.log")
+fi
+
+# KVM is present on these machines but a KVM boot hangs (no nested
+# virtualisation), so TCG is used unconditionally.
+QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -nographic -no-reboot -nic none
+	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$APPEND"
+	"${CONSOLE[@]}" -serial chardev:con -monitor none
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$OUTDIR,mount_tag=rigout,security_model=none,multidevs=remap")
+
+start=$(date +%s)
+set +e
+# --foreground: qemu stays in our process group, so Ctrl-C reaches it.
+timeout --foreground -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null
+qemu_rc=$?
+set -e
+elapsed=$(($(date +%s) - start))
+
+if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
+	echo "guest-run: TIMEOUT: VM killed after ${TIMEOUT}s (see $OUTDIR/console.log)" >&2
+	exit 124
+fi
+if [[ ! -s $OUTDIR/status ]]; then
+	echo "guest-run: FAILED: guest wrote no status (qemu exit $qemu_rc after ${elapsed}s); see $OUTDIR/console.log" >&2
+	exit 124
+fi
+status=$(tr -d '[:space:]' <"$OUTDIR/status")
+[[ $status =~ ^[0-9]+$ ]] || { echo "guest-run: FAILED: bad status '$status'" >&2; exit 124; }
+echo "guest-run: command exited $status (VM ${elapsed}s, kernel $KVER)" >&2
+
+if [[ $CHECK_LOG == 1 ]]; then
+	if [[ ! -f $OUTDIR/dmesg.txt ]]; then
+		echo "guest-run: FAILED: no dmesg.txt from the guest" >&2
+		exit 124
+	fi
+	if ! "$SCRIPT_DIR/check-kernel-log.sh" "$OUTDIR/dmesg.txt" >&2; then
+		echo "guest-run: kernel log is dirty: $OUTDIR/dmesg.txt" >&2
+		[[ $status == 0 ]] && exit 99
+	fi
+fi
+exit "$status"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# rxe-pair-check.sh [--baseline] - inside the guest (via guest-run.sh), check
+# which rxe0/rxe1 pairs can talk, with raw verbs (perftest, GID index 1 =
+# the IPv4 GID) and with rdma_cm (rping, perftest -R).  Per-device packet
+# counters show which rxe device really carried each test, because rdma_cm
+# silently falls back to rxe0 loopback when it routes a connection over lo.
+#
+#   tests/vm/guest-run.sh -- tests/vm/rxe-pair-check.sh
+#   tests/vm/guest-run.sh -t 900 -- tests/vm/rxe-pair-check.sh --baseline
+#
+# --baseline first runs the matrix with rxe-pair-routing.sh turned off (the
+# plain kernel configuration), then again with it on, as guest-init.sh sets.
+# Exit status: non-zero if a case that must work with the routing on fails.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+A=192.0.2.1 # v0 / rxe0
+B=192.0.2.2 # v1 / rxe1
+LOG=$(mktemp -d)
+# perftest needs no big queues here; 1000 SRQ sends of 64 bytes on 4 QPs.
+PT=(--use-srq -q 4 -s 64 -n 1000)
+
+ctr() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+snap() { echo "$(ctr rxe0 sent_pkts) $(ctr rxe0 rcvd_pkts) $(ctr rxe1 sent_pkts) $(ctr rxe1 rcvd_pkts)"; }
+
+# Wait (bounded) until a server is ready: a TCP listener on port $1 for
+# perftest's out-of-band exchange, or any rdma_cm listener for "cm".
+wait_ready() {
+	local i
+	for i in $(seq 100); do
+		if [[ $1 == cm ]]; then
+			rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN' && return 0
+		else
+			ss -Hltn "sport = :$1" | grep -q . && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+FAILED=()
+# case NAME MUST(yes/no) READY SERVER-CMD... -- CLIENT-CMD...
+run_case() {
+	local name=$1 must=$2 ready=$3
+	shift 3
+	local srv=() cli=()
+	while [[ $1 != -- ]]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	local before after spid src crc
+	before=$(snap)
+	# stdbuf: a killed perftest must not take its buffered output along.
+	timeout 60 stdbuf -oL "${srv[@]}" >"$LOG/srv" 2>&1 &
+	spid=$!
+	if ! wait_ready "$ready"; then
+		echo "  (server not ready after 10 s)" >>"$LOG/srv"
+	fi
+	set +e
+	timeout 40 stdbuf -oL "${cli[@]}" >"$LOG/cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	set -e
+	after=$(snap)
+	local d
+	d=$(paste -d' ' <(tr ' ' '\n' <<<"$before") <(tr ' ' '\n' <<<"$after") |
+		awk '{ printf "%s ", $2 - $1 }')
+	read -r s0 r0 s1 r1 <<<"$d"
+	local verdict=ok
+	[[ $crc == 0 && $src == 0 ]] || verdict=FAIL
+	printf '%-44s %-4s client=%-3s server=%-3s rxe0 sent/rcvd %6s/%-6s rxe1 sent/rcvd %6s/%-6s\n' \
+		"$name" "$verdict" "$crc" "$src" "$s0" "$r0" "$s1" "$r1"
+	if [[ $verdict != ok ]]; then
+		sed 's/^/    server: /' "$LOG/srv" | tail -n 4
+		sed 's/^/    client: /' "$LOG/cli" | tail -n 4
+		[[ $must == yes ]] && FAILED+=("$name")
+	fi
+	return 0
+}
+
+matrix() {
+	local must=$1
+	run_case "verbs  rxe1 -> rxe0 (perftest -x 1)" "$must" 18515 \
+		ib_send_bw -d rxe0 -x 1 "${PT[@]}" -- ib_send_bw -d rxe1 -x 1 "${PT[@]}" $A
+	run_case "verbs  rxe0 -> rxe1 (perftest -x 1)" "$must" 18515 \
+		ib_send_bw -d rxe1 -x 1 "${PT[@]}" -- ib_send_bw -d rxe0 -x 1 "${PT[@]}" $B
+	run_case "cm     rping -I $B -> $A" "$must" cm \
+		rping -s -a $A -C 10 -- rping -c -a $A -C 10 -I $B
+	run_case "cm     rping -I $A -> $B" "$must" cm \
+		rping -s -a $B -C 10 -- rping -c -a $B -C 10 -I $A
+	run_case "cm     perftest -R --source_ip $B -> $A" "$must" cm \
+		ib_send_bw -d rxe0 -R "${PT[@]}" -- ib_send_bw -d rxe1 -R "${PT[@]}" --source_ip $B $A
+	# Loopback and unbound sources always stay on the local table.
+	run_case "cm     rping -I $A -> $A (loopback)" yes cm \
+		rping -s -a $A -C 10 -- rping -c -a $A -C 10 -I $A
+	run_case "cm     rping (no -I) -> $A" yes cm \
+		rping -s -a $A -C 10 -- rping -c -a $A -C 10
+	run_case "cm     perftest -R -d rxe1 (no source) -> $A" yes cm \
+		ib_send_bw -d rxe0 -R "${PT[@]}" -- ib_send_bw -d rxe1 -R "${PT[@]}" $A
+}
+
+if [[ ${1:-} == --baseline ]]; then
+	echo "== routing: kernel default (rxe-pair-routing.sh off)"
+	"$HERE/rxe-pair-routing.sh" off
+	ip route get $A from $B | head -n1
+	matrix no
+	"$HERE/rxe-pair-routing.sh" on
+fi
+echo "== routing: as set by guest-init.sh (rxe-pair-routing.sh on)"
+ip route get $A from $B | head -n1
+matrix yes
+rm -rf "$LOG"
+if [[ ${#FAILED[@]} -gt 0 ]]; then
+	printf 'rxe-pair-check: FAILED: %s\n' "${FAILED[@]}"
+	exit 1
+fi
+echo "rxe-pair-check: all required cases passed"
