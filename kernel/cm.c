@@ -19,8 +19,25 @@
 #include "kdat_core.h"
 
 #define KDAT_CM_TIMEOUT_MS	5000
-#define KDAT_REQ_PDATA_MAX	56	/* IB CM REQ private data after rdma_cm */
-#define KDAT_REP_PDATA_MAX	196
+/*
+ * IB CM carries fixed-size private data areas, so the receiver cannot tell
+ * how much the sender meant.  The provider prefixes one length byte, so a
+ * CR and a connection event report exactly the consumer's bytes.
+ */
+#define KDAT_REQ_PDATA_MAX	55	/* 56 bytes of REQ data after rdma_cm */
+#define KDAT_REP_PDATA_MAX	195	/* 196 bytes of REP data */
+
+/* Unwrap length-prefixed private data; returns the consumer's length. */
+static u8 kdat_pdata_unwrap(const void *p, u8 len, const u8 **data)
+{
+	const u8 *b = p;
+
+	*data = NULL;
+	if (!b || !len || !b[0])
+		return 0;
+	*data = b + 1;
+	return min_t(u8, b[0], len - 1);
+}
 
 static void kdat_conn_event(struct kdat_evd *evd, DAT_EVENT_NUMBER num,
 			    struct kdat_ep *ep)
@@ -45,10 +62,12 @@ void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 
 static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
 {
-	len = min_t(size_t, len, sizeof(ep->private_data));
-	if (p && len)
-		memcpy(ep->private_data, p, len);
-	ep->private_data_size = p ? len : 0;
+	const u8 *data;
+
+	len = kdat_pdata_unwrap(p, len, &data);
+	if (len)
+		memcpy(ep->private_data, data, len);
+	ep->private_data_size = len;
 }
 
 /* Move the EP to @state and report @num; false if already disconnected. */
@@ -84,6 +103,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			    struct rdma_cm_event *e)
 {
 	struct rdma_conn_param cp = {};
+	u8 wire[KDAT_REQ_PDATA_MAX + 1];
 	bool passive;
 	u8 rej_len;
 	int ret;
@@ -105,8 +125,10 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
 			break;
 		}
-		cp.private_data = ep->private_data;
-		cp.private_data_len = ep->private_data_size;
+		wire[0] = ep->private_data_size;
+		memcpy(wire + 1, ep->private_data, ep->private_data_size);
+		cp.private_data = wire;
+		cp.private_data_len = ep->private_data_size + 1;
 		cp.responder_resources = ep->attr.max_rdma_read_in;
 		cp.initiator_depth = ep->attr.max_rdma_read_out;
 		cp.retry_count = 7;
@@ -149,6 +171,8 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			     DAT_CONNECTION_EVENT_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		/* answer the peer's DREQ (DREP) so its side completes too */
+		rdma_disconnect(id);
 		ep->private_data_size = 0;
 		kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
 		break;
@@ -178,6 +202,7 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	struct kdat_ia *ia = psp->obj.ia;
 	DAT_EVENT ev = {};
 	struct kdat_cr *cr;
+	const u8 *data;
 	u8 len;
 
 	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST || kdat_ia_dead(ia))
@@ -194,9 +219,10 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
 	cr->remote_port = ntohs(((struct sockaddr_in *)
 				 &id->route.addr.dst_addr)->sin_port);
-	len = min_t(u8, e->param.conn.private_data_len, KDAT_REQ_PDATA_MAX);
-	if (e->param.conn.private_data && len) {
-		memcpy(cr->private_data, e->param.conn.private_data, len);
+	len = kdat_pdata_unwrap(e->param.conn.private_data,
+				e->param.conn.private_data_len, &data);
+	if (len) {
+		memcpy(cr->private_data, data, len);
 		cr->private_data_size = len;
 	}
 	if (kdat_obj_publish(&cr->obj)) {
@@ -277,6 +303,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 					  obj);
 	struct kdat_ia *ia = cr->obj.ia;
 	struct rdma_conn_param cp = {};
+	u8 wire[KDAT_REP_PDATA_MAX + 1];
 	struct rdma_cm_id *id;
 	struct kdat_obj *o;
 	struct kdat_ep *ep;
@@ -322,8 +349,11 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;
 	}
-	cp.private_data = pdata;
-	cp.private_data_len = pdata_size;
+	wire[0] = pdata_size;
+	if (pdata_size)
+		memcpy(wire + 1, pdata, pdata_size);
+	cp.private_data = wire;
+	cp.private_data_len = pdata_size + 1;
 	cp.responder_resources = ep->attr.max_rdma_read_in;
 	cp.initiator_depth = ep->attr.max_rdma_read_out;
 	cp.retry_count = 7;

@@ -10,6 +10,11 @@
  * create, so posting never allocates.  Send and non-SRQ receive queues
  * complete in order, so the rings are plain FIFOs.  All WRs are signalled;
  * DAT_COMPLETION_SUPPRESS_FLAG only hides the event of a successful one.
+ *
+ * An SRQ EP's QP lives in the SRQ's ib_pd even when the consumer gave the
+ * EP another PZ (srq_ep_pz_difference_supported): devices such as rxe
+ * check receive lkeys against the QP's PD.  The EP's own PZ still governs
+ * what it may send, checked by the provider on every post.
  */
 #include <linux/slab.h>
 
@@ -442,8 +447,10 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 	int ret;
 
 	while (r->posted != r->head) {
-		u32 i = r->posted % r->size;
+		u32 i = r->posted % r->size, k;
 
+		for (k = 0; k < r->wr[i].nsge; k++)
+			r->sge[i * r->iov + k].lkey = ep->qp->pd->local_dma_lkey;
 		wr.wr_cqe = &r->wr[i].cqe;
 		wr.sg_list = &r->sge[i * r->iov];
 		wr.num_sge = r->wr[i].nsge;
@@ -489,7 +496,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.qp_type = IB_QPT_RC;
 	if (ep->srq && !qa.srq)
 		return -ENODEV;
-	ret = rdma_create_qp(id, ep->pz->pd, &qa);
+	ret = rdma_create_qp(id, ep->srq ? ep->srq->pz->pd : ep->pz->pd, &qa);
 	if (ret) {
 		if (ep->own_cq) {
 			ib_free_cq(ep->own_cq);
@@ -750,6 +757,9 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;
 	}
+	/* lkeys come from the QP's PD, read while the QP surely exists */
+	for (i = 0; i < n; i++)
+		sge[i].lkey = ep->qp->pd->local_dma_lkey;
 	w = &ep->sq.wr[ep->sq.head % ep->sq.size];
 	w->cookie = cookie;
 	w->length = (u32)len;

@@ -389,7 +389,8 @@ static void kdat_fill_provider_attr(struct kdat_ia *ia, DAT_PROVIDER_ATTR *p)
 					DAT_COMPLETION_SUPPRESS_FLAG |
 					DAT_COMPLETION_UNSIGNALLED_FLAG;
 	p->is_thread_safe = DAT_TRUE;
-	p->max_private_data_size = 56;	/* IB CM REQ minus the rdma_cm header */
+	/* IB CM REQ data minus rdma_cm's header and our length byte */
+	p->max_private_data_size = 55;
 	p->supports_multipath = DAT_FALSE;
 	p->ep_creator = DAT_PSP_CREATES_EP_NEVER;
 	p->upcall_policy = DAT_UPCALL_SINGLE_INSTANCE;

@@ -8,6 +8,9 @@
  * of this IA, the range must lie inside it, the LMR's PZ must match the
  * posting object's PZ (else DAT_PROTECTION_VIOLATION) and its privileges
  * must allow the access (else DAT_PRIVILEGES_VIOLATION).
+ *
+ * The PZ check is the provider's, in software; the SGE's lkey is the
+ * caller's, from the ib_pd the work request's QP or SRQ lives in.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -51,7 +54,6 @@ DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 	}
 	sge->addr = lmr->dma + (va - start);
 	sge->length = (u32)len;
-	sge->lkey = pz->pd->local_dma_lkey;
 out:
 	rcu_read_unlock();
 	return ret;

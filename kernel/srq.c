@@ -327,6 +327,8 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto out;
 	}
+	for (i = 0; i < n; i++)
+		sge[i].lkey = srq->srq->pd->local_dma_lkey;
 	buf = list_first_entry(&srq->free_bufs, struct kdat_srq_buf, node);
 	buf->cookie = cookie;
 	wr.wr_cqe = &buf->cqe;

@@ -204,6 +204,7 @@ static int connect_one(struct pair *p, DAT_EP_HANDLE sep, DAT_EP_HANDLE cep,
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	DAT_CR_PARAM crp;
 	DAT_EVENT ev;
+	DAT_RETURN r;
 
 	sin.sin_addr.s_addr = in_aton(srv_addr);
 	if (!p->psp) {
@@ -211,13 +212,20 @@ static int connect_one(struct pair *p, DAT_EP_HANDLE sep, DAT_EP_HANDLE cep,
 				   DAT_PSP_CONSUMER_FLAG, &p->psp))
 			return -EADDRINUSE;
 	}
-	if (dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+	r = dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
 			   DAT_TIMEOUT_INFINITE, sizeof(tag), &tag,
-			   DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG))
+			   DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
+	if (r) {
+		pr_err("kdat_test: connect: 0x%x\n", r);
 		return -EIO;
+	}
 	if (!next_event(p->s.cr_evd, &ev) ||
-	    ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+	    ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
+		if (dat_evd_dequeue(p->c.conn_evd, &ev) == DAT_SUCCESS)
+			pr_err("kdat_test: client got event 0x%x\n",
+			       ev.event_number);
 		return -ETIMEDOUT;
+	}
 	if (dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle,
 			 DAT_CR_FIELD_ALL, &crp) ||
 	    crp.private_data_size != sizeof(tag) ||
@@ -259,8 +267,11 @@ static int pair_open(struct pair *p, int n, DAT_COUNT depth)
 				  p->c.conn_evd, &a, &p->cep[i]))
 			return -ENOMEM;
 		ret = connect_one(p, p->sep[i], p->cep[i], i);
-		if (ret)
+		if (ret) {
+			pr_err("kdat_test: %s: connect %d failed: %d\n",
+			       cur_test, i, ret);
 			return ret;
+		}
 		p->n++;
 	}
 	return 0;
@@ -329,8 +340,10 @@ static void t_srq_create_bad_attr(void)
 	DAT_SRQ_ATTR sa;
 	struct side x = {};
 	DAT_SRQ_HANDLE srq;
+	long before;
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	before = kdat_live_objects();
 	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia_attr, 0, NULL));
 	CHECK_RET(dat_srq_create(x.ia, x.pz, NULL, &srq),
 		  DAT_INVALID_PARAMETER);
@@ -355,7 +368,7 @@ static void t_srq_create_bad_attr(void)
 	sa = (DAT_SRQ_ATTR){ .max_recv_dtos = 8, .max_recv_iov = 1 };
 	CHECK_RET(dat_srq_create(x.ia, x.pz, &sa, NULL),
 		  DAT_INVALID_PARAMETER);
-	CHECK(kdat_live_objects() == 6, "a refused create left an object");
+	CHECK(kdat_live_objects() == before, "a refused create left an object");
 out:
 	side_close(&x);
 }
