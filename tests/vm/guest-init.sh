@@ -16,6 +16,10 @@ export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 umask 022
 
 log() { echo "guest-init: $*" >&2; }
+if [[ ${RIG_TRACE:-} == 1 ]]; then
+	PS4='+ ${EPOCHREALTIME} '
+	set -x
+fi
 
 # As PID 1 we must never just exit (the kernel would panic and the host would
 # only see a missing status).  Whatever happens, record what we can and power
@@ -86,7 +90,7 @@ rdma link add rxe0 type rxe netdev v0
 rdma link add rxe1 type rxe netdev v1
 # Both addresses are local to this namespace: without this, rxe1 -> rxe0
 # traffic is routed over lo and lost (README.md, "rxe1 -> rxe0").
-"$(dirname "$0")/rxe-pair-routing.sh" on
+"${0%/*}/rxe-pair-routing.sh" on
 
 # Bounded wait (5 s) for both ports to be ACTIVE; veth carrier comes up
 # asynchronously.  Read sysfs with builtins: no exec per poll.

@@ -24,7 +24,8 @@ from /dev/null.  Exit status: the command's own, or
   125  the rig itself failed on the host (bad usage, no kernel, no qemu...)
   99   the command succeeded but the kernel log has BUG/WARNING/Oops/...
 Environment: KVER selects the kernel version (default: newest directory in
-/lib/modules that has a matching /boot/vmlinuz-<ver>).
+/lib/modules that has a matching /boot/vmlinuz-<ver>); RIG_TRACE=1 traces
+guest-init.sh on the console with timestamps.
 EOF
 }
 
@@ -131,6 +132,7 @@ RIG_INIT=$(param rig_init)
 RIG_CWD=$(param rig_cwd)
 RIG_OUT=$(param rig_out)
 RIG_CMD_TIMEOUT=$(param rig_cmd_timeout)
+RIG_TRACE=$(param rig_trace)
 [ -n "$RIG_INIT" ] && [ -n "$RIG_OUT" ] || fail "rig_init/rig_out missing on the kernel command line"
 
 mkdir -p /lower /rw /newroot
@@ -145,7 +147,7 @@ mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay 
 for d in proc sys dev; do
 	mount --move "/$d" "/newroot/$d" || fail "cannot move /$d"
 done
-export RIG_CWD RIG_OUT RIG_CMD_TIMEOUT
+export RIG_CWD RIG_OUT RIG_CMD_TIMEOUT RIG_TRACE
 exec chroot /newroot /bin/bash "$RIG_INIT"
 EOF
 
@@ -259,6 +261,8 @@ APPEND="console=ttyS0 loglevel=5 panic=-1 log_buf_len=8M"
 APPEND+=" mitigations=off tsc=reliable no_timer_check"
 APPEND+=" rig_init=$(b64 "$SCRIPT_DIR/guest-init.sh") rig_cwd=$(b64 "$CWD")"
 APPEND+=" rig_out=$(b64 "$OUTDIR") rig_cmd_timeout=$(b64 "$CMD_TIMEOUT")"
+# RIG_TRACE=1: guest-init.sh traces itself (set -x with timestamps).
+[[ ${RIG_TRACE:-0} == 1 ]] && APPEND+=" rig_trace=$(b64 1)"
 
 if [[ $QUIET == 1 ]]; then
 	CONSOLE=(-chardev "file,id=con,path=$OUTDIR/console.log")

@@ -39,22 +39,24 @@ wait_ready() {
 }
 
 FAILED=()
-# case NAME MUST(yes/no) READY SERVER-CMD... -- CLIENT-CMD...
+# run_case NAME EXPECT READY SERVER-CMD... -- CLIENT-CMD...
+#   EXPECT: where the packets must flow for the case to count as ok:
+#     pair   both rxe0 and rxe1 sent and received (the veth wire)
+#     rxe0   only rxe0 (loopback inside the device), likewise rxe1
+#   READY: see wait_ready.
 run_case() {
-	local name=$1 must=$2 ready=$3
+	local name=$1 expect=$2 ready=$3
 	shift 3
 	local srv=() cli=()
 	while [[ $1 != -- ]]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	local before after spid src crc
+	local before after spid src crc s0 r0 s1 r1
 	before=$(snap)
 	# stdbuf: a killed perftest must not take its buffered output along.
 	timeout 60 stdbuf -oL "${srv[@]}" >"$LOG/srv" 2>&1 &
 	spid=$!
-	if ! wait_ready "$ready"; then
-		echo "  (server not ready after 10 s)" >>"$LOG/srv"
-	fi
+	wait_ready "$ready" || echo "  (server not ready after 10 s)" >>"$LOG/srv"
 	set +e
 	timeout 40 stdbuf -oL "${cli[@]}" >"$LOG/cli" 2>&1
 	crc=$?
@@ -62,41 +64,50 @@ run_case() {
 	src=$?
 	set -e
 	after=$(snap)
-	local d
-	d=$(paste -d' ' <(tr ' ' '\n' <<<"$before") <(tr ' ' '\n' <<<"$after") |
-		awk '{ printf "%s ", $2 - $1 }')
-	read -r s0 r0 s1 r1 <<<"$d"
+	read -r s0 r0 s1 r1 < <(paste -d' ' <(tr ' ' '\n' <<<"$before") <(tr ' ' '\n' <<<"$after") |
+		awk '{ printf "%s ", $2 - $1 } END { print "" }')
+	local path=none
+	if ((s0 > 0 && r0 > 0 && s1 > 0 && r1 > 0)); then path=pair
+	elif ((s0 > 0 && r0 > 0 && s1 == 0 && r1 == 0)); then path=rxe0
+	elif ((s1 > 0 && r1 > 0 && s0 == 0 && r0 == 0)); then path=rxe1
+	elif ((s0 + r0 + s1 + r1 > 0)); then path=partial
+	fi
 	local verdict=ok
-	[[ $crc == 0 && $src == 0 ]] || verdict=FAIL
-	printf '%-44s %-4s client=%-3s server=%-3s rxe0 sent/rcvd %6s/%-6s rxe1 sent/rcvd %6s/%-6s\n' \
-		"$name" "$verdict" "$crc" "$src" "$s0" "$r0" "$s1" "$r1"
+	if [[ $crc != 0 || $src != 0 ]]; then verdict=FAIL
+	elif [[ $path != "$expect" ]]; then verdict=WRONG-PATH
+	fi
+	printf '%-46s %-10s path=%-7s client=%-3s server=%-3s rxe0 tx/rx %5s/%-5s rxe1 tx/rx %5s/%-5s\n' \
+		"$name" "$verdict" "$path" "$crc" "$src" "$s0" "$r0" "$s1" "$r1"
 	if [[ $verdict != ok ]]; then
 		sed 's/^/    server: /' "$LOG/srv" | tail -n 4
 		sed 's/^/    client: /' "$LOG/cli" | tail -n 4
-		[[ $must == yes ]] && FAILED+=("$name")
+		[[ $MUST == yes ]] && FAILED+=("$name")
 	fi
 	return 0
 }
 
 matrix() {
-	local must=$1
-	run_case "verbs  rxe1 -> rxe0 (perftest -x 1)" "$must" 18515 \
+	MUST=$1
+	run_case "verbs  rxe1 -> rxe0  (perftest -x 1)" pair 18515 \
 		ib_send_bw -d rxe0 -x 1 "${PT[@]}" -- ib_send_bw -d rxe1 -x 1 "${PT[@]}" $A
-	run_case "verbs  rxe0 -> rxe1 (perftest -x 1)" "$must" 18515 \
+	run_case "verbs  rxe0 -> rxe1  (perftest -x 1)" pair 18515 \
 		ib_send_bw -d rxe1 -x 1 "${PT[@]}" -- ib_send_bw -d rxe0 -x 1 "${PT[@]}" $B
-	run_case "cm     rping -I $B -> $A" "$must" cm \
+	run_case "cm     rping -I $B -> $A" pair cm \
 		rping -s -a $A -C 10 -- rping -c -a $A -C 10 -I $B
-	run_case "cm     rping -I $A -> $B" "$must" cm \
+	run_case "cm     rping -I $A -> $B" pair cm \
 		rping -s -a $B -C 10 -- rping -c -a $B -C 10 -I $A
-	run_case "cm     perftest -R --source_ip $B -> $A" "$must" cm \
-		ib_send_bw -d rxe0 -R "${PT[@]}" -- ib_send_bw -d rxe1 -R "${PT[@]}" --source_ip $B $A
-	# Loopback and unbound sources always stay on the local table.
-	run_case "cm     rping -I $A -> $A (loopback)" yes cm \
-		rping -s -a $A -C 10 -- rping -c -a $A -C 10 -I $A
-	run_case "cm     rping (no -I) -> $A" yes cm \
+	run_case "cm     rping (unbound) -> $A" pair cm \
 		rping -s -a $A -C 10 -- rping -c -a $A -C 10
-	run_case "cm     perftest -R -d rxe1 (no source) -> $A" yes cm \
+	run_case "cm     rping (unbound) -> $B" pair cm \
+		rping -s -a $B -C 10 -- rping -c -a $B -C 10
+	# perftest -R cannot bind its rdma_cm client (--source_ip only
+	# affects the server side and TCP), so this is the unbound case too.
+	run_case "cm     perftest -R -d rxe1 -> $A" pair cm \
 		ib_send_bw -d rxe0 -R "${PT[@]}" -- ib_send_bw -d rxe1 -R "${PT[@]}" $A
+	run_case "cm     rping -I $A -> $A (loopback)" rxe0 cm \
+		rping -s -a $A -C 10 -- rping -c -a $A -C 10 -I $A
+	run_case "cm     rping -I $B -> $B (loopback)" rxe1 cm \
+		rping -s -a $B -C 10 -- rping -c -a $B -C 10 -I $B
 }
 
 if [[ ${1:-} == --baseline ]]; then

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# kdat: DAT 1.2 Shared Receive Queues for kernel consumers (kDAPL) on ib_core.
+#
+#   make            everything that can be built here
+#   make module     the kernel module (KDIR= selects the kernel headers)
+#   make test       host stage, then guest stage; ends "N passed, N failed"
+#   make run        the demo: the module on Soft-RoCE in a QEMU guest
+#   make bench      message rate against perftest, in the guest
+#   make dkms-install / dkms-uninstall
+#
+# KDIR defaults to the running kernel's build directory, as for every
+# out-of-tree module.  The test rig builds against the newest installed
+# Debian kernel (scripts/kdir.sh), the one it boots in the guest.
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+W1 := W=1
+ifeq ($(WERROR),1)
+EXTRA_KCFLAGS := KCFLAGS=-Werror
+endif
+
+.PHONY: all module test-modules examples test test-host run bench clean \
+	deps dkms-install dkms-uninstall
+
+all:
+	@if [ -e "$(KDIR)/Makefile" ]; then \
+		$(MAKE) --no-print-directory module test-modules; \
+	else \
+		echo "kdat: no kernel headers at $(KDIR); skipping the module (make module KDIR=... or apt-get install linux-headers-$(KVER))"; \
+	fi
+
+module:
+	@[ -e "$(KDIR)/Makefile" ] || { echo "kdat: no kernel headers at $(KDIR) (apt-get install linux-headers-$(KVER), or pass KDIR=)"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel $(W1) $(EXTRA_KCFLAGS) modules
+
+# Kernel consumers: the test module, the demo and the benchmark.
+CONSUMERS := tests/kernel $(wildcard examples/kernel tests/bench)
+test-modules: module
+	@for d in $(CONSUMERS); do \
+		$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d $(W1) $(EXTRA_KCFLAGS) \
+			KBUILD_EXTRA_SYMBOLS=$(CURDIR)/kernel/Module.symvers modules || exit 1; \
+	done
+
+deps:
+	@scripts/deps.sh all
+
+# The test and demo targets build against the Debian kernel the guest boots.
+test: deps
+	@tests/run-tests.sh
+
+test-host: deps
+	@STAGES=host tests/run-tests.sh
+
+run: deps
+	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
+	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/demo -t 900 -- scripts/guest/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
+	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
+		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
+
+dkms-install:
+	scripts/dkms.sh install $(VERSION)
+
+dkms-uninstall:
+	scripts/dkms.sh remove $(VERSION)
+
+clean:
+	@for d in kernel $(CONSUMERS) ; do \
+		[ -e "$(KDIR)/Makefile" ] && $(MAKE) -s -C $(KDIR) M=$(CURDIR)/$$d clean; \
+	done; true
+	rm -rf build

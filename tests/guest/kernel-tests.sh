@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Guest stage, kernel consumers.  Runs INSIDE the guest (tests/vm/guest-run.sh)
+# from the repo root: loads the freshly built kdat.ko, runs the kdat_test
+# consumer (one case per checkable statement of the SRQ man pages), proves
+# nothing is left alive, removes a device under live objects, and unloads.
+# Writes PASS:/FAIL: lines to $RESULTS (default build/test/guest.txt).
+set -uo pipefail
+
+RESULTS=${RESULTS:-build/test/guest.txt}
+: >"$RESULTS"
+pass() { echo "PASS: $*" | tee -a "$RESULTS"; }
+fail() { echo "FAIL: $*" | tee -a "$RESULTS"; }
+objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects; }
+
+# Wait (bounded, for a broken module only) until the log shows $1.
+wait_log() {
+	local i
+	for i in $(seq 1 600); do
+		dmesg | grep -q -- "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+if ! insmod kernel/kdat.ko; then
+	fail "module_loads"
+	exit 1
+fi
+pass "module_loads"
+dmesg | grep -q "kdat: IA rxe0 registered" && pass "ia_appears_with_ib_device" ||
+	fail "ia_appears_with_ib_device"
+
+# --- the SRQ cases -------------------------------------------------------
+if insmod tests/kernel/kdat_test.ko srv_ia=rxe0 cli_ia=rxe1 srv_addr=192.0.2.1; then
+	dmesg | sed -n 's/.*kdat_test: ok \(.*\)$/PASS: kernel_\1/p' | tee -a "$RESULTS"
+	dmesg | sed -n 's/.*kdat_test: not ok \([^:]*\):\(.*\)$/FAIL: kernel_\1 -\2/p' |
+		tee -a "$RESULTS"
+	dmesg | grep -q "kdat_test: [0-9]* passed" || fail "kernel_suite_completed"
+	rmmod kdat_test || fail "kernel_test_module_unloads"
+else
+	fail "kernel_test_module_loads"
+fi
+[ "$(objects)" = 0 ] && pass "no_live_objects_after_suite" ||
+	fail "no_live_objects_after_suite ($(objects) left)"
+
+# --- device removal under live objects -----------------------------------
+mark=$(dmesg | wc -l)
+if insmod tests/kernel/kdat_test.ko mode=catastrophe dev_ia=rxe1; then
+	if wait_log "catastrophe: ready"; then
+		rdma link delete rxe1
+		if wait_log "kdat_test: ok ia_catastrophic_on_device_removal"; then
+			pass "kernel_ia_catastrophic_on_device_removal"
+		else
+			fail "kernel_ia_catastrophic_on_device_removal"
+			dmesg | tail -n +"$mark" | grep kdat_test
+		fi
+	else
+		fail "kernel_ia_catastrophic_on_device_removal (never ready)"
+	fi
+	rmmod kdat_test
+else
+	fail "kernel_ia_catastrophic_on_device_removal (load)"
+fi
+dmesg | grep -q "kdat: IA rxe1 removed" && pass "ia_disappears_with_ib_device" ||
+	fail "ia_disappears_with_ib_device"
+[ "$(objects)" = 0 ] && pass "no_live_objects_after_removal" ||
+	fail "no_live_objects_after_removal ($(objects) left)"
+
+# --- unload --------------------------------------------------------------
+if rmmod kdat; then
+	pass "module_unloads"
+else
+	fail "module_unloads"
+fi
+dmesg | grep -q "kdat: leak" && fail "no_leak_report_at_unload" ||
+	pass "no_leak_report_at_unload"
+exit 0

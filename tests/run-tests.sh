@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The whole test run: host stage, then guest stage, then one summary line.
+#   tests/run-tests.sh            both stages
+#   STAGES=host tests/run-tests.sh
+# Every stage writes PASS:/FAIL: lines to build/test/<stage>.txt; the last
+# line printed is "N passed, N failed" over all of them.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT=$ROOT/build/test
+STAGES=${STAGES:-host guest}
+mkdir -p "$OUT"
+rm -f "$OUT"/*.txt
+
+KDIR=$(scripts/kdir.sh) || exit 1
+export KDIR
+
+stage_host() {
+	local r=$OUT/host.txt
+	: >"$r"
+	echo "== host stage"
+	# every public header alone, as C and C++, and in a kernel module
+	KDIR=$KDIR bash tests/host/headers/check-headers.sh 2>&1 |
+		grep -E '^(PASS|FAIL)' >>"$r"
+	# the module and the test consumer, W=1, warnings are errors
+	if make -s module KDIR="$KDIR" WERROR=1 >"$OUT/module-build.log" 2>&1; then
+		echo "PASS: module_builds_w1_without_warnings" >>"$r"
+	else
+		echo "FAIL: module_builds_w1_without_warnings (see $OUT/module-build.log)" >>"$r"
+	fi
+	if make -s test-modules KDIR="$KDIR" WERROR=1 >>"$OUT/module-build.log" 2>&1; then
+		echo "PASS: test_modules_build_w1_without_warnings" >>"$r"
+	else
+		echo "FAIL: test_modules_build_w1_without_warnings" >>"$r"
+	fi
+	grep -c '^PASS' "$r" | sed 's/$/ host checks passed/'
+	grep '^FAIL' "$r" || true
+}
+
+stage_guest() {
+	local r=$OUT/guest.txt st
+	echo "== guest stage (Debian kernel under QEMU, rdma_rxe)"
+	if ! [ -e kernel/kdat.ko ] || ! [ -e tests/kernel/kdat_test.ko ]; then
+		echo "FAIL: guest_stage_has_modules" >"$r"
+		return
+	fi
+	# only the -o directory is writable from the guest
+	mkdir -p "$OUT/vm"
+	rm -f "$OUT/vm/guest.txt"
+	tests/vm/guest-run.sh -q -o "$OUT/vm" -t 900 -- \
+		env RESULTS="$OUT/vm/guest.txt" tests/guest/kernel-tests.sh
+	st=$?
+	cp "$OUT/vm/guest.txt" "$r" 2>/dev/null || : >"$r"
+	case $st in
+	0) echo "PASS: guest_kernel_log_clean" >>"$r" ;;
+	99) echo "FAIL: guest_kernel_log_clean (BUG/WARNING/Oops, see $OUT/vm/dmesg.txt)" >>"$r" ;;
+	*) echo "FAIL: guest_run_completed (status $st, see $OUT/vm/console.log)" >>"$r" ;;
+	esac
+	grep '^FAIL' "$r" || true
+}
+
+for s in $STAGES; do
+	"stage_$s"
+done
+
+cat "$OUT"/*.txt >"$OUT/all-results.txt" 2>/dev/null
+passed=$(grep -c '^PASS' "$OUT/all-results.txt")
+failed=$(grep -c '^FAIL' "$OUT/all-results.txt")
+for s in $STAGES; do
+	[ -e "$OUT/$s.txt" ] || continue
+	printf '%s stage: %s passed, %s failed\n' "$s" \
+		"$(grep -c '^PASS' "$OUT/$s.txt")" "$(grep -c '^FAIL' "$OUT/$s.txt")"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
