@@ -709,14 +709,23 @@ DAT_RETURN kdat_ib_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft,
 /* ---------------------------------------------------------------------- */
 /* Data transfer                                                           */
 
-DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
-				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-				DAT_COMPLETION_FLAGS flags)
+/*
+ * Post one request (send, RDMA write or RDMA read).  @remote is NULL for a
+ * send.  The local segments are read for a send or write and written by a
+ * read, so they need the matching local privilege.
+ */
+static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
+				       DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+				       DAT_DTO_COOKIE cookie,
+				       const DAT_RMR_TRIPLET *remote,
+				       DAT_COMPLETION_FLAGS flags)
 {
-	struct kdat_ep *ep = to_ep(h);
+	DAT_MEM_PRIV_FLAGS need = op == IB_WR_RDMA_READ ?
+				  DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+				  DAT_MEM_PRIV_LOCAL_READ_FLAG;
 	struct ib_sge sge[KDAT_EP_MAX_IOV];
 	const struct ib_send_wr *bad;
-	struct ib_send_wr wr = {};
+	struct ib_rdma_wr wr = {};
 	unsigned long irqflags;
 	struct kdat_wr *w;
 	DAT_RETURN ret;
@@ -728,24 +737,31 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 	if (n && !iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (flags & ~KDAT_SEND_FLAGS)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+		return KDAT_ERR(DAT_INVALID_PARAMETER,
+				remote ? DAT_INVALID_ARG6 : DAT_INVALID_ARG5);
 	for (i = 0; i < n; i++) {
 		ret = kdat_lmr_to_sge(ep->obj.ia, ep->pz, &iov[i], &sge[i],
-				      DAT_MEM_PRIV_LOCAL_READ_FLAG);
+				      need);
 		if (ret != DAT_SUCCESS)
 			return ret;
 		len += sge[i].length;
 	}
-	if (len > ep->attr.max_message_size)
+	if (len > (remote ? ep->attr.max_rdma_size : ep->attr.max_message_size))
 		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
-	wr.opcode = IB_WR_SEND;
-	wr.sg_list = sge;
-	wr.num_sge = n;
-	wr.send_flags = IB_SEND_SIGNALED;
-	if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
-		wr.send_flags |= IB_SEND_SOLICITED;
+	if (remote && len > remote->segment_length)
+		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
+	wr.wr.opcode = op;
+	wr.wr.sg_list = sge;
+	wr.wr.num_sge = n;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG && op == IB_WR_SEND)
+		wr.wr.send_flags |= IB_SEND_SOLICITED;
 	if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG)
-		wr.send_flags |= IB_SEND_FENCE;
+		wr.wr.send_flags |= IB_SEND_FENCE;
+	if (remote) {
+		wr.remote_addr = remote->target_address;
+		wr.rkey = remote->rmr_context;
+	}
 
 	spin_lock_irqsave(&ep->lock, irqflags);
 	if (ep->state != DAT_EP_STATE_CONNECTED || !ep->qp) {
@@ -764,8 +780,8 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 	w->cookie = cookie;
 	w->length = (u32)len;
 	w->suppress = flags & DAT_COMPLETION_SUPPRESS_FLAG;
-	wr.wr_cqe = &w->cqe;
-	if (ib_post_send(ep->qp, &wr, &bad)) {
+	wr.wr.wr_cqe = &w->cqe;
+	if (ib_post_send(ep->qp, &wr.wr, &bad)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;
 	}
@@ -774,6 +790,42 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 out:
 	spin_unlock_irqrestore(&ep->lock, irqflags);
 	return ret;
+}
+
+DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags)
+{
+	return kdat_ep_post_request(to_ep(h), IB_WR_SEND, n, iov, cookie, NULL,
+				    flags);
+}
+
+DAT_RETURN kdat_ib_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n,
+				      DAT_LMR_TRIPLET *iov,
+				      DAT_DTO_COOKIE cookie,
+				      const DAT_RMR_TRIPLET *remote,
+				      DAT_COMPLETION_FLAGS flags)
+{
+	if (!remote)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	return kdat_ep_post_request(to_ep(h), IB_WR_RDMA_WRITE, n, iov, cookie,
+				    remote, flags);
+}
+
+DAT_RETURN kdat_ib_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n,
+				     DAT_LMR_TRIPLET *iov,
+				     DAT_DTO_COOKIE cookie,
+				     const DAT_RMR_TRIPLET *remote,
+				     DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_ep *ep = to_ep(h);
+
+	if (!remote)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if (!ep->attr.max_rdma_read_out)
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	return kdat_ep_post_request(ep, IB_WR_RDMA_READ, n, iov, cookie,
+				    remote, flags);
 }
 
 DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,

@@ -124,6 +124,8 @@ struct kdat_pz {
 	atomic_t users;			/* EPs, SRQs, LMRs using it */
 };
 
+bool kdat_remote_access(void);
+
 /* ---- EVD (evd.c) ---- */
 struct kdat_srq;
 
@@ -167,6 +169,7 @@ struct kdat_lmr {
 	void *va;
 	u64 length;
 	u64 dma;
+	u32 rmr_context;		/* global rkey if remote privileges */
 	bool mapped;
 	DAT_MEM_PRIV_FLAGS priv;
 };
@@ -347,6 +350,15 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				DAT_COMPLETION_FLAGS flags);
+DAT_RETURN kdat_ib_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
+				     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				     const DAT_RMR_TRIPLET *remote,
+				     DAT_COMPLETION_FLAGS flags);
+DAT_RETURN kdat_ib_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
+				      DAT_LMR_TRIPLET *iov,
+				      DAT_DTO_COOKIE cookie,
+				      const DAT_RMR_TRIPLET *remote,
+				      DAT_COMPLETION_FLAGS flags);
 DAT_RETURN kdat_ib_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
 				 DAT_BOOLEAN *recv_idle,
 				 DAT_BOOLEAN *request_idle);

@@ -17,6 +17,8 @@
 
 #include "kdat_core.h"
 
+#define KDAT_MEM_PRIV_REMOTE	(DAT_MEM_PRIV_REMOTE_READ_FLAG | \
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 #define KDAT_MEM_PRIV_ALL	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
 				 DAT_MEM_PRIV_REMOTE_READ_FLAG | \
 				 DAT_MEM_PRIV_LOCAL_WRITE_FLAG | \
@@ -93,6 +95,8 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (!priv || (priv & ~KDAT_MEM_PRIV_ALL))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if ((priv & KDAT_MEM_PRIV_REMOTE) && !kdat_remote_access())
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (!lmr_handle || !lctx)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
 	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
@@ -133,6 +137,8 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		goto err_unmap;
 	}
 	lmr->context = id;
+	if (priv & KDAT_MEM_PRIV_REMOTE)
+		lmr->rmr_context = pz->pd->unsafe_global_rkey;
 	if (kdat_obj_publish(&lmr->obj)) {
 		xa_erase(&ia->lmrs, id);
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -141,12 +147,16 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 	kdat_ia_link(ia, &lmr->obj);
 	*lmr_handle = lmr;
 	*lctx = id;
+	/*
+	 * Peers name this memory by its DMA address and the PZ's global rkey
+	 * (pz.c); local triplets keep using the consumer's virtual address.
+	 */
 	if (rctx)
-		*rctx = 0;	/* no remote access: RMRs are not built yet */
+		*rctx = lmr->rmr_context;
 	if (reg_size)
 		*reg_size = length;
 	if (reg_addr)
-		*reg_addr = (DAT_VADDR)(uintptr_t)va;
+		*reg_addr = lmr->rmr_context ? lmr->dma : (DAT_VADDR)(uintptr_t)va;
 	kdat_obj_put(&lmr->obj);
 	return DAT_SUCCESS;
 
@@ -182,9 +192,10 @@ DAT_RETURN kdat_ib_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
 	p->pz_handle = lmr->pz;
 	p->mem_priv = lmr->priv;
 	p->lmr_context = lmr->context;
-	p->rmr_context = 0;
+	p->rmr_context = lmr->rmr_context;
 	p->registered_size = lmr->length;
-	p->registered_address = (DAT_VADDR)(uintptr_t)lmr->va;
+	p->registered_address = lmr->rmr_context ? lmr->dma :
+				(DAT_VADDR)(uintptr_t)lmr->va;
 	return DAT_SUCCESS;
 }
 

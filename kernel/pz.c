@@ -3,9 +3,30 @@
  * Protection Zones: one ib_pd each.  A PZ cannot be freed while an LMR,
  * SRQ or EP still uses it (DAT_INVALID_STATE).
  */
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include "kdat_core.h"
+
+/*
+ * RDMA Read/Write targets need an rkey.  Kernel memory has no user pages
+ * to register, and a fast registration needs a connected QP, which an LMR
+ * does not have; so a kernel PZ carries the device's global rkey and an
+ * LMR with remote privileges hands it out as its rmr_context.  Any peer
+ * connected to an EP of that PZ can then reach all DMA-mapped memory: the
+ * trade-off kernel ULPs make with IB_PD_UNSAFE_GLOBAL_RKEY.  Load with
+ * remote_access=0 to refuse remote privileges (RDMA then needs no rkey of
+ * this node: only its own reads and writes to peers work).
+ */
+static bool remote_access = true;
+module_param(remote_access, bool, 0444);
+MODULE_PARM_DESC(remote_access,
+		 "give kernel LMRs with remote privileges the PZ's global rkey (default Y)");
+
+bool kdat_remote_access(void)
+{
+	return remote_access;
+}
 
 static void kdat_pz_release(struct kdat_obj *obj)
 {
@@ -28,7 +49,8 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 	pz = kzalloc(sizeof(*pz), GFP_KERNEL);
 	if (!pz)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	pd = ib_alloc_pd(ia->ibdev, 0);
+	pd = ib_alloc_pd(ia->ibdev,
+			 remote_access ? IB_PD_UNSAFE_GLOBAL_RKEY : 0);
 	if (IS_ERR(pd)) {
 		kfree(pz);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_PROTECTION_DOMAIN);

@@ -1222,6 +1222,119 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Non-SRQ EPs and RDMA, the rest of what a storage driver uses        */
+
+static void t_ep_post_recv_before_connect_completes_once(void)
+{
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	int i, ok = 0, flushed = 0;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(dat_ep_create(p.s.ia, p.s.pz, p.s.dto_evd, p.s.dto_evd,
+			       p.s.conn_evd, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	/* receives posted to an unconnected EP wait for the connection */
+	for (i = 0; i < 3; i++) {
+		t = seg(&p.s, i * 64, 64);
+		CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(i),
+					  DAT_COMPLETION_DEFAULT_FLAG));
+	}
+	CHECK(!connect_one(&p, sep, cep, 1), "connect");
+	p.cep[0] = cep;
+	CHECK(send_msg(&p, 0, 0, 10, 1), "send");
+	CHECK(next_event(p.s.dto_evd, &ev), "no receive");
+	CHECK(ev.event_data.dto_completion_event_data.ep_handle == sep &&
+	      ev.event_data.dto_completion_event_data.user_cookie.as_64 == 0 &&
+	      ev.event_data.dto_completion_event_data.transfered_length == 10,
+	      "first receive");
+	/* freeing the EP flushes the two still posted, each exactly once */
+	CHECK_OK(dat_ep_free(sep));
+	while (dat_evd_dequeue(p.s.dto_evd, &ev) == DAT_SUCCESS) {
+		if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
+			continue;
+		if (ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_ERR_FLUSHED)
+			flushed++;
+		else
+			ok++;
+	}
+	CHECK(flushed == 2 && ok == 0, "flushed %d, other %d", flushed, ok);
+out:
+	pair_close(&p);
+}
+
+static void t_ep_rdma_write_and_read(void)
+{
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr;
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u8 *target = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(target && !pair_open(&p, 0, 4), "setup");
+	a.max_rdma_read_in = 4;
+	a.max_rdma_read_out = 4;
+	/* the server exposes @target for remote read and write */
+	r.for_va = target;
+	CHECK_OK(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096, p.s.pz,
+				 DAT_MEM_PRIV_ALL_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr, &lctx, &rctx,
+				 &rsize, &raddr));
+	CHECK(rctx != 0 && rsize == 4096, "no rmr_context");
+	CHECK_OK(dat_ep_create(p.s.ia, p.s.pz, p.s.dto_evd, p.s.dto_evd,
+			       p.s.conn_evd, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 2), "connect");
+	memcpy(p.c.buf, "rdma-write-payload", 18);
+	t = seg(&p.c, 0, 18);
+	rt = (DAT_RMR_TRIPLET){ .rmr_context = rctx,
+				.target_address = raddr + 100,
+				.segment_length = 18 };
+	CHECK_OK(dat_ep_post_rdma_write(cep, 1, &t, cookie(5), &rt,
+					DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_SUCCESS &&
+	      ev.event_data.dto_completion_event_data.user_cookie.as_64 == 5,
+	      "write completion");
+	CHECK(!memcmp(target + 100, "rdma-write-payload", 18), "written data");
+	memcpy(target + 1000, "read-me", 7);
+	t = seg(&p.c, 2000, 7);
+	rt.target_address = raddr + 1000;
+	rt.segment_length = 7;
+	CHECK_OK(dat_ep_post_rdma_read(cep, 1, &t, cookie(6), &rt,
+				       DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_SUCCESS &&
+	      ev.event_data.dto_completion_event_data.transfered_length == 7,
+	      "read completion");
+	CHECK(!memcmp((u8 *)p.c.buf + 2000, "read-me", 7), "read data");
+	/* the remote segment bounds the transfer */
+	rt.segment_length = 3;
+	CHECK_RET(dat_ep_post_rdma_read(cep, 1, &t, cookie(7), &rt,
+					DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_LENGTH_ERROR);
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/* ------------------------------------------------------------------ */
 /* IA and handle hygiene                                               */
 
 static void t_ia_reports_srq_attributes(void)
@@ -1310,6 +1423,8 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_per_connection_order_many_eps),
 	CASE(t_srq_flush_on_disconnect_and_exactly_once),
 	CASE(t_srq_peer_disconnect_reports_disconnected),
+	CASE(t_ep_post_recv_before_connect_completes_once),
+	CASE(t_ep_rdma_write_and_read),
 	CASE(t_ia_reports_srq_attributes),
 	CASE(t_handles_wrong_type_and_stale),
 };
