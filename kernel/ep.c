@@ -283,6 +283,11 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 			goto err_refs;
 		}
 		srq = container_of(o, struct kdat_srq, obj);
+		/* srq_ep_pz_difference_supported is false for user IAs */
+		if (ia->ufile && srq->pz != pz) {
+			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+			goto err_refs;
+		}
 		if (!attr) {
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
 			goto err_refs;
@@ -449,7 +454,7 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 	while (r->posted != r->head) {
 		u32 i = r->posted % r->size, k;
 
-		for (k = 0; k < r->wr[i].nsge; k++)
+		for (k = 0; k < r->wr[i].nsge && !ep->obj.ia->ufile; k++)
 			r->sge[i * r->iov + k].lkey = ep->qp->pd->local_dma_lkey;
 		wr.wr_cqe = &r->wr[i].cqe;
 		wr.sg_list = &r->sge[i * r->iov];
@@ -774,8 +779,9 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 		goto out;
 	}
 	/* lkeys come from the QP's PD, read while the QP surely exists */
-	for (i = 0; i < n; i++)
-		sge[i].lkey = ep->qp->pd->local_dma_lkey;
+	if (!ep->obj.ia->ufile)
+		for (i = 0; i < n; i++)
+			sge[i].lkey = ep->qp->pd->local_dma_lkey;
 	w = &ep->sq.wr[ep->sq.head % ep->sq.size];
 	w->cookie = cookie;
 	w->length = (u32)len;

@@ -92,6 +92,12 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 	unsigned long flags;
 	bool dispatch = false, dropped = false, report = false;
 
+	/* a /dev/kdat EVD delivers into its mmapped ring */
+	if (evd->uring) {
+		kdat_uevd_post(evd, ev, srq);
+		return;
+	}
+
 	spin_lock_irqsave(&evd->lock, flags);
 	if (evd->count == evd->qlen || evd->dead) {
 		dropped = true;
@@ -132,6 +138,7 @@ static void kdat_evd_release(struct kdat_obj *obj)
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
 
 	kvfree(evd->ring);
+	kdat_uring_free(evd->uring);
 }
 
 DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
@@ -175,6 +182,14 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	evd->policy = policy;
 	if (upcall)
 		evd->upcall = *upcall;
+	if (ia->ufile) {
+		evd->uring = kdat_uring_alloc_events(ia->ufile, qlen);
+		if (!evd->uring) {
+			kdat_obj_put(&evd->obj);
+			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+					DAT_RESOURCE_MEMORY);
+		}
+	}
 
 	if (flags & DAT_EVD_DTO_FLAG) {
 		evd->cq = ib_alloc_cq(ia->ibdev, evd, qlen, 0,
@@ -373,6 +388,8 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	kdat_evd_quiesce(evd);
 	cancel_work_sync(&evd->upcall_work);
 	kdat_evd_hw_destroy(evd);
+	if (evd->uring)
+		kdat_uevd_destroy(evd);
 
 	/* events nobody will reap still give back their SRQ accounting */
 	spin_lock_irqsave(&evd->lock, flags);

@@ -242,44 +242,44 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 	}
 }
 
-DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
-			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_handle)
+/*
+ * Open an IA of device @name.  @uf is the /dev/kdat file that owns it, or
+ * NULL for a kernel consumer; every object of an owned IA also gets an ID
+ * in that file (registry.c).
+ */
+DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
+			struct kdat_ufile *uf, struct kdat_ia **iap)
 {
 	struct kdat_device *kdev = NULL;
+	struct ib_device *ibdev;
+	DAT_EVD_HANDLE aevd;
 	struct kdat_ia *ia;
 	DAT_RETURN ret;
 
-	/* the registry found us by name; find the device table it used */
-	{
-		struct ib_device *ibdev = ib_device_get_by_name(name,
-								RDMA_DRIVER_UNKNOWN);
-
-		if (ibdev) {
-			kdev = ib_get_client_data(ibdev, &kdat_ib_client);
-			ib_device_put(ibdev);
-		}
+	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (ibdev) {
+		kdev = ib_get_client_data(ibdev, &kdat_ib_client);
+		if (kdev)
+			kref_get(&kdev->ref);
+		ib_device_put(ibdev);
 	}
 	if (!kdev)
-		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, 0);
-	/*
-	 * A consumer-supplied async EVD would belong to another IA; this
-	 * provider always creates the IA's own async EVD.
-	 */
-	if (*async_evd != DAT_HANDLE_NULL)
-		return KDAT_ERR(DAT_INVALID_HANDLE,
-				DAT_INVALID_HANDLE_EVD_ASYNC);
-	if (qlen <= 0)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-
+		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+	if (qlen <= 0) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		goto err_dev;
+	}
 	ia = kzalloc(sizeof(*ia), GFP_KERNEL);
-	if (!ia)
-		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	if (!ia) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_dev;
+	}
 	kdat_obj_init(&ia->obj, DAT_HANDLE_TYPE_IA, &kdev->provider, NULL,
 		      kdat_ia_release);
 	ia->obj.ia = ia;
-	kref_get(&kdev->ref);
-	ia->dev = kdev;
+	ia->dev = kdev;			/* the reference moves to the IA */
 	ia->ibdev = kdev->ibdev;
+	ia->ufile = uf;
 	mutex_init(&ia->lock);
 	INIT_LIST_HEAD(&ia->objs);
 	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1);
@@ -293,19 +293,43 @@ DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 		kdat_obj_put(&ia->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-
 	ret = kdat_ib_evd_kcreate(ia, qlen, DAT_UPCALL_DISABLE, NULL,
-				  DAT_EVD_ASYNC_FLAG, async_evd);
+				  DAT_EVD_ASYNC_FLAG, &aevd);
 	if (ret != DAT_SUCCESS) {
 		kdat_obj_unpublish(&ia->obj);
 		kdat_obj_put(&ia->obj);
 		return ret;
 	}
-	ia->async_evd = container_of((struct kdat_obj *)*async_evd,
-				     struct kdat_evd, obj);
+	ia->async_evd = container_of((struct kdat_obj *)aevd, struct kdat_evd,
+				     obj);
 	ia->own_async_evd = true;
+	*iap = ia;			/* the caller owns our reference */
+	return DAT_SUCCESS;
+
+err_dev:
+	kdat_device_put(kdev);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_handle)
+{
+	struct kdat_ia *ia;
+	DAT_RETURN ret;
+
+	/*
+	 * A consumer-supplied async EVD would belong to another IA; this
+	 * provider always creates the IA's own async EVD.
+	 */
+	if (*async_evd != DAT_HANDLE_NULL)
+		return KDAT_ERR(DAT_INVALID_HANDLE,
+				DAT_INVALID_HANDLE_EVD_ASYNC);
+	ret = kdat_ia_open(name, qlen, NULL, &ia);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	*async_evd = ia->async_evd;
 	*ia_handle = ia;
-	kdat_obj_put(&ia->obj);	/* the table keeps it */
+	kdat_obj_put(&ia->obj);		/* the table keeps it */
 	return DAT_SUCCESS;
 }
 
@@ -398,7 +422,12 @@ static void kdat_fill_provider_attr(struct kdat_ia *ia, DAT_PROVIDER_ATTR *p)
 	p->srq_supported = ia->ibdev->attrs.max_srq > 0 ? DAT_TRUE : DAT_FALSE;
 	/* watermark counted by the provider, per arming: any value works */
 	p->srq_watermarks_supported = 1;
-	p->srq_ep_pz_difference_supported = DAT_TRUE;
+	/*
+	 * Kernel LMRs use the QP's own DMA lkey, so an SRQ EP may have its own
+	 * PZ.  User LMRs are real registrations in their PZ's PD, which must
+	 * be the QP's: user SRQ EPs share the SRQ's PZ.
+	 */
+	p->srq_ep_pz_difference_supported = ia->ufile ? DAT_FALSE : DAT_TRUE;
 	/* both available_dto_count and outstanding_dto_count are real */
 	p->srq_info_supported = 1;
 	p->ep_recv_info_supported = 0;

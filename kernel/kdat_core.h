@@ -40,6 +40,8 @@
 #define KDAT_NTYPES		(DAT_HANDLE_TYPE_SRQ + 1)
 
 struct kdat_ia;
+struct kdat_ufile;
+struct kdat_uring;
 
 struct kdat_obj {
 	DAT_PROVIDER *provider;		/* must stay first */
@@ -50,6 +52,7 @@ struct kdat_obj {
 	DAT_CONTEXT context;
 	struct rcu_head rcu;
 	bool linked;			/* in the handle table */
+	u32 uid;			/* ID in the owning file, 0 if none */
 	/* frees the containing object; called once, from the last put */
 	void (*release)(struct kdat_obj *obj);
 };
@@ -97,7 +100,7 @@ struct kdat_ia {
 	struct sockaddr_storage addr;	/* the IA address (IPv4 of port 1) */
 	struct xarray lmrs;		/* lmr_context -> LMR */
 	u32 next_lmr;
-	struct ib_device_attr *dattr;	/* &ibdev->attrs */
+	struct kdat_ufile *ufile;	/* owning /dev/kdat file, or NULL */
 };
 
 extern struct ib_client kdat_ib_client;
@@ -147,6 +150,7 @@ struct kdat_evd {
 	bool in_upcall;			/* one dispatcher at a time */
 	struct task_struct *upcall_task;	/* the dispatcher, if any */
 	bool dead;			/* freed: drop new events */
+	struct kdat_uring *uring;	/* user EVD: the mmapped event ring */
 	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */
 	struct work_struct upcall_work;	/* dispatch from atomic context */
 	struct ib_cq *cq;		/* DTO stream only */
@@ -170,6 +174,7 @@ struct kdat_lmr {
 	u64 length;
 	u64 dma;
 	u32 rmr_context;		/* global rkey if remote privileges */
+	struct ib_mr *mr;		/* user memory: registered, pinned */
 	bool mapped;
 	DAT_MEM_PRIV_FLAGS priv;
 };
@@ -205,6 +210,9 @@ struct kdat_srq {
 	struct list_head chunks;	/* tracker memory */
 	struct mutex resize_lock;
 	atomic_t eps;			/* EPs using it */
+	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
+	spinlock_t ring_lock;		/* one drainer at a time */
+	u32 ring_head;			/* our copy of the ring's head */
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -279,6 +287,36 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+
+/* ---- /dev/kdat (chardev.c) ---- */
+int kdat_chardev_init(void);
+void kdat_chardev_exit(void);
+int kdat_ufile_add(struct kdat_ufile *uf, struct kdat_obj *obj);
+void kdat_ufile_remove(struct kdat_ufile *uf, struct kdat_obj *obj);
+void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		    struct kdat_srq *srq);
+void kdat_uevd_collect(struct kdat_evd *evd);
+void kdat_uring_free(struct kdat_uring *r);
+struct kdat_uring *kdat_uring_alloc_events(struct kdat_ufile *uf, u32 qlen);
+struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth);
+void kdat_uevd_destroy(struct kdat_evd *evd);
+void kdat_uevd_collect_ia(struct kdat_ia *ia);
+int kdat_registry_for_each(int (*fn)(const char *name, void *data),
+			   void *data);
+void *kdat_uring_entry(struct kdat_uring *r, u32 idx);
+struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r);
+u32 kdat_uring_mask(struct kdat_uring *r);
+void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why);
+
+/* ---- user variants of creates (ia.c, lmr.c, srq.c) ---- */
+DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
+			struct kdat_ufile *uf, struct kdat_ia **iap);
+DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz,
+				u64 addr, u64 length, DAT_MEM_PRIV_FLAGS priv,
+				struct kdat_lmr **lmrp);
+void kdat_srq_drain(struct kdat_srq *srq);
+DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
+			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie);
 
 /* ---- provider entry points (one per DAT call, kdat_ib_*) ---- */
 DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,

@@ -56,8 +56,109 @@ DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 	}
 	sge->addr = lmr->dma + (va - start);
 	sge->length = (u32)len;
+	/* a user LMR has its own registration; kernel ones use the PD's */
+	sge->lkey = lmr->mr ? lmr->mr->lkey : 0;
 out:
 	rcu_read_unlock();
+	return ret;
+}
+
+static void kdat_lmr_release(struct kdat_obj *obj);
+
+/*
+ * Register user memory for a /dev/kdat IA, in the caller's context: the
+ * pages are pinned and charged to its RLIMIT_MEMLOCK by ib_core (over the
+ * limit: DAT_INSUFFICIENT_RESOURCES).  The LMR's "DMA address" is the user
+ * virtual address, which is the MR's iova.
+ */
+DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz_handle,
+				u64 addr, u64 length, DAT_MEM_PRIV_FLAGS priv,
+				struct kdat_lmr **lmrp)
+{
+	struct kdat_obj *pzo;
+	struct kdat_lmr *lmr;
+	struct kdat_pz *pz;
+	struct ib_mr *mr;
+	DAT_RETURN ret;
+	int access = 0;
+	u32 id;
+
+	if (!addr || !length || addr + length < addr ||
+	    length > ia->ibdev->attrs.max_mr_size)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	if (!priv || (priv & ~KDAT_MEM_PRIV_ALL))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
+	if (!pzo || pzo->ia != ia) {
+		kdat_obj_put(pzo);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	}
+	pz = container_of(pzo, struct kdat_pz, obj);
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err_pz;
+	}
+	if (priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+		access |= IB_ACCESS_LOCAL_WRITE;
+	if (priv & DAT_MEM_PRIV_REMOTE_READ_FLAG)
+		access |= IB_ACCESS_REMOTE_READ;
+	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto err_pz;
+	}
+	mr = ib_reg_user_mr(pz->pd, addr, length, addr, access);
+	if (IS_ERR(mr)) {
+		/* -ENOMEM also when RLIMIT_MEMLOCK would be exceeded */
+		ret = PTR_ERR(mr) == -EFAULT ?
+		      KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3) :
+		      KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_user;
+	}
+	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
+	if (!lmr) {
+		ib_dereg_mr(mr);
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_user;
+	}
+	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
+		      kdat_lmr_release);
+	lmr->pz = pz;			/* the reference moves to the LMR */
+	lmr->mr = mr;
+	lmr->va = (void *)(uintptr_t)addr;	/* a value, never dereferenced */
+	lmr->dma = addr;
+	lmr->length = length;
+	lmr->priv = priv;
+	lmr->mapped = true;
+	if (priv & KDAT_MEM_PRIV_REMOTE)
+		lmr->rmr_context = mr->rkey;
+	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
+			    GFP_KERNEL) < 0) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+			       DAT_RESOURCE_MEMORY_REGION);
+		goto err_obj;
+	}
+	lmr->context = id;
+	if (kdat_obj_publish(&lmr->obj)) {
+		xa_erase(&ia->lmrs, id);
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
+	}
+	kdat_ia_link(ia, &lmr->obj);
+	*lmrp = lmr;			/* the caller owns our reference */
+	return DAT_SUCCESS;
+
+err_obj:
+	lmr->mapped = false;
+	ib_dereg_mr(xchg(&lmr->mr, NULL));
+	atomic_dec(&pz->users);
+	kdat_obj_put(&lmr->obj);	/* drops the PZ reference too */
+	return ret;
+err_user:
+	atomic_dec(&pz->users);
+err_pz:
+	kdat_obj_put(&pz->obj);
 	return ret;
 }
 
@@ -203,12 +304,19 @@ DAT_RETURN kdat_ib_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
 void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 {
 	struct kdat_ia *ia = lmr->obj.ia;
+	struct ib_mr *mr;
 
-	if (xchg(&lmr->mapped, false)) {
-		xa_erase(&ia->lmrs, lmr->context);
+	if (!xchg(&lmr->mapped, false))
+		return;
+	xa_erase(&ia->lmrs, lmr->context);
+	/* posts look the context up under RCU: let them finish first */
+	synchronize_rcu();
+	mr = xchg(&lmr->mr, NULL);
+	if (mr)
+		ib_dereg_mr(mr);
+	else
 		ib_dma_unmap_single(ia->ibdev, lmr->dma, lmr->length,
 				    DMA_BIDIRECTIONAL);
-	}
 }
 
 DAT_RETURN kdat_ib_lmr_free(DAT_LMR_HANDLE h)

@@ -16,15 +16,24 @@ static int __init kdat_init(void)
 		return ret;
 	kdat_debugfs_init();
 	ret = ib_register_client(&kdat_ib_client);
-	if (ret) {
-		kdat_debugfs_exit();
-		kdat_registry_exit();
-	}
+	if (ret)
+		goto err_debugfs;
+	ret = kdat_chardev_init();
+	if (ret)
+		goto err_client;
+	return 0;
+
+err_client:
+	ib_unregister_client(&kdat_ib_client);
+err_debugfs:
+	kdat_debugfs_exit();
+	kdat_registry_exit();
 	return ret;
 }
 
 static void __exit kdat_exit(void)
 {
+	kdat_chardev_exit();
 	ib_unregister_client(&kdat_ib_client);
 	kdat_debugfs_exit();
 	kdat_registry_exit();

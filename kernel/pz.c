@@ -49,8 +49,9 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 	pz = kzalloc(sizeof(*pz), GFP_KERNEL);
 	if (!pz)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	pd = ib_alloc_pd(ia->ibdev,
-			 remote_access ? IB_PD_UNSAFE_GLOBAL_RKEY : 0);
+	/* user memory has real registrations: never a global rkey there */
+	pd = ib_alloc_pd(ia->ibdev, remote_access && !ia->ufile ?
+			 IB_PD_UNSAFE_GLOBAL_RKEY : 0);
 	if (IS_ERR(pd)) {
 		kfree(pz);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_PROTECTION_DOMAIN);

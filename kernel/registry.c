@@ -73,6 +73,14 @@ int kdat_obj_publish(struct kdat_obj *obj)
 		return ret;
 	}
 	obj->linked = true;
+	/* objects of a /dev/kdat IA also get an ID in that file */
+	if (obj->ia && obj->ia->ufile && obj != &obj->ia->obj) {
+		ret = kdat_ufile_add(obj->ia->ufile, obj);
+		if (ret) {
+			kdat_obj_unpublish(obj);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -82,6 +90,8 @@ void kdat_obj_unpublish(struct kdat_obj *obj)
 	if (!obj->linked)
 		return;
 	obj->linked = false;
+	if (obj->uid)
+		kdat_ufile_remove(obj->ia->ufile, obj);
 	xa_erase(&kdat_handles, (unsigned long)obj);
 	kref_put(&obj->ref, kdat_obj_release);
 }
@@ -250,6 +260,23 @@ DAT_RETURN dat_registry_list_providers(DAT_COUNT max_to_return,
 	return DAT_SUCCESS;
 }
 EXPORT_SYMBOL(dat_registry_list_providers);
+
+/* Call @fn with each registered IA name, in registration order. */
+int kdat_registry_for_each(int (*fn)(const char *name, void *data),
+			   void *data)
+{
+	struct kdat_reg_entry *e;
+	int ret = 0;
+
+	mutex_lock(&kdat_providers_lock);
+	list_for_each_entry(e, &kdat_providers, node) {
+		ret = fn(e->info.ia_name, data);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&kdat_providers_lock);
+	return ret;
+}
 
 DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 			DAT_EVD_HANDLE *async_evd_handle,

@@ -24,6 +24,7 @@
 #include <linux/slab.h>
 
 #include "kdat_core.h"
+#include <uapi/kdat_abi.h>
 
 /* Largest scatter list a receive may name; bounds the on-stack SGE array. */
 #define KDAT_SRQ_MAX_IOV	16
@@ -131,6 +132,8 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_srq_reaped(srq);	/* nobody listens: reaped at once */
 	if (fire)
 		kdat_srq_fire_lw(srq);
+	/* a buffer was taken: refill from the user's post ring */
+	kdat_srq_drain(srq);
 }
 
 static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
@@ -178,6 +181,7 @@ static void kdat_srq_release(struct kdat_obj *obj)
 
 	list_for_each_entry_safe(c, t, &srq->chunks, node)
 		kvfree(c);
+	kdat_uring_free(srq->uring);
 	if (srq->pz)
 		kdat_obj_put(&srq->pz->obj);
 }
@@ -237,6 +241,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		      kdat_srq_release);
 	srq->pz = pz;			/* the PZ reference moves to the SRQ */
 	spin_lock_init(&srq->lock);
+	spin_lock_init(&srq->ring_lock);
 	mutex_init(&srq->resize_lock);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
@@ -247,6 +252,15 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	if (kdat_srq_add_bufs(srq, attr->max_recv_dtos)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_obj;
+	}
+	if (ia->ufile) {
+		srq->uring = kdat_uring_alloc_srq(ia->ufile,
+						  attr->max_recv_dtos);
+		if (!srq->uring) {
+			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				       DAT_RESOURCE_MEMORY);
+			goto err_obj;
+		}
 	}
 	init.event_handler = kdat_srq_event;
 	init.srq_context = srq;
@@ -291,11 +305,10 @@ err_pz:
 	return ret;
 }
 
-DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
-				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+/* Validate one receive and post it: the only way buffers reach the SRQ. */
+DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
+			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
-					    struct kdat_srq, obj);
 	struct ib_sge sge[KDAT_SRQ_MAX_IOV];
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr wr = {};
@@ -327,8 +340,9 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		sge[i].lkey = srq->srq->pd->local_dma_lkey;
+	if (!srq->obj.ia->ufile)
+		for (i = 0; i < n; i++)
+			sge[i].lkey = srq->srq->pd->local_dma_lkey;
 	buf = list_first_entry(&srq->free_bufs, struct kdat_srq_buf, node);
 	buf->cookie = cookie;
 	wr.wr_cqe = &buf->cqe;
@@ -343,6 +357,80 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 out:
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return ret;
+}
+
+DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
+				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+{
+	return kdat_srq_post_one(container_of((struct kdat_obj *)h,
+					      struct kdat_srq, obj),
+				 n, iov, cookie);
+}
+
+/*
+ * Move what a /dev/kdat user wrote to its post ring into the SRQ.  Runs on
+ * every receive completion, on a kick and before a query.  The tail is the
+ * user's: read once, clamped to one ring's worth; each entry is copied
+ * once before it is checked; a refused entry goes back to the user as an
+ * error event instead of being posted.  When the SRQ has no buffer left
+ * the ring asks the user to kick after its next post.
+ */
+void kdat_srq_drain(struct kdat_srq *srq)
+{
+	struct kdat_uring *r = srq->uring;
+	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
+	struct kdat_ring_hdr *h;
+	struct kdat_srq_wqe *w;
+	unsigned long flags;
+	u32 head, tail, n, i;
+	DAT_DTO_COOKIE c;
+	DAT_RETURN ret;
+
+	if (!r)
+		return;
+	h = kdat_uring_hdr(r);
+	spin_lock_irqsave(&srq->ring_lock, flags);
+	head = srq->ring_head;
+again:
+	tail = smp_load_acquire(&h->tail);
+	if (tail - head > kdat_uring_mask(r) + 1)
+		tail = head + kdat_uring_mask(r) + 1;
+	while (head != tail) {
+		w = kdat_uring_entry(r, head);
+		c.as_64 = READ_ONCE(w->cookie);
+		n = READ_ONCE(w->nseg);
+		if (n > KDAT_MAX_IOV) {
+			kdat_srq_ring_error(srq, c.as_64,
+					    KDAT_ERR(DAT_INVALID_PARAMETER,
+						     DAT_INVALID_ARG2));
+			head++;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			t[i].lmr_context = READ_ONCE(w->seg[i].lmr_context);
+			t[i].virtual_address = READ_ONCE(w->seg[i].addr);
+			t[i].segment_length = READ_ONCE(w->seg[i].length);
+		}
+		ret = kdat_srq_post_one(srq, n, t, c);
+		/* full: leave it for the next drain, nothing is lost */
+		if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
+			break;
+		if (ret != DAT_SUCCESS)
+			kdat_srq_ring_error(srq, c.as_64, ret);
+		head++;
+	}
+	srq->ring_head = head;
+	smp_store_release(&h->head, head);
+	if (READ_ONCE(srq->available) == 0 && head == tail) {
+		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
+		/* pairs with the user's fence between its tail and flags */
+		smp_mb();
+		if (READ_ONCE(h->tail) != tail)
+			goto again;
+	} else {
+		WRITE_ONCE(h->flags, 0);
+	}
+	spin_unlock_irqrestore(&srq->ring_lock, flags);
 }
 
 DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,

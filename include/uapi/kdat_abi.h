@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * kdat character-device ABI (/dev/kdat), shared verbatim by the kernel
+ * module and the user library (libdat), C and C++.
+ *
+ * Rules of this ABI
+ *  - Fixed-width types only, no pointers except as __u64, explicit padding,
+ *    natural alignment of every field, no implicit holes.
+ *  - Every ioctl argument starts with struct kdat_ioc_hdr: `size` is the
+ *    size of the struct the caller was built with.  The kernel accepts a
+ *    smaller size (older library: missing fields read as zero) and a
+ *    larger one only if every byte it does not know is zero.  Reserved
+ *    and padding fields must be zero.  Unknown ioctl numbers: ENOTTY.
+ *  - Handles are per-open-file IDs (__u32, 0 is DAT_HANDLE_NULL), never
+ *    kernel pointers.  An ID of another open file, a freed or a wrong-type
+ *    ID is refused with DAT_INVALID_HANDLE.
+ *  - Every ioctl returns 0 and puts the DAT_RETURN in hdr.status, or
+ *    returns -1 with errno for an ABI error (EFAULT, EINVAL on a bad hdr,
+ *    E2BIG for unknown non-zero trailing bytes, ENOTTY).
+ *  - Rings (SRQ post ring, event ring) are mmapped at the offset the
+ *    creating ioctl returns.  Each starts with struct kdat_ring_hdr, which
+ *    describes itself (entry size, entry count, entry offset), io_uring
+ *    style; user code never hard-codes the layout.
+ */
+#ifndef KDAT_ABI_H
+#define KDAT_ABI_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#else
+#include <linux/types.h>
+#include <sys/ioctl.h>
+#endif
+
+#define KDAT_ABI_VERSION	1
+#define KDAT_DEVICE_NAME	"kdat"		/* /dev/kdat */
+#define KDAT_NAME_LEN		64
+#define KDAT_ADDR_LEN		128		/* a struct sockaddr_storage */
+#define KDAT_MAX_IOV		16
+#define KDAT_PDATA_LEN		196
+
+struct kdat_ioc_hdr {
+	__u32 size;		/* sizeof the argument struct */
+	__u32 status;		/* out: the DAT_RETURN */
+};
+
+/* One LMR triplet as DAT 1.2 lays it out (24 bytes). */
+struct kdat_useg {
+	__u32 lmr_context;
+	__u32 pad;
+	__u64 addr;
+	__u64 length;
+};
+
+/* ---- rings ------------------------------------------------------------ */
+
+/*
+ * A single-producer/single-consumer ring of fixed-size entries.  Indices
+ * are free running __u32; slot = index & (entries - 1).
+ *   SRQ post ring:  user produces (tail), kernel consumes (head).
+ *   event ring:     kernel produces (tail), user consumes (head).
+ * The consumer publishes head with a release store after it is done with
+ * an entry; the producer publishes tail with a release store after it
+ * wrote one.  The kernel never trusts a user-written index: it clamps it.
+ */
+struct kdat_ring_hdr {
+	__u32 head;
+	__u32 pad0[15];		/* head and tail on their own cache lines */
+	__u32 tail;
+	__u32 pad1[15];
+	__u32 flags;		/* KDAT_RING_* set by the kernel */
+	__u32 entries;		/* power of two */
+	__u32 entry_size;
+	__u32 entry_offset;	/* from the start of the mapping */
+	__u32 dropped;		/* event ring: events lost to overflow */
+	__u32 pad2[11];
+};
+
+/* SRQ post ring: the kernel has no buffer left; kick it after posting. */
+#define KDAT_RING_NEED_KICK	0x1
+
+struct kdat_srq_wqe {
+	__u64 cookie;
+	__u32 nseg;
+	__u32 pad;
+	struct kdat_useg seg[KDAT_MAX_IOV];
+};
+
+/* Event ring entry: one DAT_EVENT with handles as IDs. */
+struct kdat_uevent {
+	__u32 event_number;	/* DAT_EVENT_NUMBER */
+	__u32 evd;
+	__u32 handle;		/* EP (DTO, connection), SRQ/EP/IA (async) */
+	__u32 status;		/* DAT_DTO_COMPLETION_STATUS */
+	__u64 cookie;		/* DTO: user cookie; SRQ async: cookie */
+	__u64 length;		/* DTO: transfered_length */
+	__u32 reason;		/* async: reason */
+	__u32 cr;		/* connection request: the CR */
+	__u32 sp;		/* connection request: the PSP */
+	__u32 pdata_size;	/* connection events */
+	__u64 conn_qual;	/* connection request */
+	__u64 pointer;		/* software event */
+	__u8 pdata[KDAT_PDATA_LEN];
+	__u8 pad[4];
+};
+
+/* ---- attributes ----------------------------------------------------------- */
+
+struct kdat_uia_attr {
+	char adapter_name[KDAT_NAME_LEN];
+	char vendor_name[KDAT_NAME_LEN];
+	__u8 ia_address[KDAT_ADDR_LEN];
+	__u32 hw_ver;
+	__u32 pad;
+	__u64 fw_ver;
+	__s32 max_eps;
+	__s32 max_dto_per_ep;
+	__s32 max_rdma_read_per_ep_in;
+	__s32 max_rdma_read_per_ep_out;
+	__s32 max_evds;
+	__s32 max_evd_qlen;
+	__s32 max_iov_segments_per_dto;
+	__s32 max_lmrs;
+	__u64 max_lmr_block_size;
+	__s32 max_pzs;
+	__s32 max_srqs;
+	__s32 max_ep_per_srq;
+	__s32 max_recv_per_srq;
+	__u64 max_message_size;
+	__u64 max_rdma_size;
+};
+
+struct kdat_uep_attr {
+	__u64 max_message_size;
+	__u64 max_rdma_size;
+	__u32 recv_completion_flags;
+	__u32 request_completion_flags;
+	__s32 max_recv_dtos;
+	__s32 max_request_dtos;
+	__s32 max_recv_iov;
+	__s32 max_request_iov;
+	__s32 max_rdma_read_in;
+	__s32 max_rdma_read_out;
+	__s32 srq_soft_hw;
+	__s32 max_rdma_read_iov;
+	__s32 max_rdma_write_iov;
+	__u32 pad;
+};
+
+/* ---- ioctl arguments --------------------------------------------------- */
+
+struct kdat_ioc_version {
+	struct kdat_ioc_hdr hdr;
+	__u32 abi_version;	/* out */
+	__u32 pad;
+};
+
+struct kdat_ioc_ia_list {
+	struct kdat_ioc_hdr hdr;
+	__u32 max;		/* entries at names */
+	__u32 count;		/* out: IAs known (may exceed max) */
+	__u64 names;		/* char[max][KDAT_NAME_LEN] */
+};
+
+struct kdat_ioc_ia_open {
+	struct kdat_ioc_hdr hdr;
+	char name[KDAT_NAME_LEN];
+	__s32 async_qlen;
+	__u32 ia;		/* out */
+	__u32 async_evd;	/* out */
+	__u32 pad;
+	__u64 async_ring_offset; /* out: mmap offset of its event ring */
+};
+
+struct kdat_ioc_ia_close {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 flags;		/* DAT_CLOSE_FLAGS */
+};
+
+struct kdat_ioc_ia_query {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 async_evd;	/* out */
+	struct kdat_uia_attr attr; /* out */
+};
+
+/* Free a PZ, EVD, LMR, SRQ, EP or PSP; reject a CR. */
+struct kdat_ioc_free {
+	struct kdat_ioc_hdr hdr;
+	__u32 handle;
+	__u32 type;		/* DAT_HANDLE_TYPE of the kernel flavour */
+};
+
+struct kdat_ioc_pz_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 pz;		/* out */
+};
+
+struct kdat_ioc_evd_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__s32 qlen;
+	__u32 flags;		/* DAT_EVD_FLAGS */
+	__u32 evd;		/* out */
+	__u64 ring_offset;	/* out */
+	__u64 ring_size;	/* out: bytes to mmap */
+};
+
+struct kdat_ioc_evd_wait {
+	struct kdat_ioc_hdr hdr;
+	__u32 evd;
+	__s32 threshold;
+	__u32 timeout_us;	/* 0xffffffff: forever */
+	__u32 count;		/* out: events in the ring */
+};
+
+struct kdat_ioc_evd_post_se {
+	struct kdat_ioc_hdr hdr;
+	__u32 evd;
+	__u32 pad;
+	__u64 pointer;
+};
+
+struct kdat_ioc_lmr_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 pz;
+	__u64 addr;		/* user virtual address */
+	__u64 length;
+	__u32 priv;		/* DAT_MEM_PRIV_FLAGS */
+	__u32 lmr;		/* out */
+	__u32 lmr_context;	/* out */
+	__u32 rmr_context;	/* out */
+	__u64 registered_size;	/* out */
+	__u64 registered_address; /* out */
+};
+
+struct kdat_ioc_srq_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 pz;
+	__s32 max_recv_dtos;
+	__s32 max_recv_iov;
+	__s32 low_watermark;
+	__u32 srq;		/* out */
+	__u64 ring_offset;	/* out: the post ring */
+	__u64 ring_size;	/* out */
+};
+
+struct kdat_ioc_srq_query {
+	struct kdat_ioc_hdr hdr;
+	__u32 srq;
+	__u32 mask;		/* DAT_SRQ_PARAM_MASK */
+	__u32 ia;		/* out */
+	__u32 pz;		/* out */
+	__u32 state;		/* out: DAT_SRQ_STATE */
+	__s32 max_recv_dtos;	/* out */
+	__s32 max_recv_iov;	/* out */
+	__s32 low_watermark;	/* out */
+	__s32 available_dto_count; /* out */
+	__s32 outstanding_dto_count; /* out */
+};
+
+/* Resize (value = max_recv_dtos), set_lw (value = watermark), or kick. */
+struct kdat_ioc_srq_op {
+	struct kdat_ioc_hdr hdr;
+	__u32 srq;
+	__s32 value;
+};
+
+/* The one-ioctl-per-post path (and the fallback for long scatter lists). */
+struct kdat_ioc_srq_post {
+	struct kdat_ioc_hdr hdr;
+	__u32 srq;
+	__u32 nseg;
+	__u64 cookie;
+	struct kdat_useg seg[KDAT_MAX_IOV];
+};
+
+struct kdat_ioc_ep_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 pz;
+	__u32 recv_evd;
+	__u32 request_evd;
+	__u32 connect_evd;
+	__u32 srq;		/* 0: dat_ep_create */
+	struct kdat_uep_attr attr;
+	__u32 has_attr;		/* 0: provider defaults (dat_ep_create only) */
+	__u32 ep;		/* out */
+};
+
+struct kdat_ioc_ep_query {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 state;		/* out: DAT_EP_STATE */
+	__u32 ia, pz, recv_evd, request_evd, connect_evd, srq; /* out */
+	__u64 local_port;	/* out */
+	__u64 remote_port;	/* out */
+	__u8 remote_addr[KDAT_ADDR_LEN]; /* out */
+	struct kdat_uep_attr attr; /* out */
+};
+
+struct kdat_ioc_ep_connect {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 timeout_us;
+	__u64 conn_qual;
+	__u8 addr[KDAT_ADDR_LEN];
+	__u32 qos;
+	__u32 flags;
+	__u32 pdata_size;
+	__u32 pad;
+	__u8 pdata[KDAT_PDATA_LEN];
+	__u8 pad2[4];
+};
+
+/* Disconnect (value = DAT_CLOSE_FLAGS) or reset. */
+struct kdat_ioc_ep_op {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 value;
+};
+
+#define KDAT_POST_SEND		0
+#define KDAT_POST_RECV		1
+#define KDAT_POST_RDMA_WRITE	2
+#define KDAT_POST_RDMA_READ	3
+
+struct kdat_ioc_ep_post {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 op;		/* KDAT_POST_* */
+	__u32 flags;		/* DAT_COMPLETION_FLAGS */
+	__u32 nseg;
+	__u64 cookie;
+	__u32 rmr_context;	/* RDMA */
+	__u32 pad;
+	__u64 remote_addr;
+	__u64 remote_length;
+	struct kdat_useg seg[KDAT_MAX_IOV];
+};
+
+struct kdat_ioc_ep_status {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 state;		/* out */
+	__u32 recv_idle;	/* out */
+	__u32 request_idle;	/* out */
+};
+
+struct kdat_ioc_psp_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 evd;
+	__u64 conn_qual;
+	__u32 flags;		/* DAT_PSP_FLAGS */
+	__u32 psp;		/* out */
+};
+
+struct kdat_ioc_cr_query {
+	struct kdat_ioc_hdr hdr;
+	__u32 cr;
+	__u32 pdata_size;	/* out */
+	__u64 remote_port;	/* out */
+	__u8 remote_addr[KDAT_ADDR_LEN]; /* out */
+	__u8 pdata[KDAT_PDATA_LEN]; /* out */
+	__u8 pad[4];
+};
+
+struct kdat_ioc_cr_accept {
+	struct kdat_ioc_hdr hdr;
+	__u32 cr;
+	__u32 ep;
+	__u32 pdata_size;
+	__u8 pdata[KDAT_PDATA_LEN];
+};
+
+#define KDAT_IOC_MAGIC	0xDA
+#define KDAT_IOC_VERSION	_IOWR(KDAT_IOC_MAGIC, 0x00, struct kdat_ioc_version)
+#define KDAT_IOC_IA_LIST	_IOWR(KDAT_IOC_MAGIC, 0x01, struct kdat_ioc_ia_list)
+#define KDAT_IOC_IA_OPEN	_IOWR(KDAT_IOC_MAGIC, 0x02, struct kdat_ioc_ia_open)
+#define KDAT_IOC_IA_CLOSE	_IOWR(KDAT_IOC_MAGIC, 0x03, struct kdat_ioc_ia_close)
+#define KDAT_IOC_IA_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x04, struct kdat_ioc_ia_query)
+#define KDAT_IOC_FREE		_IOWR(KDAT_IOC_MAGIC, 0x05, struct kdat_ioc_free)
+#define KDAT_IOC_PZ_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x06, struct kdat_ioc_pz_create)
+#define KDAT_IOC_EVD_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x07, struct kdat_ioc_evd_create)
+#define KDAT_IOC_EVD_WAIT	_IOWR(KDAT_IOC_MAGIC, 0x08, struct kdat_ioc_evd_wait)
+#define KDAT_IOC_EVD_POST_SE	_IOWR(KDAT_IOC_MAGIC, 0x09, struct kdat_ioc_evd_post_se)
+#define KDAT_IOC_LMR_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x0a, struct kdat_ioc_lmr_create)
+#define KDAT_IOC_SRQ_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x0b, struct kdat_ioc_srq_create)
+#define KDAT_IOC_SRQ_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x0c, struct kdat_ioc_srq_query)
+#define KDAT_IOC_SRQ_RESIZE	_IOWR(KDAT_IOC_MAGIC, 0x0d, struct kdat_ioc_srq_op)
+#define KDAT_IOC_SRQ_SET_LW	_IOWR(KDAT_IOC_MAGIC, 0x0e, struct kdat_ioc_srq_op)
+#define KDAT_IOC_SRQ_KICK	_IOWR(KDAT_IOC_MAGIC, 0x0f, struct kdat_ioc_srq_op)
+#define KDAT_IOC_SRQ_POST	_IOWR(KDAT_IOC_MAGIC, 0x10, struct kdat_ioc_srq_post)
+#define KDAT_IOC_EP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x11, struct kdat_ioc_ep_create)
+#define KDAT_IOC_EP_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x12, struct kdat_ioc_ep_query)
+#define KDAT_IOC_EP_CONNECT	_IOWR(KDAT_IOC_MAGIC, 0x13, struct kdat_ioc_ep_connect)
+#define KDAT_IOC_EP_DISCONNECT	_IOWR(KDAT_IOC_MAGIC, 0x14, struct kdat_ioc_ep_op)
+#define KDAT_IOC_EP_RESET	_IOWR(KDAT_IOC_MAGIC, 0x15, struct kdat_ioc_ep_op)
+#define KDAT_IOC_EP_POST	_IOWR(KDAT_IOC_MAGIC, 0x16, struct kdat_ioc_ep_post)
+#define KDAT_IOC_EP_STATUS	_IOWR(KDAT_IOC_MAGIC, 0x17, struct kdat_ioc_ep_status)
+#define KDAT_IOC_PSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x18, struct kdat_ioc_psp_create)
+#define KDAT_IOC_CR_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x19, struct kdat_ioc_cr_query)
+#define KDAT_IOC_CR_ACCEPT	_IOWR(KDAT_IOC_MAGIC, 0x1a, struct kdat_ioc_cr_accept)
+
+#endif /* KDAT_ABI_H */
