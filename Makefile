@@ -21,7 +21,7 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules examples test test-host run bench clean \
+.PHONY: all module test-modules user-tests examples test test-host run bench clean \
 	deps dkms-install dkms-uninstall
 
 all:
@@ -42,6 +42,11 @@ test-modules: module
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d $(W1) $(EXTRA_KCFLAGS) \
 			KBUILD_EXTRA_SYMBOLS=$(CURDIR)/kernel/Module.symvers modules || exit 1; \
 	done
+
+# Raw-ABI test of /dev/kdat (no libdat), run in the guest stage.
+build/abi_smoke: tests/user/abi/abi_smoke.c include/uapi/kdat_abi.h
+	@mkdir -p build
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -Iinclude -o $@ $<
 
 deps:
 	@scripts/deps.sh all

@@ -486,6 +486,7 @@ DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
 	a->ia = ia->obj.uid;
 	a->async_evd = ia->async_evd->obj.uid;
 	a->async_ring_offset = (u64)ia->async_evd->uring->pgoff << PAGE_SHIFT;
+	a->async_ring_size = ia->async_evd->uring->size;
 	kdat_obj_put(&ia->obj);		/* the tables keep it */
 	return DAT_SUCCESS;
 }

@@ -231,8 +231,6 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 	int i;
 
 	WRITE_ONCE(ia->dead, true);
-	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
-			    (DAT_HANDLE)ia, DAT_IA_CATASTROPHIC_ERROR, true);
 	for (i = 0; i < ARRAY_SIZE(kdat_teardown_order); i++) {
 		mutex_lock(&ia->lock);
 		list_for_each_entry(obj, &ia->objs, ia_node)
@@ -240,6 +238,9 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 				kdat_obj_hw_destroy(obj);
 		mutex_unlock(&ia->lock);
 	}
+	/* told only once nothing of the device is left in use */
+	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
+			    (DAT_HANDLE)ia, DAT_IA_CATASTROPHIC_ERROR, true);
 }
 
 /*
@@ -356,8 +357,11 @@ DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 
 	/* the async EVD goes with the IA */
 	if (aevd) {
+		/* pinned: the free unpublishes, then still drains the EVD */
+		kdat_obj_hold(&aevd->obj);
 		ia->async_evd = NULL;
 		kdat_ib_evd_free(&aevd->obj);
+		kdat_obj_put(&aevd->obj);
 	}
 	kdat_obj_unpublish(&ia->obj);
 	return DAT_SUCCESS;

@@ -331,7 +331,7 @@ DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 	wr.num_sge = n;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	if (!srq->srq) {
+	if (!srq->srq || kdat_ia_dead(srq->obj.ia)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
 		goto out;
 	}

@@ -29,6 +29,11 @@ stage_host() {
 	else
 		echo "FAIL: module_builds_w1_without_warnings (see $OUT/module-build.log)" >>"$r"
 	fi
+	if make -s build/abi_smoke >>"$OUT/module-build.log" 2>&1; then
+		echo "PASS: abi_smoke_builds" >>"$r"
+	else
+		echo "FAIL: abi_smoke_builds" >>"$r"
+	fi
 	if make -s test-modules KDIR="$KDIR" WERROR=1 >>"$OUT/module-build.log" 2>&1; then
 		echo "PASS: test_modules_build_w1_without_warnings" >>"$r"
 	else

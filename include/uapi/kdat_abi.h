@@ -169,7 +169,7 @@ struct kdat_ioc_ia_open {
 	__s32 async_qlen;
 	__u32 ia;		/* out */
 	__u32 async_evd;	/* out */
-	__u32 pad;
+	__u32 async_ring_size;	/* out: bytes to mmap */
 	__u64 async_ring_offset; /* out: mmap offset of its event ring */
 };
 

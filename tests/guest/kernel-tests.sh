@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Guest stage, kernel consumers.  Runs INSIDE the guest (tests/vm/guest-run.sh)
+# Guest stage.
 # from the repo root: loads the freshly built kdat.ko, runs the kdat_test
 # consumer (one case per checkable statement of the SRQ man pages), proves
 # nothing is left alive, removes a device under live objects, and unloads.
@@ -12,12 +12,15 @@ pass() { echo "PASS: $*" | tee -a "$RESULTS"; }
 fail() { echo "FAIL: $*" | tee -a "$RESULTS"; }
 objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects; }
 
-# Wait (bounded, for a broken module only) until the log shows $1.
+# Wait (bounded, for a broken module only) until the log shows $1; stop
+# early when $2 shows instead.
 wait_log() {
-	local i
-	for i in $(seq 1 600); do
-		dmesg | grep -q -- "$1" && return 0
-		sleep 0.2
+	local i log
+	for i in $(seq 1 300); do
+		log=$(dmesg)
+		grep -q -- "$1" <<<"$log" && return 0
+		[ -n "${2:-}" ] && grep -q -- "$2" <<<"$log" && return 1
+		sleep 0.3
 	done
 	return 1
 }
@@ -43,12 +46,23 @@ fi
 [ "$(objects)" = 0 ] && pass "no_live_objects_after_suite" ||
 	fail "no_live_objects_after_suite ($(objects) left)"
 
+# --- /dev/kdat through the raw ABI ---------------------------------------
+if [ -x build/abi_smoke ]; then
+	build/abi_smoke >"$RESULTS.abi" 2>&1
+	st=$?
+	cat "$RESULTS.abi" | tee -a "$RESULTS"
+	[ $st = 0 ] || fail "abi_smoke_exit_status ($st)"
+	[ "$(objects)" = 0 ] && pass "no_live_objects_after_file_close" ||
+		fail "no_live_objects_after_file_close ($(objects) left)"
+fi
+
 # --- device removal under live objects -----------------------------------
 mark=$(dmesg | wc -l)
 if insmod tests/kernel/kdat_test.ko mode=catastrophe dev_ia=rxe1; then
 	if wait_log "catastrophe: ready"; then
 		rdma link delete rxe1
-		if wait_log "kdat_test: ok ia_catastrophic_on_device_removal"; then
+		if wait_log "kdat_test: ok ia_catastrophic_on_device_removal" \
+			"kdat_test: not ok ia_catastrophic"; then
 			pass "kernel_ia_catastrophic_on_device_removal"
 		else
 			fail "kernel_ia_catastrophic_on_device_removal"

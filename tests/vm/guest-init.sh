@@ -26,6 +26,7 @@ fi
 # off.  A failure of the rig itself is reported as status 125.
 STATUS=125
 OUT_MOUNTED=0
+# shellcheck disable=SC2317 # called through the EXIT trap
 finish() {
 	trap - EXIT
 	set +e
@@ -37,7 +38,7 @@ finish() {
 	# sysrq 'o' powers off at once (no init system to ask); with
 	# -no-reboot QEMU then exits.
 	echo o >/proc/sysrq-trigger
-	sleep 10
+	busybox sleep 10
 	busybox poweroff -f
 }
 trap finish EXIT

@@ -18,10 +18,15 @@ usage: tests/vm/guest-run.sh [-o OUTDIR] [-t TIMEOUT_SECONDS] [-m MEM] [-k] [-q]
   -k          skip the kernel-log check (check-kernel-log.sh) - debugging only
   -q          do not echo the guest console on stdout (still in console.log)
 
-The command runs as root in the guest, in the current directory, with stdin
-from /dev/null.  Exit status: the command's own, or
-  124  no status came back (timeout, guest crash, rig failure in the guest)
-  125  the rig itself failed on the host (bad usage, no kernel, no qemu...)
+The command runs as root in the guest, in the current directory (which must
+not be under /tmp or /run), with stdin from /dev/null and RIG_OUT=OUTDIR in
+its environment; the guest stops it after SECONDS-30 (SECONDS/2 if SECONDS
+<= 60) so that its status and dmesg still come back.  Exit status: the
+command's own, or
+  124  timeout (the guest's own limit or the VM was killed), or no status
+       came back (guest crash, kernel panic)
+  125  the rig itself failed (bad usage, no kernel, qemu error, or the guest
+       setup: modprobe, rdma link add, cd ...; see console.log)
   99   the command succeeded but the kernel log has BUG/WARNING/Oops/...
 Environment: KVER selects the kernel version (default: newest directory in
 /lib/modules that has a matching /boot/vmlinuz-<ver>); RIG_TRACE=1 traces
@@ -244,6 +249,15 @@ fi
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd -P)
 CWD=$(pwd -P)
+# The guest mounts fresh tmpfs on /tmp and /run (OUTDIR is mounted after
+# them, so it may live there; the working directory may not).
+case $CWD/ in
+/tmp/* | /run/*) die "the current directory $CWD is hidden in the guest (fresh tmpfs there); cd elsewhere" ;;
+esac
+# One VM per OUTDIR at a time: a second run would clobber the first one's
+# status and logs.  The lock is dropped when this script exits.
+exec 9>"$OUTDIR/.rig-lock"
+flock -n 9 || die "another guest-run is using $OUTDIR; give this one its own -o OUTDIR"
 # Clear our own result files only: the command may keep other output here.
 rm -f "$OUTDIR/status" "$OUTDIR/dmesg.txt" "$OUTDIR/console.log" "$OUTDIR/.rig-cmd"
 # argv, NUL-separated: survives any quoting; the guest reads it with mapfile.
@@ -273,8 +287,11 @@ else
 fi
 
 # KVM is present on these machines but a KVM boot hangs (no nested
-# virtualisation), so TCG is used unconditionally.
-QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -nographic -no-reboot -nic none
+# virtualisation), so TCG is used unconditionally.  "-display none -vga none"
+# rather than -nographic: the same headless VM, but SeaBIOS gets no serial
+# console, so it cannot send the escape codes that clear the screen and turn
+# off line wrapping in the terminal of whoever runs this.
+QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -display none -vga none -no-reboot -nic none
 	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$APPEND"
 	"${CONSOLE[@]}" -serial chardev:con -monitor none
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
@@ -291,6 +308,12 @@ elapsed=$(($(date +%s) - start))
 if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
 	echo "guest-run: TIMEOUT: VM killed after ${TIMEOUT}s (see $OUTDIR/console.log)" >&2
 	exit 124
+fi
+if [[ ! -s $OUTDIR/status && $qemu_rc != 0 ]]; then
+	# QEMU exits 0 when the guest powers off; anything else is QEMU's own
+	# failure (bad option, missing file, killed).
+	echo "guest-run: FAILED: qemu exited $qemu_rc; see messages above and $OUTDIR/console.log" >&2
+	exit 125
 fi
 if [[ ! -s $OUTDIR/status ]]; then
 	echo "guest-run: FAILED: guest wrote no status (qemu exit $qemu_rc after ${elapsed}s); see $OUTDIR/console.log" >&2

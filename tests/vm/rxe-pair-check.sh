@@ -1,12 +1,14 @@
 #!/bin/bash
-# rxe-pair-check.sh [--baseline] - inside the guest (via guest-run.sh), check
-# which rxe0/rxe1 pairs can talk, with raw verbs (perftest, GID index 1 =
-# the IPv4 GID) and with rdma_cm (rping, perftest -R).  Per-device packet
-# counters show which rxe device really carried each test, because rdma_cm
-# silently falls back to rxe0 loopback when it routes a connection over lo.
+# rxe-pair-check.sh [--baseline] - check which rxe0/rxe1 pairs can talk, with
+# raw verbs (perftest, GID index 1 = the IPv4 GID), with rdma_cm from
+# userspace (rping, perftest -R), and with the in-kernel rdma_cm (the
+# cm-probe module: address + route resolution in init_net, as an in-kernel
+# consumer does it).  Per-device packet counters show which rxe device really
+# carried each test, because rdma_cm silently falls back to device loopback
+# when it routes a connection over lo.
 #
-#   tests/vm/guest-run.sh -- tests/vm/rxe-pair-check.sh
-#   tests/vm/guest-run.sh -t 900 -- tests/vm/rxe-pair-check.sh --baseline
+#   tests/vm/rxe-pair-check.sh              # on the host: builds cm-probe,
+#   tests/vm/rxe-pair-check.sh --baseline   # then runs itself in the guest
 #
 # --baseline first runs the matrix with rxe-pair-routing.sh turned off (the
 # plain kernel configuration), then again with it on, as guest-init.sh sets.
@@ -14,6 +16,33 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+PROBE_DIR=$REPO/build/vm/cm-probe
+
+# On the host (no rxe devices): build the probe module against the guest's
+# kernel headers (out of tree, in build/vm), then run this script in the VM.
+if [[ ! -e /sys/class/infiniband/rxe0 ]]; then
+	# Same choice as guest-run.sh: newest version with modules, headers and
+	# a bootable image.
+	if [[ -z ${KVER:-} ]]; then
+		for d in /lib/modules/*/build; do
+			v=${d#/lib/modules/}
+			v=${v%/build}
+			[[ -f /boot/vmlinuz-$v ]] && KVER=$(printf '%s\n%s\n' "${KVER:-}" "$v" | sort -V | tail -n1)
+		done
+	fi
+	[[ -n ${KVER:-} ]] || { echo "rxe-pair-check: no kernel headers in /lib/modules/*/build" >&2; exit 125; }
+	rm -rf "$PROBE_DIR"
+	mkdir -p "$PROBE_DIR"
+	cp "$HERE/cm-probe/cm_probe.c" "$HERE/cm-probe/Makefile" "$PROBE_DIR/"
+	make -s -C "/lib/modules/$KVER/build" M="$PROBE_DIR" modules
+	cd "$REPO"
+	export KVER
+	t=300
+	[[ ${1:-} == --baseline ]] && t=900
+	exec "$HERE/guest-run.sh" -t "$t" -- "$HERE/rxe-pair-check.sh" "$@"
+fi
+
 A=192.0.2.1 # v0 / rxe0
 B=192.0.2.2 # v1 / rxe1
 LOG=$(mktemp -d)
@@ -26,8 +55,7 @@ snap() { echo "$(ctr rxe0 sent_pkts) $(ctr rxe0 rcvd_pkts) $(ctr rxe1 sent_pkts)
 # Wait (bounded) until a server is ready: a TCP listener on port $1 for
 # perftest's out-of-band exchange, or any rdma_cm listener for "cm".
 wait_ready() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		if [[ $1 == cm ]]; then
 			rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN' && return 0
 		else
@@ -110,16 +138,54 @@ matrix() {
 		rping -s -a $B -C 10 -- rping -c -a $B -C 10 -I $B
 }
 
+# kprobe_case SRC DST EXPECT: in-kernel rdma_resolve_addr + rdma_resolve_route
+# from SRC ("" = unbound) to DST; EXPECT is the device rdma_cm must pick.
+kprobe_case() {
+	local src=$1 dst=$2 expect=$3 rc line dev verdict
+	local name="kernel rdma_cm ${src:-unbound} -> $dst"
+	set +e
+	insmod "$PROBE_DIR/cm_probe.ko" dst="$dst" ${src:+src="$src"} 2>/dev/null
+	rc=$?
+	set -e
+	[[ $rc == 0 ]] && rmmod cm_probe
+	line=$(dmesg | grep 'cm_probe: ' | tail -n1)
+	dev=none
+	[[ $line =~ route\ resolved\ on\ ([a-z0-9_]+) ]] && dev=${BASH_REMATCH[1]}
+	verdict=ok
+	if [[ $rc != 0 ]]; then verdict=FAIL
+	elif [[ $dev != "$expect" ]]; then verdict=WRONG-DEV
+	fi
+	printf '%-46s %-10s device=%-5s (want %s)  %s\n' "$name" "$verdict" "$dev" "$expect" "${line#*cm_probe: }"
+	[[ $verdict == ok || $MUST != yes ]] || FAILED+=("$name")
+	return 0
+}
+
+kmatrix() {
+	MUST=$1
+	if [[ ! -f $PROBE_DIR/cm_probe.ko ]]; then
+		echo "(no $PROBE_DIR/cm_probe.ko: run this script from the host to build it; kernel cases skipped)"
+		return 0
+	fi
+	kprobe_case $B $A rxe1
+	kprobe_case $A $B rxe0
+	kprobe_case "" $A rxe1
+	kprobe_case "" $B rxe0
+	kprobe_case $A $A rxe0
+	kprobe_case $B $B rxe1
+}
+
 if [[ ${1:-} == --baseline ]]; then
 	echo "== routing: kernel default (rxe-pair-routing.sh off)"
 	"$HERE/rxe-pair-routing.sh" off
 	ip route get $A from $B | head -n1
 	matrix no
+	kmatrix no
 	"$HERE/rxe-pair-routing.sh" on
 fi
 echo "== routing: as set by guest-init.sh (rxe-pair-routing.sh on)"
 ip route get $A from $B | head -n1
 matrix yes
+kmatrix yes
 rm -rf "$LOG"
 if [[ ${#FAILED[@]} -gt 0 ]]; then
 	printf 'rxe-pair-check: FAILED: %s\n' "${FAILED[@]}"

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * abi_smoke: drives /dev/kdat through the raw ABI (no libdat) in the guest:
+ * the dat_srq_query worked example over a real connection, with receives
+ * posted through the mmapped SRQ ring and completions read from the
+ * mmapped event ring.  Prints PASS:/FAIL: lines.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <dat/udat.h>
+#include <uapi/kdat_abi.h>
+
+static int fd, failed;
+
+#define IOC(cmd, a)                                                       \
+	({                                                                \
+		(a)->hdr.size = sizeof(*(a));                             \
+		ioctl(fd, cmd, a) ? (perror(#cmd), 0xffffffffu)           \
+				  : (a)->hdr.status;                      \
+	})
+#define CHECK(c, ...)                                                     \
+	do {                                                              \
+		if (!(c)) {                                               \
+			printf("FAIL: abi_smoke: line %d: ", __LINE__);   \
+			printf(__VA_ARGS__);                              \
+			printf("\n");                                     \
+			exit(1);                                          \
+		}                                                         \
+	} while (0)
+
+struct ring {
+	struct kdat_ring_hdr *h;
+	char *base;
+};
+
+static struct ring map_ring(__u64 off, __u64 size)
+{
+	struct ring r;
+
+	r.base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	CHECK(r.base != MAP_FAILED, "mmap: %s", strerror(errno));
+	r.h = (struct kdat_ring_hdr *)r.base;
+	return r;
+}
+
+static void *slot(struct ring *r, __u32 i)
+{
+	return r->base + r->h->entry_offset +
+	       (size_t)(i & (r->h->entries - 1)) * r->h->entry_size;
+}
+
+/* Wait for one event, without a syscall unless the ring is empty. */
+static struct kdat_uevent next_event(struct ring *r, __u32 evd)
+{
+	struct kdat_ioc_evd_wait w = { .evd = evd, .threshold = 1,
+				       .timeout_us = 10000000 };
+	struct kdat_uevent e;
+	__u32 head = r->h->head;
+
+	if (__atomic_load_n(&r->h->tail, __ATOMIC_ACQUIRE) == head)
+		CHECK(IOC(KDAT_IOC_EVD_WAIT, &w) == DAT_SUCCESS, "wait");
+	memcpy(&e, slot(r, head), sizeof(e));
+	__atomic_store_n(&r->h->head, head + 1, __ATOMIC_RELEASE);
+	return e;
+}
+
+struct side {
+	__u32 ia, aevd, pz, evd, cevd, crevd, lmr, lctx;
+	struct ring aring, ring, cring, crring;
+	char *buf;
+};
+
+static void open_side(struct side *s, const char *name)
+{
+	struct kdat_ioc_ia_open o = {};
+	struct kdat_ioc_pz_create p = {};
+	struct kdat_ioc_evd_create e = {};
+	struct kdat_ioc_lmr_create l = {};
+
+	strcpy(o.name, name);
+	o.async_qlen = 16;
+	CHECK(IOC(KDAT_IOC_IA_OPEN, &o) == DAT_SUCCESS, "ia_open %s", name);
+	s->ia = o.ia;
+	s->aevd = o.async_evd;
+	s->aring = map_ring(o.async_ring_offset, o.async_ring_size);
+	p.ia = s->ia;
+	CHECK(IOC(KDAT_IOC_PZ_CREATE, &p) == DAT_SUCCESS, "pz");
+	s->pz = p.pz;
+	e.ia = s->ia, e.qlen = 64, e.flags = DAT_EVD_DTO_FLAG;
+	CHECK(IOC(KDAT_IOC_EVD_CREATE, &e) == DAT_SUCCESS, "evd");
+	s->evd = e.evd;
+	s->ring = map_ring(e.ring_offset, e.ring_size);
+	e.flags = DAT_EVD_CONNECTION_FLAG;
+	CHECK(IOC(KDAT_IOC_EVD_CREATE, &e) == DAT_SUCCESS, "evd");
+	s->cevd = e.evd;
+	s->cring = map_ring(e.ring_offset, e.ring_size);
+	e.flags = DAT_EVD_CR_FLAG;
+	CHECK(IOC(KDAT_IOC_EVD_CREATE, &e) == DAT_SUCCESS, "evd");
+	s->crevd = e.evd;
+	s->crring = map_ring(e.ring_offset, e.ring_size);
+	s->buf = aligned_alloc(4096, 1 << 16);
+	memset(s->buf, 0, 1 << 16);
+	l.ia = s->ia, l.pz = s->pz, l.addr = (uintptr_t)s->buf;
+	l.length = 1 << 16;
+	l.priv = DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG;
+	CHECK(IOC(KDAT_IOC_LMR_CREATE, &l) == DAT_SUCCESS, "lmr");
+	s->lmr = l.lmr;
+	s->lctx = l.lmr_context;
+}
+
+static struct kdat_ioc_srq_query query(__u32 srq)
+{
+	struct kdat_ioc_srq_query q = { .srq = srq, .mask = DAT_SRQ_FIELD_ALL };
+
+	CHECK(IOC(KDAT_IOC_SRQ_QUERY, &q) == DAT_SUCCESS, "query");
+	return q;
+}
+
+int main(void)
+{
+	struct side s, c;
+	struct kdat_ioc_version v = {};
+	struct kdat_ioc_srq_create sc = {};
+	struct kdat_ioc_ep_create ec = {};
+	struct kdat_ioc_psp_create pc = {};
+	struct kdat_ioc_ep_connect cc = {};
+	struct kdat_ioc_cr_accept ca = {};
+	struct kdat_ioc_ep_post post = {};
+	struct kdat_ioc_srq_op kick = {};
+	struct kdat_ioc_srq_query q;
+	struct kdat_uevent e;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct ring sring;
+	__u32 sep, cep, i;
+
+	fd = open("/dev/kdat", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0, "open /dev/kdat: %s", strerror(errno));
+	CHECK(IOC(KDAT_IOC_VERSION, &v) == 0 && v.abi_version == 1, "version");
+	CHECK(ioctl(fd, _IOWR(0xDA, 0x7f, struct kdat_ioc_version), &v) == -1 &&
+	      errno == ENOTTY, "unknown ioctl must be ENOTTY");
+	open_side(&s, "rxe0");
+	open_side(&c, "rxe1");
+
+	sc.ia = s.ia, sc.pz = s.pz, sc.max_recv_dtos = 10, sc.max_recv_iov = 1;
+	CHECK(IOC(KDAT_IOC_SRQ_CREATE, &sc) == DAT_SUCCESS, "srq");
+	sring = map_ring(sc.ring_offset, sc.ring_size);
+	/* three receives through the ring, no syscall unless asked */
+	for (i = 0; i < 3; i++) {
+		__u32 t = sring.h->tail;
+		struct kdat_srq_wqe *w = slot(&sring, t);
+
+		w->cookie = 100 + i;
+		w->nseg = 1;
+		w->seg[0].lmr_context = s.lctx;
+		w->seg[0].addr = (uintptr_t)s.buf + i * 256;
+		w->seg[0].length = 256;
+		__atomic_store_n(&sring.h->tail, t + 1, __ATOMIC_RELEASE);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (__atomic_load_n(&sring.h->flags, __ATOMIC_RELAXED) &
+		    KDAT_RING_NEED_KICK) {
+			kick.srq = sc.srq;
+			CHECK(IOC(KDAT_IOC_SRQ_KICK, &kick) == DAT_SUCCESS,
+			      "kick");
+		}
+	}
+	q = query(sc.srq);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 3 &&
+	      q.outstanding_dto_count == 3, "posted %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+	printf("PASS: abi_srq_ring_post_counts\n");
+
+	ec.ia = s.ia, ec.pz = s.pz, ec.recv_evd = s.evd, ec.request_evd = s.evd;
+	ec.connect_evd = s.cevd, ec.srq = sc.srq, ec.has_attr = 1;
+	ec.attr.max_message_size = 4096, ec.attr.max_request_dtos = 16;
+	ec.attr.max_request_iov = 1, ec.attr.max_recv_dtos = 16;
+	ec.attr.max_recv_iov = 1;
+	CHECK(IOC(KDAT_IOC_EP_CREATE, &ec) == DAT_SUCCESS, "server ep");
+	sep = ec.ep;
+	ec.ia = c.ia, ec.pz = c.pz, ec.recv_evd = c.evd, ec.request_evd = c.evd;
+	ec.connect_evd = c.cevd, ec.srq = 0;
+	CHECK(IOC(KDAT_IOC_EP_CREATE, &ec) == DAT_SUCCESS, "client ep");
+	cep = ec.ep;
+	pc.ia = s.ia, pc.evd = s.crevd, pc.conn_qual = 5555;
+	CHECK(IOC(KDAT_IOC_PSP_CREATE, &pc) == DAT_SUCCESS, "psp");
+	sin.sin_addr.s_addr = inet_addr("192.0.2.1");
+	memcpy(cc.addr, &sin, sizeof(sin));
+	cc.ep = cep, cc.conn_qual = 5555, cc.timeout_us = 0xffffffff;
+	CHECK(IOC(KDAT_IOC_EP_CONNECT, &cc) == DAT_SUCCESS, "connect");
+	e = next_event(&s.crring, s.crevd);
+	CHECK(e.event_number == DAT_CONNECTION_REQUEST_EVENT && e.cr, "cr");
+	ca.cr = e.cr, ca.ep = sep;
+	CHECK(IOC(KDAT_IOC_CR_ACCEPT, &ca) == DAT_SUCCESS, "accept");
+	e = next_event(&s.cring, s.cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      e.handle == sep, "server established %x", e.event_number);
+	e = next_event(&c.cring, c.cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      e.handle == cep, "client established");
+	printf("PASS: abi_connect_accept\n");
+
+	strcpy(c.buf, "ring");
+	post.ep = cep, post.op = KDAT_POST_SEND, post.nseg = 1, post.cookie = 9;
+	post.seg[0].lmr_context = c.lctx, post.seg[0].addr = (uintptr_t)c.buf;
+	post.seg[0].length = 5;
+	CHECK(IOC(KDAT_IOC_EP_POST, &post) == DAT_SUCCESS, "send");
+	e = next_event(&c.ring, c.evd);
+	CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT && e.status == 0 &&
+	      e.cookie == 9, "send completion");
+	/* the message arrived: the receive sits on the EVD, not reaped */
+	do {
+		q = query(sc.srq);
+	} while (q.available_dto_count == 3);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 2 &&
+	      q.outstanding_dto_count == 3, "arrived %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+	e = next_event(&s.ring, s.evd);
+	CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT && e.handle == sep &&
+	      e.length == 5 && e.cookie >= 100 && e.cookie < 103,
+	      "receive completion names the EP");
+	CHECK(!strcmp(s.buf + (e.cookie - 100) * 256, "ring"), "data");
+	q = query(sc.srq);
+	CHECK(q.max_recv_dtos == 10 && q.available_dto_count == 2 &&
+	      q.outstanding_dto_count == 2, "dequeued %d/%d/%d",
+	      q.max_recv_dtos, q.available_dto_count, q.outstanding_dto_count);
+	printf("PASS: abi_srq_query_worked_example\n");
+
+	/* a malformed ring entry comes back as an error event */
+	{
+		__u32 t = sring.h->tail;
+		struct kdat_srq_wqe *w = slot(&sring, t);
+
+		w->cookie = 77;
+		w->nseg = 1;
+		w->seg[0].lmr_context = 0x7777;
+		w->seg[0].addr = 0;
+		w->seg[0].length = 1 << 30;
+		__atomic_store_n(&sring.h->tail, t + 1, __ATOMIC_RELEASE);
+		q = query(sc.srq);	/* drains */
+		e = next_event(&s.aring, s.aevd);
+		CHECK(e.event_number == DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR &&
+		      e.handle == sc.srq && e.cookie == 77 &&
+		      e.reason == DAT_SRQ_OTHER_ERROR, "bad entry event");
+		CHECK(q.outstanding_dto_count == 2, "bad entry counted");
+	}
+	printf("PASS: abi_malformed_ring_entry_error_event\n");
+	close(fd);
+	return failed;
+}
