@@ -15,7 +15,6 @@
 
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
-VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 W1 := W=1
 ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
@@ -68,10 +67,10 @@ bench: deps
 		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
 
 dkms-install:
-	scripts/dkms.sh install $(VERSION)
+	scripts/dkms.sh install
 
 dkms-uninstall:
-	scripts/dkms.sh remove $(VERSION)
+	scripts/dkms.sh remove
 
 clean:
 	@for d in kernel $(CONSUMERS) ; do \

@@ -39,6 +39,13 @@ stage_host() {
 	else
 		echo "FAIL: test_modules_build_w1_without_warnings" >>"$r"
 	fi
+	# the DKMS package builds for the Debian kernel, in a private tree
+	if scripts/dkms.sh check "$(basename "$(dirname "$KDIR")")" \
+		>"$OUT/dkms.log" 2>&1; then
+		echo "PASS: dkms_builds_module_with_version" >>"$r"
+	else
+		echo "FAIL: dkms_builds_module_with_version (see $OUT/dkms.log)" >>"$r"
+	fi
 	grep -c '^PASS' "$r" | sed 's/$/ host checks passed/'
 	grep '^FAIL' "$r" || true
 }
