@@ -932,13 +932,19 @@ static void t_ep_with_srq_created_unconnected_with_exact_attrs(void)
 	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
 	a.max_recv_dtos = 7;
 	a.max_message_size = 3000;
+	a.max_rdma_size = 2000;
+	a.max_rdma_read_in = 2;
+	a.max_rdma_read_out = 3;
 	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
 					x.conn_evd, srq, &a, &ep));
 	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
 	CHECK(q.ep_state == DAT_EP_STATE_UNCONNECTED, "state %d", q.ep_state);
 	CHECK(q.srq_handle == srq, "srq handle");
 	CHECK(q.ep_attr.max_recv_dtos == 7 &&
-	      q.ep_attr.max_message_size == 3000, "exact attributes");
+	      q.ep_attr.max_message_size == 3000 &&
+	      q.ep_attr.max_rdma_size == 2000 &&
+	      q.ep_attr.max_rdma_read_in == 2 &&
+	      q.ep_attr.max_rdma_read_out == 3, "exact attributes");
 	CHECK(q.ep_attr.max_request_dtos >= a.max_request_dtos,
 	      "max_request_dtos");
 	CHECK(q.recv_evd_handle == x.dto_evd && q.pz_handle == x.pz,
@@ -1109,6 +1115,136 @@ static void t_ep_with_srq_pz_may_differ(void)
 	      DAT_DTO_SUCCESS &&
 	      ev.event_data.dto_completion_event_data.ep_handle == sep,
 	      "receive");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_eps_may_use_different_recv_evds(void)
+{
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EVD_HANDLE evd2;
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 1, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &evd2));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd2, p.s.dto_evd,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 3), "connect");
+	p.cep[1] = cep;
+	CHECK_OK(post_srq(&p, 0, 64, 1));
+	CHECK_OK(post_srq(&p, 64, 64, 2));
+	/* each completion goes to the recv EVD of the EP that took it */
+	CHECK(send_msg(&p, 1, 0, 8, 1), "send");
+	CHECK(next_event(evd2, &ev) &&
+	      ev.event_data.dto_completion_event_data.ep_handle == sep,
+	      "not on the second EVD");
+	CHECK(no_event(p.s.dto_evd), "on the first EVD");
+	CHECK(send_msg(&p, 0, 0, 8, 2), "send");
+	CHECK(next_event(p.s.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.ep_handle == p.sep[0],
+	      "not on the first EVD");
+	CHECK(no_event(evd2), "on the second EVD");
+out:
+	pair_close(&p);
+}
+
+static void t_srq_post_recv_cookie_need_not_be_unique(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+	int i;
+
+	CHECK(!pair_open(&p, 1, 8), "setup");
+	for (i = 0; i < 3; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, 42));
+	for (i = 0; i < 3; i++) {
+		CHECK(send_msg(&p, 0, 0, 8, i), "send");
+		CHECK(next_event(p.s.dto_evd, &ev) &&
+		      ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		      42, "cookie");
+	}
+out:
+	pair_close(&p);
+}
+
+static void t_ep_with_srq_unsignalled_recv_still_completes(void)
+{
+	/* UNSIGNALLED is the SRQ EP default: every receive still completes */
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EVD_HANDLE evd2;
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVENT ev;
+	int i;
+
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &evd2));
+	a.recv_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd2, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	a = ep_attr();
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 4), "connect");
+	p.cep[0] = cep;
+	for (i = 0; i < 4; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, i));
+	for (i = 0; i < 4; i++) {
+		CHECK(send_msg(&p, 0, 0, 8, i), "send");
+		CHECK(next_event(evd2, &ev) &&
+		      ev.event_data.dto_completion_event_data.status ==
+		      DAT_DTO_SUCCESS, "receive %d without a completion", i);
+	}
+out:
+	pair_close(&p);
+}
+
+static void t_ep_with_srq_null_recv_evd_still_returns_buffers(void)
+{
+	/* no recv EVD: nobody is told, but no buffer stays outstanding */
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_SRQ_PARAM q;
+
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, NULL, NULL, NULL,
+					p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	/* no connect EVD on the server: accept and wait on the client */
+	{
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		DAT_EVENT ev;
+
+		sin.sin_addr.s_addr = in_aton(srv_addr);
+		CHECK_OK(dat_psp_create(p.s.ia, ++next_qual, p.s.cr_evd,
+					DAT_PSP_CONSUMER_FLAG, &p.psp));
+		CHECK_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin,
+					next_qual, DAT_TIMEOUT_INFINITE, 0,
+					NULL, DAT_QOS_BEST_EFFORT,
+					DAT_CONNECT_DEFAULT_FLAG));
+		CHECK(next_event(p.s.cr_evd, &ev), "no CR");
+		CHECK_OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				       sep, 0, NULL));
+		CHECK(next_event(p.c.conn_evd, &ev) &&
+		      ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED,
+		      "not established");
+	}
+	p.cep[0] = cep;
+	CHECK_OK(post_srq(&p, 0, 64, 1));
+	CHECK_OK(post_srq(&p, 64, 64, 2));
+	CHECK(send_msg(&p, 0, 0, 8, 1), "send");
+	CHECK(WAIT_FOR(srq_q(p.srq).available_dto_count == 1), "arrival");
+	q = srq_q(p.srq);
+	CHECK(q.outstanding_dto_count == 1, "outstanding %d",
+	      q.outstanding_dto_count);
 out:
 	pair_close(&p);
 }
@@ -1420,6 +1556,10 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_with_srq_refuses_ep_post_recv),
 	CASE(t_ep_with_srq_completion_flag_rules),
 	CASE(t_ep_with_srq_pz_may_differ),
+	CASE(t_srq_eps_may_use_different_recv_evds),
+	CASE(t_srq_post_recv_cookie_need_not_be_unique),
+	CASE(t_ep_with_srq_unsignalled_recv_still_completes),
+	CASE(t_ep_with_srq_null_recv_evd_still_returns_buffers),
 	CASE(t_srq_per_connection_order_many_eps),
 	CASE(t_srq_flush_on_disconnect_and_exactly_once),
 	CASE(t_srq_peer_disconnect_reports_disconnected),
