@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kdat_bench: message rate through one Shared Receive Queue.
+ *
+ * neps client EPs on cli_ia stream size-byte sends to neps server EPs on
+ * srv_ia that share one SRQ of depth buffers.  Both sides are driven by
+ * upcalls, so no thread sits between a completion and the next work
+ * request:
+ *   - the server's DTO EVD upcall counts each receive and re-posts its
+ *     buffer to the SRQ at once;
+ *   - each client EP keeps up to window sends in flight; only every
+ *     signal-th send (and an EP's last one) asks for an event, the others
+ *     are posted with DAT_COMPLETION_SUPPRESS_FLAG, and the client's DTO
+ *     EVD upcall refills that EP's window from the event it gets (an EP's
+ *     sends complete in order, so one event retires all before it).
+ * Time runs from the first send to the last receive (ktime), and the
+ * result is one line in the kernel log:
+ *   kdat_bench: eps=N size=S msgs=M usecs=T rate=R      (R in messages/s)
+ * followed by "kdat_bench: detail: ..." with the settings used.  On
+ * failure "kdat_bench: FAILED: why" replaces the result line.  The whole
+ * run happens in module init; tests/bench/run-bench.sh drives it.
+ *
+ * micro=1 instead times single calls on the server IA, without traffic:
+ * dat_srq_post_recv, dat_srq_query and an empty dat_evd_dequeue, and the
+ * raw ib_post_srq_recv on an ib_srq of the same device for comparison:
+ *   kdat_bench: micro: ns per call, mean of 4096: dat_srq_post_recv=...
+ *
+ * window and signal default to a choice that keeps the sends in flight
+ * (neps x window) at most half the SRQ: a send whose message finds the
+ * SRQ empty is refused with an RNR NAK and retried only after the RNR
+ * timer, so running the SRQ dry would measure that timer, not kdat.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/ktime.h>
+#include <linux/completion.h>
+#include <linux/atomic.h>
+#include <rdma/ib_verbs.h>
+#include <dat/kdat.h>
+
+static char *srv_ia = "rxe0";
+module_param(srv_ia, charp, 0444);
+MODULE_PARM_DESC(srv_ia, "IA of the server EPs and the SRQ");
+static char *cli_ia = "rxe1";
+module_param(cli_ia, charp, 0444);
+MODULE_PARM_DESC(cli_ia, "IA of the client EPs");
+static char *srv_addr = "192.0.2.1";
+module_param(srv_addr, charp, 0444);
+MODULE_PARM_DESC(srv_addr, "IPv4 address of the server IA");
+static int neps = 16;
+module_param(neps, int, 0444);
+MODULE_PARM_DESC(neps, "connections (1..1024)");
+static int size = 64;
+module_param(size, int, 0444);
+MODULE_PARM_DESC(size, "message size in bytes (1..65536)");
+static int iters = 20000;
+module_param(iters, int, 0444);
+MODULE_PARM_DESC(iters, "messages in all, spread evenly over the EPs");
+static int depth = 1024;
+module_param(depth, int, 0444);
+MODULE_PARM_DESC(depth, "SRQ depth in receive buffers");
+static int window;
+module_param(window, int, 0444);
+MODULE_PARM_DESC(window, "sends in flight per EP (0: depth / (2 x neps), 1..64)");
+static int signal;
+module_param(signal, int, 0444);
+MODULE_PARM_DESC(signal, "ask for an event every signal-th send (0: window / 4)");
+static int qual = 4800;
+module_param(qual, int, 0444);
+MODULE_PARM_DESC(qual, "connection qualifier of the server's PSP");
+static bool micro;
+module_param(micro, bool, 0444);
+MODULE_PARM_DESC(micro, "measure the cost of single calls instead of the rate");
+
+#define BENCH_MAX_EPS		1024
+#define BENCH_CONNECT_BATCH	32
+#define BENCH_WAIT_MS		10000
+#define BENCH_RUN_MS		300000	/* give up on the traffic after this */
+#define BENCH_MICRO_N		4096	/* calls timed per micro measurement */
+
+/* One client EP and its send window (under lock: upcall and init post). */
+struct bench_ep {
+	DAT_EP_HANDLE ep;
+	spinlock_t lock;		/* window state: upcall vs. first fill */
+	u32 quota;			/* messages this EP sends */
+	u32 posted;			/* sends posted */
+	u32 done;			/* sends known complete */
+};
+
+struct bench_side {
+	const char *name;
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
+	DAT_PZ_HANDLE pz;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lmr_ctx;
+	void *buf;
+};
+
+struct bench {
+	struct bench_side srv, cli;
+	DAT_SRQ_HANDLE srq;
+	DAT_PSP_HANDLE psp;
+	DAT_EP_HANDLE *sep;		/* server EPs */
+	struct bench_ep *cep;		/* client EPs */
+	u32 total;
+	atomic_t received;
+	atomic_t errors;
+	bool stopping;
+	ktime_t t_end;
+	struct completion done;
+	char why[128];
+};
+
+static __printf(2, 3) void bench_fail(struct bench *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->why, sizeof(b->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Record a failed DAT call by its function name and the error's names. */
+static bool bench_check(struct bench *b, DAT_RETURN r, const char *call)
+{
+	const char *major = "", *minor = "";
+
+	if (r == DAT_SUCCESS)
+		return true;
+	dat_strerror(r, &major, &minor);
+	bench_fail(b, "%.*s: %s%s%s (0x%x)", (int)strcspn(call, "("), call,
+		   major, *minor ? " " : "", minor, r);
+	return false;
+}
+
+#define BENCH_OK(b, call)	bench_check(b, (call), #call)
+
+static DAT_DTO_COOKIE bench_cookie(u64 v)
+{
+	DAT_DTO_COOKIE c = { .as_64 = v };
+
+	return c;
+}
+
+static bool bench_next_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(BENCH_WAIT_MS);
+
+	while (dat_evd_dequeue(evd, ev) != DAT_SUCCESS) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(100, 500);
+	}
+	return true;
+}
+
+/* Stop the run early: the waiter wakes up and reports. */
+static void bench_error(struct bench *b)
+{
+	if (atomic_inc_return(&b->errors) == 1)
+		complete(&b->done);
+}
+
+/* ------------------------------------------------------------------ */
+/* Data path                                                            */
+
+static DAT_RETURN bench_post_buf(struct bench *b, u32 slot)
+{
+	DAT_LMR_TRIPLET t = {
+		.lmr_context = b->srv.lmr_ctx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)b->srv.buf +
+				   (size_t)slot * size,
+		.segment_length = size,
+	};
+
+	return dat_srq_post_recv(b->srq, 1, &t, bench_cookie(slot));
+}
+
+/* A message arrived: count it and give its buffer straight back. */
+static void bench_srv_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
+			     DAT_BOOLEAN more)
+{
+	const DAT_DTO_COMPLETION_EVENT_DATA *c =
+		&ev->event_data.dto_completion_event_data;
+	struct bench *b = ctx;
+
+	if (ev->event_number != DAT_DTO_COMPLETION_EVENT ||
+	    c->status != DAT_DTO_SUCCESS ||
+	    c->transfered_length != (DAT_VLEN)size) {
+		/* buffers an EP held are flushed when it goes away */
+		if (!READ_ONCE(b->stopping))
+			bench_error(b);
+		return;
+	}
+	if (bench_post_buf(b, (u32)c->user_cookie.as_64) != DAT_SUCCESS)
+		bench_error(b);
+	if (atomic_inc_return(&b->received) == b->total) {
+		b->t_end = ktime_get();
+		complete(&b->done);
+	}
+}
+
+/*
+ * Fill EP @i's window.  Called with its lock held, from init for the
+ * first sends and from the client upcall afterwards.
+ */
+static void bench_pump(struct bench *b, u32 i)
+{
+	struct bench_ep *e = &b->cep[i];
+	DAT_LMR_TRIPLET t = {
+		.lmr_context = b->cli.lmr_ctx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)b->cli.buf,
+		.segment_length = size,
+	};
+	DAT_COMPLETION_FLAGS flags;
+	u32 seq;
+
+	while (e->posted < e->quota && e->posted - e->done < window) {
+		seq = e->posted;
+		flags = seq % signal == signal - 1 || seq == e->quota - 1 ?
+			DAT_COMPLETION_DEFAULT_FLAG :
+			DAT_COMPLETION_SUPPRESS_FLAG;
+		if (dat_ep_post_send(e->ep, 1, &t,
+				     bench_cookie((u64)i << 32 | seq),
+				     flags) != DAT_SUCCESS) {
+			bench_error(b);
+			return;
+		}
+		e->posted++;
+	}
+}
+
+/* A signalled send completed: it and every send before it are done. */
+static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
+			     DAT_BOOLEAN more)
+{
+	const DAT_DTO_COMPLETION_EVENT_DATA *c =
+		&ev->event_data.dto_completion_event_data;
+	struct bench *b = ctx;
+	u32 i = c->user_cookie.as_64 >> 32;
+	unsigned long flags;
+
+	if (ev->event_number != DAT_DTO_COMPLETION_EVENT ||
+	    c->status != DAT_DTO_SUCCESS || i >= (u32)neps) {
+		if (!READ_ONCE(b->stopping))
+			bench_error(b);
+		return;
+	}
+	spin_lock_irqsave(&b->cep[i].lock, flags);
+	b->cep[i].done = (u32)c->user_cookie.as_64 + 1;
+	bench_pump(b, i);
+	spin_unlock_irqrestore(&b->cep[i].lock, flags);
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup and teardown                                                   */
+
+static bool bench_side_open(struct bench *b, struct bench_side *s,
+			    const char *name, size_t buf_len,
+			    DAT_UPCALL_FUNC upcall, DAT_COUNT dto_qlen)
+{
+	DAT_UPCALL_OBJECT up = { .instance_data = b, .upcall_func = upcall };
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr;
+
+	s->name = name;
+	s->async_evd = DAT_HANDLE_NULL;
+	s->buf = kvzalloc(buf_len, GFP_KERNEL);
+	if (!s->buf) {
+		bench_fail(b, "%s: no memory for %zu bytes", name, buf_len);
+		return false;
+	}
+	/* kvzalloc memory is from the linear map below KMALLOC_MAX_SIZE */
+	if (is_vmalloc_addr(s->buf)) {
+		bench_fail(b, "%s: %zu bytes are too many for one LMR", name,
+			   buf_len);
+		return false;
+	}
+	r.for_va = s->buf;
+	return BENCH_OK(b, dat_ia_open((const DAT_NAME_PTR)name, 64,
+				       &s->async_evd, &s->ia)) &&
+	       BENCH_OK(b, dat_pz_create(s->ia, &s->pz)) &&
+	       BENCH_OK(b, dat_evd_kcreate(s->ia, dto_qlen,
+					   DAT_UPCALL_SINGLE_INSTANCE, &up,
+					   DAT_EVD_DTO_FLAG, &s->dto_evd)) &&
+	       BENCH_OK(b, dat_evd_kcreate(s->ia, 2 * neps + 16,
+					   DAT_UPCALL_DISABLE, NULL,
+					   DAT_EVD_CONNECTION_FLAG,
+					   &s->conn_evd)) &&
+	       BENCH_OK(b, dat_evd_kcreate(s->ia, neps + 16,
+					   DAT_UPCALL_DISABLE, NULL,
+					   DAT_EVD_CR_FLAG, &s->cr_evd)) &&
+	       BENCH_OK(b, dat_lmr_kcreate(s->ia, DAT_MEM_TYPE_VIRTUAL, r,
+					   buf_len, s->pz,
+					   DAT_MEM_PRIV_LOCAL_READ_FLAG |
+					   DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+					   DAT_MEM_OPTIMIZE_DONT_CARE, &s->lmr,
+					   &s->lmr_ctx, &rctx, &rsize, &raddr));
+}
+
+static bool bench_setup(struct bench *b)
+{
+	/* one entry more than buffers: see the demo (re-post from upcall) */
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth + 1, .max_recv_iov = 1,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_message_size = size,
+		.qos = DAT_QOS_BEST_EFFORT,
+		.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+		.request_completion_flags = DAT_COMPLETION_SUPPRESS_FLAG,
+		.max_recv_dtos = 1,
+		.max_request_dtos = window + 1,
+		.max_recv_iov = 1,
+		.max_request_iov = 1,
+	};
+	int i;
+
+	/*
+	 * Every WR reaches a CQ: the client's holds up to neps x window send
+	 * completions, the server's up to depth receive completions, plus a
+	 * drain marker per EP at teardown.
+	 */
+	if (!bench_side_open(b, &b->srv, srv_ia, (size_t)depth * size,
+			     bench_srv_upcall, depth + 2 * neps + 16) ||
+	    !bench_side_open(b, &b->cli, cli_ia, size, bench_cli_upcall,
+			     neps * (window + 2) + 16))
+		return false;
+	if (!BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &b->srq)) ||
+	    !BENCH_OK(b, dat_psp_create(b->srv.ia, qual, b->srv.cr_evd,
+					DAT_PSP_CONSUMER_FLAG, &b->psp)))
+		return false;
+	for (i = 0; i < neps; i++) {
+		spin_lock_init(&b->cep[i].lock);
+		b->cep[i].quota = iters / neps + (i < iters % neps);
+		if (!BENCH_OK(b, dat_ep_create_with_srq(b->srv.ia, b->srv.pz,
+							b->srv.dto_evd,
+							b->srv.dto_evd,
+							b->srv.conn_evd, b->srq,
+							&a, &b->sep[i])) ||
+		    !BENCH_OK(b, dat_ep_create(b->cli.ia, b->cli.pz,
+					       b->cli.dto_evd, b->cli.dto_evd,
+					       b->cli.conn_evd, &a,
+					       &b->cep[i].ep)))
+			return false;
+	}
+	return true;
+}
+
+static bool bench_established(struct bench *b, struct bench_side *s, int n)
+{
+	DAT_EVENT ev;
+
+	while (n--) {
+		if (!bench_next_event(s->conn_evd, &ev) ||
+		    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
+			bench_fail(b, "%s: a connection was not established",
+				   s->name);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Connect BENCH_CONNECT_BATCH clients at a time; private data = index. */
+static bool bench_connect(struct bench *b)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr *addr = (struct sockaddr *)&sin;
+	DAT_CR_PARAM crp;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	int first, i, n;
+	u32 tag;
+
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	for (first = 0; first < neps; first += n) {
+		n = min(neps - first, BENCH_CONNECT_BATCH);
+		for (i = first; i < first + n; i++) {
+			tag = i;
+			if (!BENCH_OK(b, dat_ep_connect(b->cep[i].ep, addr, qual,
+							DAT_TIMEOUT_INFINITE,
+							sizeof(tag), &tag,
+							DAT_QOS_BEST_EFFORT,
+							DAT_CONNECT_DEFAULT_FLAG)))
+				return false;
+		}
+		for (i = 0; i < n; i++) {
+			if (!bench_next_event(b->srv.cr_evd, &ev) ||
+			    ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
+				bench_fail(b, "a connection request did not come");
+				return false;
+			}
+			cr = ev.event_data.cr_arrival_event_data.cr_handle;
+			if (!BENCH_OK(b, dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp)))
+				return false;
+			if (crp.private_data_size != sizeof(tag)) {
+				bench_fail(b, "private data of %d bytes",
+					   crp.private_data_size);
+				return false;
+			}
+			memcpy(&tag, crp.private_data, sizeof(tag));
+			if (tag < (u32)first || tag >= (u32)(first + n)) {
+				bench_fail(b, "request from unknown client %u", tag);
+				return false;
+			}
+			if (!BENCH_OK(b, dat_cr_accept(cr, b->sep[tag], 0, NULL)))
+				return false;
+		}
+		if (!bench_established(b, &b->srv, n) ||
+		    !bench_established(b, &b->cli, n))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An abrupt close frees everything an IA holds, consumers first (EPs,
+ * CRs, PSPs, SRQs, LMRs, EVDs, PZs); the clients go first so the server
+ * sees plain disconnects.
+ */
+static void bench_side_close(struct bench_side *s)
+{
+	if (s->ia)
+		dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG);
+	kvfree(s->buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* micro=1: what one call costs, next to the raw verb underneath        */
+
+#define BENCH_NS_PER_CALL(t0)						\
+	div_u64(ktime_to_ns(ktime_sub(ktime_get(), t0)), BENCH_MICRO_N)
+
+/*
+ * ib_post_srq_recv on an ib_srq of our own, on the same device: the
+ * floor under dat_srq_post_recv.  Nothing is ever received into it.
+ */
+static u64 bench_raw_srq_post_ns(struct bench *b)
+{
+	struct ib_srq_init_attr init = {
+		.attr = { .max_wr = BENCH_MICRO_N, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	struct ib_device *dev;
+	struct ib_sge sge;
+	struct ib_srq *srq;
+	struct ib_pd *pd;
+	u64 ns = 0;
+	ktime_t t0;
+	int i;
+
+	dev = ib_device_get_by_name(srv_ia, RDMA_DRIVER_UNKNOWN);
+	if (!dev)
+		return 0;
+	pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(pd))
+		goto out_dev;
+	srq = ib_create_srq(pd, &init);
+	if (IS_ERR(srq))
+		goto out_pd;
+	sge.addr = (uintptr_t)b->srv.buf;
+	sge.length = size;
+	sge.lkey = pd->local_dma_lkey;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		if (ib_post_srq_recv(srq, &wr, &bad))
+			break;
+	if (i == BENCH_MICRO_N)
+		ns = BENCH_NS_PER_CALL(t0);
+	ib_destroy_srq(srq);
+out_pd:
+	ib_dealloc_pd(pd);
+out_dev:
+	ib_device_put(dev);
+	return ns;
+}
+
+static void bench_micro(struct bench *b)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = BENCH_MICRO_N, .max_recv_iov = 1,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	u64 post, query, dequeue, raw;
+	DAT_SRQ_PARAM p;
+	DAT_EVENT ev;
+	ktime_t t0;
+	int i;
+
+	if (!bench_side_open(b, &b->srv, srv_ia, (size_t)depth * size,
+			     bench_srv_upcall, 64) ||
+	    !BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &b->srq)))
+		return;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		if (!BENCH_OK(b, bench_post_buf(b, i % depth)))
+			return;
+	post = BENCH_NS_PER_CALL(t0);
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		dat_srq_query(b->srq, DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT, &p);
+	query = BENCH_NS_PER_CALL(t0);
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		dat_evd_dequeue(b->srv.conn_evd, &ev);
+	dequeue = BENCH_NS_PER_CALL(t0);
+	raw = bench_raw_srq_post_ns(b);
+	pr_info("kdat_bench: micro: ns per call, mean of %d: dat_srq_post_recv=%llu ib_post_srq_recv=%llu dat_srq_query=%llu dat_evd_dequeue(empty)=%llu\n",
+		BENCH_MICRO_N, post, raw, query, dequeue);
+}
+
+/* ------------------------------------------------------------------ */
+
+static bool bench_params_ok(struct bench *b)
+{
+	if (neps < 1 || neps > BENCH_MAX_EPS || size < 1 || size > 65536 ||
+	    iters < neps || depth < 1) {
+		bench_fail(b, "bad parameters: see modinfo kdat_bench.ko");
+		return false;
+	}
+	if (!window)
+		window = clamp(depth / (2 * neps), 1, 64);
+	if (!signal)
+		signal = max(window / 4, 1);
+	if (window < 1 || window > 64 || signal < 1 || signal > window) {
+		bench_fail(b, "need 1 <= signal <= window <= 64");
+		return false;
+	}
+	return true;
+}
+
+static void bench_run(struct bench *b)
+{
+	ktime_t t0, t_conn;
+	s64 usecs;
+	int i;
+
+	t_conn = ktime_get();
+	if (!bench_setup(b) || !bench_connect(b))
+		return;
+	t_conn = ktime_sub(ktime_get(), t_conn);
+	for (i = 0; i < depth; i++)
+		if (!BENCH_OK(b, bench_post_buf(b, i)))
+			return;
+
+	t0 = ktime_get();
+	for (i = 0; i < neps; i++) {
+		spin_lock_irq(&b->cep[i].lock);
+		bench_pump(b, i);
+		spin_unlock_irq(&b->cep[i].lock);
+	}
+	if (!wait_for_completion_timeout(&b->done,
+					 msecs_to_jiffies(BENCH_RUN_MS))) {
+		bench_fail(b, "only %d of %u messages arrived in %d s",
+			   atomic_read(&b->received), b->total,
+			   BENCH_RUN_MS / 1000);
+		return;
+	}
+	if (atomic_read(&b->errors)) {
+		bench_fail(b, "a work request failed after %d messages",
+			   atomic_read(&b->received));
+		return;
+	}
+	usecs = max_t(s64, ktime_us_delta(b->t_end, t0), 1);
+	pr_info("kdat_bench: eps=%d size=%d msgs=%u usecs=%lld rate=%llu\n",
+		neps, size, b->total, usecs,
+		div64_u64((u64)b->total * USEC_PER_SEC, usecs));
+	pr_info("kdat_bench: detail: depth=%d window=%d signal=%d connect_ms=%lld\n",
+		depth, window, signal, ktime_to_ms(t_conn));
+}
+
+static int __init kdat_bench_init(void)
+{
+	struct bench *b;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	init_completion(&b->done);
+	if (bench_params_ok(b)) {
+		b->total = iters;
+		b->sep = kcalloc(neps, sizeof(*b->sep), GFP_KERNEL);
+		b->cep = kcalloc(neps, sizeof(*b->cep), GFP_KERNEL);
+		if (!b->sep || !b->cep)
+			bench_fail(b, "out of memory");
+		else if (micro)
+			bench_micro(b);
+		else
+			bench_run(b);
+	}
+	WRITE_ONCE(b->stopping, true);
+	bench_side_close(&b->cli);
+	bench_side_close(&b->srv);
+	if (b->why[0])
+		pr_err("kdat_bench: FAILED: %s\n", b->why);
+	kfree(b->sep);
+	kfree(b->cep);
+	kfree(b);
+	return 0;
+}
+
+static void __exit kdat_bench_exit(void)
+{
+}
+
+module_init(kdat_bench_init);
+module_exit(kdat_bench_exit);
+MODULE_DESCRIPTION("kdat benchmark: message rate through one SRQ");
+MODULE_LICENSE("Dual BSD/GPL");
