@@ -11,6 +11,10 @@
  * at a time per EVD: whoever finds no dispatcher running becomes it and
  * drains the ring, so upcalls for one EVD never run concurrently and
  * never re-enter.
+ *
+ * An event handed to an upcall is reaped as it is handed over, so the
+ * upcall can re-post the very SRQ buffer it was given even when the SRQ
+ * is full.
  */
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -60,8 +64,8 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 		evd->upcall_task = current;
 		spin_unlock_irqrestore(&evd->lock, flags);
 
-		up.upcall_func(up.instance_data, &e.ev, more);
 		kdat_event_reaped(&e);
+		up.upcall_func(up.instance_data, &e.ev, more);
 	}
 }
 

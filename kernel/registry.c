@@ -21,6 +21,17 @@
 /* Handle table and live-object counters                                   */
 
 static DEFINE_XARRAY(kdat_handles);
+
+/*
+ * Handles are object addresses, all from the linear map and 8-byte
+ * aligned.  Keyed by their offset in the linear map the xarray stays a few
+ * levels deep instead of eleven; a lookup must then check that the entry
+ * is the very address asked for (an unaligned fake would share a key).
+ */
+static unsigned long kdat_handle_key(const void *h)
+{
+	return ((unsigned long)h - PAGE_OFFSET) >> 3;
+}
 static atomic_long_t kdat_live[KDAT_NTYPES];
 
 static const char *const kdat_type_names[KDAT_NTYPES] = {
@@ -67,7 +78,7 @@ int kdat_obj_publish(struct kdat_obj *obj)
 	int ret;
 
 	kdat_obj_hold(obj);
-	ret = xa_insert(&kdat_handles, (unsigned long)obj, obj, GFP_KERNEL);
+	ret = xa_insert(&kdat_handles, kdat_handle_key(obj), obj, GFP_KERNEL);
 	if (ret) {
 		kref_put(&obj->ref, kdat_obj_release);
 		return ret;
@@ -92,7 +103,7 @@ void kdat_obj_unpublish(struct kdat_obj *obj)
 	obj->linked = false;
 	if (obj->uid)
 		kdat_ufile_remove(obj->ia->ufile, obj);
-	xa_erase(&kdat_handles, (unsigned long)obj);
+	xa_erase(&kdat_handles, kdat_handle_key(obj));
 	kref_put(&obj->ref, kdat_obj_release);
 }
 
@@ -103,8 +114,9 @@ struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 	if (!h)
 		return NULL;
 	rcu_read_lock();
-	obj = xa_load(&kdat_handles, (unsigned long)h);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	if (obj && ((void *)obj != h || obj->type != type ||
+		    !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj;
@@ -367,8 +379,8 @@ static struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h)
 	if (!h)
 		return NULL;
 	rcu_read_lock();
-	obj = xa_load(&kdat_handles, (unsigned long)h);
-	if (obj && !kref_get_unless_zero(&obj->ref))
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	if (obj && ((void *)obj != h || !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj;

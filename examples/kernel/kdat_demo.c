@@ -9,8 +9,8 @@
  *
  * The run, in order:
  *   1. both sides open an IA, a PZ, EVDs and an LMR; the server creates the
- *      SRQ (depth buffers of size bytes, in depth + 1 entries: see
- *      demo_setup) and a PSP; neps EPs connect, each connection request
+ *      SRQ (depth buffers of size bytes, as many entries) and a PSP;
+ *      neps EPs connect, each connection request
  *      carrying the client's index as private data;
  *   2. the server posts every buffer and arms the low watermark (lw);
  *   3. a burst arrives while the server's backend is stalled: buffers are
@@ -533,12 +533,8 @@ static DAT_EP_ATTR demo_ep_attr(void)
 
 static bool demo_setup(struct demo *d)
 {
-	/*
-	 * One entry more than buffers: the buffer an upcall re-posts still
-	 * occupies its entry (it counts as outstanding) until the upcall
-	 * returns and its event is reaped.
-	 */
-	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth + 1, .max_recv_iov = 1,
+	/* an upcall may re-post its own buffer: depth entries are enough */
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
 	DAT_EP_ATTR a = demo_ep_attr();
 	int i;
@@ -827,7 +823,7 @@ static void demo_summary(struct demo *d)
 
 	demo_info("================================ summary ================================");
 	demo_info("server %s (%s), clients on %s, one SRQ: %d buffers of %d bytes in %d entries",
-		  srv_ia, srv_addr, cli_ia, depth, size, depth + 1);
+		  srv_ia, srv_addr, cli_ia, depth, size, depth);
 	demo_info("connections established   %d of %d", d->connected, neps);
 	demo_info("messages received         %u of %u (per EP: min %u, max %u; each EP in order)",
 		  sum, total, lo, hi);

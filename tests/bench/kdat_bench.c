@@ -308,8 +308,7 @@ static bool bench_side_open(struct bench *b, struct bench_side *s,
 
 static bool bench_setup(struct bench *b)
 {
-	/* one entry more than buffers: see the demo (re-post from upcall) */
-	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth + 1, .max_recv_iov = 1,
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
 	DAT_EP_ATTR a = {
 		.service_type = DAT_SERVICE_TYPE_RC,
