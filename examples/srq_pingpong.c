@@ -50,7 +50,7 @@ static DAT_EVENT expect(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER num)
 
 struct side {
 	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async, evd, conn, cr;
+	DAT_EVD_HANDLE async, evd, sq, conn, cr;	/* evd: receives */
 	DAT_PZ_HANDLE pz;
 	DAT_LMR_HANDLE lmr;
 	DAT_LMR_CONTEXT lctx;
@@ -69,6 +69,8 @@ static void open_side(struct side *s, const char *name, size_t bytes)
 	check(dat_pz_create(s->ia, &s->pz), "dat_pz_create");
 	check(dat_evd_create(s->ia, 4 * MAXC, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			     &s->evd), "dat_evd_create");
+	check(dat_evd_create(s->ia, 4 * MAXC, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			     &s->sq), "dat_evd_create");
 	check(dat_evd_create(s->ia, 2 * MAXC, DAT_HANDLE_NULL,
 			     DAT_EVD_CONNECTION_FLAG, &s->conn), "dat_evd_create");
 	check(dat_evd_create(s->ia, MAXC, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
@@ -81,6 +83,15 @@ static void open_side(struct side *s, const char *name, size_t bytes)
 				     DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
 			     &s->lmr, &s->lctx, &rctx, &len, &addr),
 	      "dat_lmr_create");
+}
+
+/* Reap the send completions of a round. */
+static void reap_sends(struct side *s, int n)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		expect(s->sq, DAT_DTO_COMPLETION_EVENT);
 }
 
 static void close_side(struct side *s)
@@ -124,7 +135,6 @@ int main(int argc, char **argv)
 	DAT_PSP_HANDLE psp;
 	DAT_EP_ATTR a;
 	DAT_EVENT e;
-	DAT_COUNT more;
 	struct sockaddr_in sin;
 	int i, r, k;
 
@@ -168,9 +178,9 @@ int main(int argc, char **argv)
 		DAT_LMR_TRIPLET t = slot(&cli, i);
 		DAT_DTO_COOKIE c;
 
-		check(dat_ep_create(cli.ia, cli.pz, cli.evd, cli.evd, cli.conn,
+		check(dat_ep_create(cli.ia, cli.pz, cli.evd, cli.sq, cli.conn,
 				    &a, &cep[i]), "dat_ep_create");
-		c.as_64 = 1000 + (DAT_UINT64)i;	/* >= 1000: a receive */
+		c.as_64 = (DAT_UINT64)i;
 		check(dat_ep_post_recv(cep[i], 1, &t, c,
 				       DAT_COMPLETION_DEFAULT_FLAG),
 		      "dat_ep_post_recv");
@@ -186,7 +196,7 @@ int main(int argc, char **argv)
 		check(dat_cr_query(e.event_data.cr_arrival_event_data.cr_handle,
 				   DAT_CR_FIELD_ALL, &cp), "dat_cr_query");
 		memcpy(&i, cp.private_data, sizeof(i));
-		check(dat_ep_create_with_srq(srv.ia, srv.pz, srv.evd, srv.evd,
+		check(dat_ep_create_with_srq(srv.ia, srv.pz, srv.evd, srv.sq,
 					     srv.conn, srq, &a, &sep[i]),
 		      "dat_ep_create_with_srq");
 		check(dat_cr_accept(e.event_data.cr_arrival_event_data.cr_handle,
@@ -205,15 +215,13 @@ int main(int argc, char **argv)
 			snprintf(txt, sizeof(txt), "ping %d.%d", i, r);
 			post_send(cep[i], &cli, n + i, txt);
 		}
-		/* server: n pings (and, later, its own n send completions) */
-		for (k = 0; k < n;) {
+		/* server: n pings, in any order, each in some SRQ buffer */
+		for (k = 0; k < n; k++) {
 			DAT_DTO_COMPLETION_EVENT_DATA *d;
 			DAT_LMR_TRIPLET t;
 
-			check(dat_evd_wait(srv.evd, WAIT, 1, &e, &more), "wait");
+			e = expect(srv.evd, DAT_DTO_COMPLETION_EVENT);
 			d = &e.event_data.dto_completion_event_data;
-			if (d->user_cookie.as_64 >= (DAT_UINT64)2 * n)
-				continue;	/* a pong went out */
 			for (i = 0; i < n && sep[i] != d->ep_handle; i++)
 				;
 			snprintf(txt, sizeof(txt), "ping %d.%d", i, r);
@@ -227,17 +235,14 @@ int main(int argc, char **argv)
 			      "dat_srq_post_recv");
 			snprintf(txt, sizeof(txt), "pong %d.%d", i, r);
 			post_send(sep[i], &srv, 2 * n + i, txt);
-			k++;
 		}
 		/* clients: n pongs, each followed by a fresh receive */
-		for (k = 0; k < n;) {
+		for (k = 0; k < n; k++) {
 			DAT_DTO_COMPLETION_EVENT_DATA *d;
 
-			check(dat_evd_wait(cli.evd, WAIT, 1, &e, &more), "wait");
+			e = expect(cli.evd, DAT_DTO_COMPLETION_EVENT);
 			d = &e.event_data.dto_completion_event_data;
-			if (d->user_cookie.as_64 < 1000)
-				continue;	/* a ping went out */
-			i = (int)(d->user_cookie.as_64 - 1000);
+			i = (int)d->user_cookie.as_64;
 			snprintf(txt, sizeof(txt), "pong %d.%d", i, r);
 			if (d->ep_handle != cep[i] ||
 			    strcmp(cli.buf + (size_t)i * MSG, txt)) {
@@ -252,11 +257,10 @@ int main(int argc, char **argv)
 						       DAT_COMPLETION_DEFAULT_FLAG),
 				      "dat_ep_post_recv");
 			}
-			k++;
 		}
+		reap_sends(&cli, n);
+		reap_sends(&srv, n);
 	}
-	while (dat_evd_dequeue(srv.evd, &e) == DAT_SUCCESS)
-		;	/* the last pongs' send completions */
 
 	check(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp), "dat_srq_query");
 	printf("srq_pingpong: %d x %d pings through one SRQ; "

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// libdat.so.1 as an application sees it: only the exported C ABI.  The
+// registry reads a dat.conf (DAT_OVERRIDE) that lists the built-in
+// provider and a provider library, which it loads with dlopen(), calls
+// dat_provider_init()/dat_provider_fini() of, and dispatches to.
+#include <dat/udat.h>
+#include <dat/dat_kdat.h>
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace {
+
+int env(const char *v)
+{
+	const char *s = std::getenv(v);
+	return s ? std::atoi(s) : 0;
+}
+
+/* Set up before any test touches the registry (read once per process). */
+struct Conf {
+	std::string path;
+
+	Conf()
+	{
+		char tmpl[] = "/tmp/databiXXXXXX";
+		int fd = mkstemp(tmpl);
+		if (fd < 0)
+			std::abort();
+		::close(fd);
+		path = tmpl;
+		std::ofstream f(path);
+		f << "# abi test registry\n"
+		  << "rxe0 u1.2 threadsafe default libdat.so.1 kdat.1.0 \"rxe0\" \"\"\n"
+		  << "test0 u1.2 threadsafe nondefault " DAT_TEST_PROVIDER
+		     " test.1.0 \"hello params\" \"\"\n"
+		  << "broken u1.2\n";
+		setenv("DAT_OVERRIDE", path.c_str(), 1);
+		/* no kernel module here: the built-in provider finds nothing */
+		setenv("KDAT_DEVICE", "/nonexistent/kdat", 1);
+	}
+	~Conf() { unlink(path.c_str()); }
+} conf;
+
+/* Is @path loaded?  (Asking takes a reference: give it back.) */
+bool loaded(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+
+	if (h)
+		dlclose(h);
+	return h != nullptr;
+}
+
+DAT_RETURN E(DAT_UINT32 t, DAT_UINT32 s = 0)
+{
+	return DAT_ERROR(t, s);
+}
+
+} // namespace
+
+TEST(Abi, OnlyTheDatApiIsExported)
+{
+	void *self = dlopen("libdat.so.1", RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_NE(nullptr, self);
+	EXPECT_NE(nullptr, dlsym(self, "dat_srq_post_recv"));
+	EXPECT_NE(nullptr, dlsym(self, "dat_strerror"));
+	EXPECT_NE(nullptr, dlsym(self, "dat_kdat_get_fd"));
+	EXPECT_EQ(nullptr, dlsym(self, "_ZN4kdat7handlesEv"));	/* kdat::handles() */
+	EXPECT_EQ(nullptr, dlsym(self, "dat_provider_init"));
+	dlclose(self);
+}
+
+TEST(Abi, ListsTheGoodEntriesOfDatConf)
+{
+	DAT_PROVIDER_INFO a, b, *list[2] = { &a, &b };
+	DAT_COUNT n = 0;
+
+	::testing::internal::CaptureStderr();
+	ASSERT_EQ(DAT_SUCCESS, dat_registry_list_providers(2, &n, list));
+	std::string err = ::testing::internal::GetCapturedStderr();
+	ASSERT_EQ(2, n);
+	EXPECT_STREQ("rxe0", a.ia_name);
+	EXPECT_STREQ("test0", b.ia_name);
+	EXPECT_EQ(DAT_TRUE, b.is_thread_safe);
+	/* the registry was read once, by this test or an earlier one */
+	if (!err.empty()) {
+		EXPECT_NE(std::string::npos, err.find(":4: expected 8 fields"));
+	}
+}
+
+TEST(Abi, LoadsAProviderLibraryAndDispatchesToIt)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	DAT_PZ_HANDLE pz;
+	DAT_PROVIDER_ATTR pa;
+	DAT_HANDLE_TYPE t;
+	int inits = env("TEST_PROVIDER_INITS");
+	int finis = env("TEST_PROVIDER_FINIS");
+
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_open((DAT_NAME_PTR) "test0", 16, &async, &ia));
+	EXPECT_EQ(inits + 1, env("TEST_PROVIDER_INITS"));
+	EXPECT_STREQ("hello params", std::getenv("TEST_PROVIDER_PARAMS"));
+	EXPECT_EQ(nullptr, std::getenv("TEST_PROVIDER_ADD_FAILED"));
+	EXPECT_TRUE(loaded(DAT_TEST_PROVIDER));
+
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_query(ia, nullptr, 0, nullptr,
+					    DAT_PROVIDER_FIELD_ALL, &pa));
+	EXPECT_STREQ("test", pa.provider_name);
+	ASSERT_EQ(DAT_SUCCESS, dat_pz_create(ia, &pz));
+	ASSERT_EQ(DAT_SUCCESS, dat_get_handle_type(pz, &t));
+	EXPECT_EQ(DAT_HANDLE_TYPE_PZ, t);
+	/* the provider did not fill srq_create_func */
+	DAT_SRQ_ATTR sa = { 8, 1, 0 };
+	DAT_SRQ_HANDLE srq;
+	EXPECT_EQ(E(DAT_NOT_IMPLEMENTED), dat_srq_create(ia, pz, &sa, &srq));
+	/* the extension is the built-in provider's only */
+	int fd;
+	EXPECT_EQ(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA),
+		  dat_kdat_get_fd(ia, &fd));
+	int frees = env("TEST_PROVIDER_PZ_FREES");
+	ASSERT_EQ(DAT_SUCCESS, dat_pz_free(pz));
+	EXPECT_EQ(frees + 1, env("TEST_PROVIDER_PZ_FREES"));
+	EXPECT_EQ(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ), dat_pz_free(pz));
+
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	/* the last IA of the name: fini, then the library goes */
+	EXPECT_EQ(finis + 1, env("TEST_PROVIDER_FINIS"));
+	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
+	EXPECT_EQ(E(DAT_INVALID_HANDLE), dat_get_handle_type(async, &t));
+
+	/* and it comes back on the next open */
+	async = DAT_HANDLE_NULL;
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_open((DAT_NAME_PTR) "test0", 16, &async, &ia));
+	EXPECT_EQ(inits + 2, env("TEST_PROVIDER_INITS"));
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	EXPECT_EQ(finis + 2, env("TEST_PROVIDER_FINIS"));
+}
+
+TEST(Abi, BuiltinProviderWithoutTheKernelModule)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+
+	EXPECT_EQ(E(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED),
+		  dat_ia_open((DAT_NAME_PTR) "rxe0", 16, &async, &ia));
+	EXPECT_EQ(E(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED),
+		  dat_ia_open((DAT_NAME_PTR) "nosuch", 16, &async, &ia));
+}
+
+TEST(Abi, BadHandlesAndStrerror)
+{
+	DAT_EVENT e;
+	DAT_LMR_TRIPLET t = {};
+	DAT_DTO_COOKIE c = {};
+	const char *major, *minor;
+
+	EXPECT_EQ(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ),
+		  dat_srq_post_recv(nullptr, 1, &t, c));
+	EXPECT_EQ(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC),
+		  dat_evd_dequeue(&e, &e));
+	EXPECT_EQ(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA),
+		  dat_ia_close(nullptr, DAT_CLOSE_ABRUPT_FLAG));
+	ASSERT_EQ(DAT_SUCCESS,
+		  dat_strerror(E(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ),
+			       &major, &minor));
+	EXPECT_STREQ("DAT_INVALID_HANDLE", major);
+	EXPECT_STREQ("DAT_INVALID_HANDLE_SRQ", minor);
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Connection management: Public Service Points (dat_psp_create, _query,
+// _free, _create_any), Connection Requests (dat_cr_query, _accept,
+// _reject, _handoff) and Reserved Service Points (not implemented by the
+// kernel provider).  dat_ep_connect and dat_ep_disconnect are in ep.cpp.
+//
+// A CR is born in the kernel when a request reaches a PSP; the library
+// makes its CR object the first time it sees the CR's ID in a
+// DAT_CONNECTION_REQUEST_EVENT (evd.cpp).  Accepting or rejecting
+// consumes it.
+#include <cstring>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+DAT_RETURN Ia::psp_create(DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
+			  std::uint64_t flags, DAT_PSP_HANDLE *psp_handle)
+{
+	if (!psp_handle)
+		return bad_arg(5);
+	auto evd = lookup<Evd>(evd_h);
+	if (!evd || evd->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_EVD_CR);
+
+	struct kdat_ioc_psp_create c = {};
+	c.ia = kid;
+	c.evd = evd->kid;
+	c.conn_qual = qual;
+	c.flags = (__u32)flags;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_PSP_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.psp, ktype::PSP);
+
+	auto psp = make_object<Psp>(ctx);
+	psp->kid = c.psp;
+	psp->evd = evd;
+	psp->conn_qual = qual;
+	psp->flags = (DAT_PSP_FLAGS)flags;
+	ctx->publish(psp);
+	owner.release();
+	*psp_handle = psp->handle();
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Psp::query(std::uint64_t mask, DAT_PSP_PARAM *p)
+{
+	if (mask & ~DAT_PSP_FIELD_ALL)
+		return bad_arg(2);
+	if (!p)
+		return bad_arg(3);
+	p->ia_handle = ctx->ia_handle;
+	p->conn_qual = conn_qual;
+	p->evd_handle = evd->handle();
+	p->psp_flags = flags;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Psp::free()
+{
+	DAT_RETURN r = ctx->kfree(kid, ktype::PSP);
+
+	if (ok(r)) {
+		/* a request already queued still names it */
+		Tomb t;
+		t.handle = handle();
+		t.type = DAT_HANDLE_TYPE_PSP;
+		ctx->retire(*this, &t);
+	}
+	return r;
+}
+
+std::shared_ptr<Cr> Cr::get(const std::shared_ptr<Context> &ctx,
+			    std::uint32_t kid, DAT_CONN_QUAL qual)
+{
+	if (!kid)
+		return nullptr;
+	if (auto cr = ctx->find<Cr>(kid))
+		return cr;
+	auto cr = make_object<Cr>(ctx);
+	cr->kid = kid;
+	cr->conn_qual = qual;
+	ctx->publish(cr);
+	return cr;
+}
+
+DAT_RETURN Cr::query(std::uint64_t mask, DAT_CR_PARAM *p)
+{
+	if (mask & ~DAT_CR_FIELD_ALL)
+		return bad_arg(2);
+	if (!p)
+		return bad_arg(3);
+
+	struct kdat_ioc_cr_query q = {};
+	q.cr = kid;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_CR_QUERY, q);
+	if (!ok(r)) {
+		if (is_type(r, DAT_INVALID_HANDLE))
+			ctx->retire(*this);	/* gone with its PSP or IA */
+		return r;
+	}
+	std::uint32_t n = q.pdata_size < KDAT_PDATA_LEN ? q.pdata_size :
+							  KDAT_PDATA_LEN;
+	std::memset(p, 0, sizeof(*p));
+	{
+		std::lock_guard<std::mutex> g(lock);
+		sockaddr_from_abi(q.remote_addr, sizeof(q.remote_addr), remote);
+		std::memcpy(pdata, q.pdata, n);
+	}
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&remote;
+	p->remote_port_qual = q.remote_port;
+	p->private_data_size = (DAT_COUNT)n;
+	p->private_data = n ? pdata : nullptr;
+	p->local_ep_handle = DAT_HANDLE_NULL;	/* PSPs never supply EPs */
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Cr::accept(DAT_EP_HANDLE ep_h, DAT_COUNT pdata_size,
+		      const DAT_PVOID p)
+{
+	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN ||
+	    (pdata_size && !p))
+		return bad_arg(3);
+	auto ep = lookup<Ep>(ep_h);
+	if (!ep || ep->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_EP);
+
+	struct kdat_ioc_cr_accept a = {};
+	a.cr = kid;
+	a.ep = ep->kid;
+	a.pdata_size = (__u32)pdata_size;
+	if (pdata_size)
+		std::memcpy(a.pdata, p, (std::size_t)pdata_size);
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_CR_ACCEPT, a);
+	if (ok(r)) {
+		ctx->retire(*this);
+		return r;
+	}
+	/* a failure after the kernel took the CR consumed it all the same */
+	struct kdat_ioc_cr_query q = {};
+	q.cr = kid;
+	if (is_type(call(*ctx->dev, KDAT_IOC_CR_QUERY, q), DAT_INVALID_HANDLE))
+		ctx->retire(*this);
+	return r;
+}
+
+DAT_RETURN Cr::reject()
+{
+	DAT_RETURN r = ctx->kfree(kid, ktype::CR);
+
+	if (ok(r) || is_type(r, DAT_INVALID_HANDLE))
+		ctx->retire(*this);
+	return r;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+#define PSP_BAD bad_handle(DAT_INVALID_HANDLE_PSP)
+#define CR_BAD bad_handle(DAT_INVALID_HANDLE_CR)
+#define RSP_BAD bad_handle(DAT_INVALID_HANDLE_RSP)
+
+extern "C" {
+
+DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
+			  DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			  DAT_PSP_HANDLE *psp)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) { return o.psp_create(qual, evd, raw(flags), psp); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->psp_create_func,
+						     ia, qual, evd, flags, psp);
+			track_foreign(r, psp ? *psp : nullptr,
+				      DAT_HANDLE_TYPE_PSP, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia, DAT_CONN_QUAL *qual,
+			      DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			      DAT_PSP_HANDLE *psp)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(
+				e.provider->psp_create_any_func, ia, qual, evd,
+				flags, psp);
+			track_foreign(r, psp ? *psp : nullptr,
+				      DAT_HANDLE_TYPE_PSP, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask,
+			 DAT_PSP_PARAM *param)
+{
+	return KDAT_DISPATCH(Psp, psp, PSP_BAD, query(raw(mask), param),
+			     psp_query_func, psp, mask, param);
+}
+
+DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp)
+{
+	return dispatch<Psp>(
+		psp, PSP_BAD, [&](Psp &o) { return o.free(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->psp_free_func,
+						     psp);
+			if (ok(r))
+				handles().erase(psp);
+			return r;
+		});
+}
+
+DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
+			DAT_CR_PARAM *param)
+{
+	return dispatch<Cr>(
+		cr, CR_BAD, [&](Cr &o) { return o.query(raw(mask), param); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->cr_query_func,
+						     cr, mask, param);
+			/* a provider-made EP arrives with its request */
+			if (ok(r) && param &&
+			    (raw(mask) & DAT_CR_FIELD_LOCAL_EP_HANDLE))
+				track_foreign(r, param->local_ep_handle,
+					      DAT_HANDLE_TYPE_EP, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep,
+			 DAT_COUNT pdata_size, const DAT_PVOID pdata)
+{
+	return dispatch<Cr>(
+		cr, CR_BAD, [&](Cr &o) { return o.accept(ep, pdata_size, pdata); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->cr_accept_func,
+						     cr, ep, pdata_size, pdata);
+			if (ok(r))
+				handles().erase(cr);
+			return r;
+		});
+}
+
+DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr)
+{
+	return dispatch<Cr>(
+		cr, CR_BAD, [&](Cr &o) { return o.reject(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->cr_reject_func,
+						     cr);
+			if (ok(r))
+				handles().erase(cr);
+			return r;
+		});
+}
+
+DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
+{
+	return dispatch<Cr>(
+		cr, CR_BAD, [&](Cr &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->cr_handoff_func,
+						     cr, handoff);
+			if (ok(r))
+				handles().erase(cr);
+			return r;
+		});
+}
+
+/* Reserved Service Points: only a loaded provider may have them. */
+
+DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
+			  DAT_EP_HANDLE ep, DAT_EVD_HANDLE evd,
+			  DAT_RSP_HANDLE *rsp)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->rsp_create_func,
+						     ia, qual, ep, evd, rsp);
+			track_foreign(r, rsp ? *rsp : nullptr,
+				      DAT_HANDLE_TYPE_RSP, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp, DAT_RSP_PARAM_MASK mask,
+			 DAT_RSP_PARAM *param)
+{
+	return dispatch_foreign(rsp, DAT_HANDLE_TYPE_RSP, RSP_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->rsp_query_func, rsp,
+						mask, param);
+				});
+}
+
+DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp)
+{
+	return dispatch_foreign(rsp, DAT_HANDLE_TYPE_RSP, RSP_BAD,
+				[&](const HandleEntry &e) {
+					DAT_RETURN r = call_provider(
+						e.provider->rsp_free_func, rsp);
+					if (ok(r))
+						handles().erase(rsp);
+					return r;
+				});
+}
+
+} // extern "C"

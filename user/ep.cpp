@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Endpoints: dat_ep_create, dat_ep_create_with_srq, _query, _modify,
+// _connect, _dup_connect, _disconnect, _post_send, _post_recv,
+// _post_rdma_read, _post_rdma_write, _get_status, _reset, _free,
+// _recv_query, _set_watermark.
+//
+// Every post is one ioctl (KDAT_IOC_EP_POST): the kernel checks the
+// triplets and posts the work request, so the kernel stays the only place
+// that touches a QP.  Only receives posted to an SRQ avoid the system call
+// (srq.cpp); sends, RDMA and receives posted to an EP cost one syscall
+// each.
+#include <cstring>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+static void attr_to_abi(const DAT_EP_ATTR &a, struct kdat_uep_attr &u)
+{
+	std::memset(&u, 0, sizeof(u));
+	u.max_message_size = a.max_message_size;
+	u.max_rdma_size = a.max_rdma_size;
+	u.recv_completion_flags = a.recv_completion_flags;
+	u.request_completion_flags = a.request_completion_flags;
+	u.max_recv_dtos = a.max_recv_dtos;
+	u.max_request_dtos = a.max_request_dtos;
+	u.max_recv_iov = a.max_recv_iov;
+	u.max_request_iov = a.max_request_iov;
+	u.max_rdma_read_in = a.max_rdma_read_in;
+	u.max_rdma_read_out = a.max_rdma_read_out;
+	u.srq_soft_hw = a.srq_soft_hw;
+	u.max_rdma_read_iov = a.max_rdma_read_iov;
+	u.max_rdma_write_iov = a.max_rdma_write_iov;
+}
+
+static void attr_from_abi(const struct kdat_uep_attr &u, DAT_EP_ATTR &a)
+{
+	std::memset(&a, 0, sizeof(a));
+	a.service_type = DAT_SERVICE_TYPE_RC;
+	a.max_message_size = u.max_message_size;
+	a.max_rdma_size = u.max_rdma_size;
+	a.qos = DAT_QOS_BEST_EFFORT;
+	a.recv_completion_flags = (DAT_COMPLETION_FLAGS)u.recv_completion_flags;
+	a.request_completion_flags =
+		(DAT_COMPLETION_FLAGS)u.request_completion_flags;
+	a.max_recv_dtos = u.max_recv_dtos;
+	a.max_request_dtos = u.max_request_dtos;
+	a.max_recv_iov = u.max_recv_iov;
+	a.max_request_iov = u.max_request_iov;
+	a.max_rdma_read_in = u.max_rdma_read_in;
+	a.max_rdma_read_out = u.max_rdma_read_out;
+	a.srq_soft_hw = u.srq_soft_hw;
+	a.max_rdma_read_iov = u.max_rdma_read_iov;
+	a.max_rdma_write_iov = u.max_rdma_write_iov;
+}
+
+/*
+ * An EVD argument: DAT_HANDLE_NULL (no events wanted) or an EVD of this
+ * IA, else DAT_INVALID_HANDLE with @sub.
+ */
+static bool evd_arg(const std::shared_ptr<Context> &ctx, DAT_EVD_HANDLE h,
+		    std::shared_ptr<Evd> &out)
+{
+	if (!h)
+		return true;
+	out = lookup<Evd>(h);
+	return out && out->ctx == ctx;
+}
+
+DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
+			 DAT_EVD_HANDLE req_h, DAT_EVD_HANDLE conn_h,
+			 DAT_SRQ_HANDLE srq_h, const DAT_EP_ATTR *attr,
+			 DAT_EP_HANDLE *ep_handle, bool with_srq)
+{
+	std::shared_ptr<Evd> recv, req, conn;
+	std::shared_ptr<Srq> srq;
+
+	/* the kernel's order: PZ, EVDs, SRQ, attributes, output */
+	auto pz = lookup<Pz>(pz_h);
+	if (!pz || pz->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_PZ);
+	if (!evd_arg(ctx, recv_h, recv))
+		return bad_handle(DAT_INVALID_HANDLE_EVD_RECV);
+	if (!evd_arg(ctx, req_h, req))
+		return bad_handle(DAT_INVALID_HANDLE_EVD_REQUEST);
+	if (!evd_arg(ctx, conn_h, conn))
+		return bad_handle(DAT_INVALID_HANDLE_EVD_CONN);
+	if (with_srq) {
+		srq = lookup<Srq>(srq_h);
+		if (!srq || srq->ctx != ctx)
+			return bad_handle(DAT_INVALID_HANDLE_SRQ);
+		if (!attr)
+			return bad_arg(7);
+	}
+	if (!ep_handle)
+		return bad_arg(with_srq ? 8 : 7);
+	if (attr && attr->service_type != DAT_SERVICE_TYPE_RC)
+		return bad_arg(6);
+
+	struct kdat_ioc_ep_create c = {};
+	c.ia = kid;
+	c.pz = pz->kid;
+	c.recv_evd = recv ? recv->kid : 0;
+	c.request_evd = req ? req->kid : 0;
+	c.connect_evd = conn ? conn->kid : 0;
+	c.srq = srq ? srq->kid : 0;
+	if (attr) {
+		attr_to_abi(*attr, c.attr);
+		c.has_attr = 1;
+	}
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.ep, ktype::EP);
+
+	auto ep = make_object<Ep>(ctx);
+	ep->kid = c.ep;
+	ep->pz = pz;
+	ep->recv_evd = recv;
+	ep->request_evd = req;
+	ep->connect_evd = conn;
+	ep->srq = srq;
+	ctx->publish(ep);
+	owner.release();
+	*ep_handle = ep->handle();
+	return DAT_SUCCESS;
+}
+
+Tomb Ep::tomb()
+{
+	Tomb t;
+
+	t.handle = handle();
+	t.type = DAT_HANDLE_TYPE_EP;
+	t.srq = srq;
+	t.recv_evd = recv_evd ? recv_evd->kid : 0;
+	t.request_evd = request_evd ? request_evd->kid : 0;
+	return t;
+}
+
+DAT_RETURN Ep::query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p)
+{
+	if (mask & ~DAT_EP_FIELD_ALL)
+		return bad_arg(2);
+	if (!p)
+		return bad_arg(3);
+
+	struct kdat_ioc_ep_query q = {};
+	q.ep = kid;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_QUERY, q);
+	if (!ok(r))
+		return r;
+	std::memset(p, 0, sizeof(*p));
+	p->ia_handle = ctx->ia_handle;
+	p->ep_state = (DAT_EP_STATE)q.state;
+	p->local_ia_address_ptr = ctx->address();
+	p->local_port_qual = q.local_port;
+	{
+		std::lock_guard<std::mutex> g(lock);
+		sockaddr_from_abi(q.remote_addr, sizeof(q.remote_addr), remote);
+	}
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&remote;
+	p->remote_port_qual = q.remote_port;
+	p->pz_handle = pz->handle();
+	p->recv_evd_handle = recv_evd ? recv_evd->handle() : DAT_HANDLE_NULL;
+	p->request_evd_handle =
+		request_evd ? request_evd->handle() : DAT_HANDLE_NULL;
+	p->connect_evd_handle =
+		connect_evd ? connect_evd->handle() : DAT_HANDLE_NULL;
+	p->srq_handle = srq ? srq->handle() : DAT_HANDLE_NULL;
+	attr_from_abi(q.attr, p->ep_attr);
+	return DAT_SUCCESS;
+}
+
+/* No ioctl changes an EP's attributes after creation. */
+DAT_RETURN Ep::modify(DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
+{
+	if (!param)
+		return bad_arg(3);
+	if (mask & ~DAT_EP_FIELD_ALL)
+		return bad_arg(2);
+	return err(DAT_NOT_IMPLEMENTED);
+}
+
+DAT_RETURN Ep::connect(DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
+		       DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+		       const DAT_PVOID pdata, std::uint64_t qos,
+		       std::uint64_t flags)
+{
+	struct kdat_ioc_ep_connect c = {};
+	std::size_t alen;
+
+	if (!addr)
+		return err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
+	switch (addr->sa_family) {
+	case AF_INET:
+		alen = sizeof(struct sockaddr_in);
+		break;
+	case AF_INET6:
+		alen = sizeof(struct sockaddr_in6);
+		break;
+	default:
+		alen = sizeof(struct sockaddr);
+		break;
+	}
+	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN ||
+	    (pdata_size && !pdata))
+		return bad_arg(5);
+
+	c.ep = kid;
+	c.timeout_us = timeout;		/* DAT_TIMEOUT_INFINITE is ~0 too */
+	c.conn_qual = qual;
+	std::memcpy(c.addr, addr, alen);
+	c.qos = (__u32)qos;
+	c.flags = (__u32)flags;
+	c.pdata_size = (__u32)pdata_size;
+	if (pdata_size)
+		std::memcpy(c.pdata, pdata, (std::size_t)pdata_size);
+	return call(*ctx->dev, KDAT_IOC_EP_CONNECT, c);
+}
+
+DAT_RETURN Ep::disconnect(std::uint64_t flags)
+{
+	struct kdat_ioc_ep_op o = {};
+
+	o.ep = kid;
+	o.value = (__u32)flags;
+	return call(*ctx->dev, KDAT_IOC_EP_DISCONNECT, o);
+}
+
+DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+		    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
+		    std::uint64_t flags)
+{
+	struct kdat_ioc_ep_post p = {};
+	bool rdma = op == KDAT_POST_RDMA_READ || op == KDAT_POST_RDMA_WRITE;
+
+	if (n < 0 || n > KDAT_MAX_IOV)
+		return bad_arg(2);
+	if (n && !iov)
+		return bad_arg(3);
+	if (rdma && !remote_iov)
+		return bad_arg(5);
+
+	p.ep = kid;
+	p.op = op;
+	p.flags = (__u32)flags;
+	p.nseg = (__u32)n;
+	p.cookie = cookie.as_64;
+	if (rdma) {
+		p.rmr_context = remote_iov->rmr_context;
+		p.remote_addr = remote_iov->target_address;
+		p.remote_length = remote_iov->segment_length;
+	}
+	to_useg(iov, n, p.seg);
+	return call(*ctx->dev, KDAT_IOC_EP_POST, p);
+}
+
+DAT_RETURN Ep::get_status(DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+			  DAT_BOOLEAN *request_idle)
+{
+	struct kdat_ioc_ep_status s = {};
+
+	s.ep = kid;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_STATUS, s);
+	if (!ok(r))
+		return r;
+	if (state)
+		*state = (DAT_EP_STATE)s.state;
+	if (recv_idle)
+		*recv_idle = s.recv_idle ? DAT_TRUE : DAT_FALSE;
+	if (request_idle)
+		*request_idle = s.request_idle ? DAT_TRUE : DAT_FALSE;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ep::reset()
+{
+	struct kdat_ioc_ep_op o = {};
+
+	o.ep = kid;
+	return call(*ctx->dev, KDAT_IOC_EP_RESET, o);
+}
+
+DAT_RETURN Ep::free()
+{
+	DAT_RETURN r = ctx->kfree(kid, ktype::EP);
+
+	if (ok(r)) {
+		/* its flushed receives still arrive and must be counted */
+		Tomb t = tomb();
+		ctx->retire(*this, &t);
+	}
+	return r;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+#define EP_BAD bad_handle(DAT_INVALID_HANDLE_EP)
+
+extern "C" {
+
+DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			 DAT_EVD_HANDLE recv_evd, DAT_EVD_HANDLE request_evd,
+			 DAT_EVD_HANDLE connect_evd, const DAT_EP_ATTR *attr,
+			 DAT_EP_HANDLE *ep)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) {
+			return o.ep_create(pz, recv_evd, request_evd,
+					   connect_evd, nullptr, attr, ep,
+					   false);
+		},
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->ep_create_func,
+						     ia, pz, recv_evd,
+						     request_evd, connect_evd,
+						     attr, ep);
+			track_foreign(r, ep ? *ep : nullptr, DAT_HANDLE_TYPE_EP,
+				      e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+				  DAT_EVD_HANDLE recv_evd,
+				  DAT_EVD_HANDLE request_evd,
+				  DAT_EVD_HANDLE connect_evd,
+				  DAT_SRQ_HANDLE srq, const DAT_EP_ATTR *attr,
+				  DAT_EP_HANDLE *ep)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) {
+			return o.ep_create(pz, recv_evd, request_evd,
+					   connect_evd, srq, attr, ep, true);
+		},
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(
+				e.provider->ep_create_with_srq_func, ia, pz,
+				recv_evd, request_evd, connect_evd, srq, attr,
+				ep);
+			track_foreign(r, ep ? *ep : nullptr, DAT_HANDLE_TYPE_EP,
+				      e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+			DAT_EP_PARAM *param)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD, query(mask, param), ep_query_func,
+			     ep, mask, param);
+}
+
+DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+			 const DAT_EP_PARAM *param)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD, modify(mask, param),
+			     ep_modify_func, ep, mask, param);
+}
+
+DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
+			  DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+			  DAT_COUNT pdata_size, const DAT_PVOID pdata,
+			  DAT_QOS qos, DAT_CONNECT_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     connect(addr, qual, timeout, pdata_size, pdata,
+				     raw(qos), raw(flags)),
+			     ep_connect_func, ep, addr, qual, timeout,
+			     pdata_size, pdata, qos, flags);
+}
+
+DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep, DAT_EP_HANDLE dup,
+			      DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+			      const DAT_PVOID pdata, DAT_QOS qos)
+{
+	return dispatch<Ep>(
+		ep, EP_BAD, [&](Ep &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			return call_provider(e.provider->ep_dup_connect_func,
+					     ep, dup, timeout, pdata_size,
+					     pdata, qos);
+		});
+}
+
+DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD, disconnect(raw(flags)),
+			     ep_disconnect_func, ep, flags);
+}
+
+DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
+			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			    DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     post(KDAT_POST_SEND, n, iov, cookie, nullptr,
+				  raw(flags)),
+			     ep_post_send_func, ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
+			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			    DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     post(KDAT_POST_RECV, n, iov, cookie, nullptr,
+				  raw(flags)),
+			     ep_post_recv_func, ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
+				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				 const DAT_RMR_TRIPLET *remote,
+				 DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     post(KDAT_POST_RDMA_READ, n, iov, cookie, remote,
+				  raw(flags)),
+			     ep_post_rdma_read_func, ep, n, iov, cookie,
+			     remote, flags);
+}
+
+DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
+				  DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				  const DAT_RMR_TRIPLET *remote,
+				  DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     post(KDAT_POST_RDMA_WRITE, n, iov, cookie, remote,
+				  raw(flags)),
+			     ep_post_rdma_write_func, ep, n, iov, cookie,
+			     remote, flags);
+}
+
+DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
+			     DAT_BOOLEAN *recv_idle,
+			     DAT_BOOLEAN *request_idle)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD,
+			     get_status(state, recv_idle, request_idle),
+			     ep_get_status_func, ep, state, recv_idle,
+			     request_idle);
+}
+
+DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep)
+{
+	return dispatch<Ep>(
+		ep, EP_BAD, [&](Ep &o) { return o.free(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->ep_free_func,
+						     ep);
+			if (ok(r))
+				handles().erase(ep);
+			return r;
+		});
+}
+
+DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep)
+{
+	return KDAT_DISPATCH(Ep, ep, EP_BAD, reset(), ep_reset_func, ep);
+}
+
+/* ep_recv_info_supported is 0: the counts are unknown. */
+static DAT_RETURN recv_query_unknown(DAT_COUNT *nbufs, DAT_COUNT *span)
+{
+	if (nbufs)
+		*nbufs = DAT_VALUE_UNKNOWN;
+	if (span)
+		*span = DAT_VALUE_UNKNOWN;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep, DAT_COUNT *nbufs,
+			     DAT_COUNT *span)
+{
+	return dispatch<Ep>(
+		ep, EP_BAD,
+		[&](Ep &) { return recv_query_unknown(nbufs, span); },
+		[&](const HandleEntry &e) {
+			return call_provider(e.provider->ep_recv_query_func,
+					     ep, nbufs, span);
+		});
+}
+
+DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep, DAT_COUNT soft,
+				DAT_COUNT hard)
+{
+	/* the kernel provider has no soft/hard watermarks */
+	return dispatch<Ep>(
+		ep, EP_BAD, [&](Ep &) { return err(DAT_MODEL_NOT_SUPPORTED); },
+		[&](const HandleEntry &e) {
+			return call_provider(e.provider->ep_set_watermark_func,
+					     ep, soft, hard);
+		});
+}
+
+} // extern "C"

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Event Dispatchers: dat_evd_create, _query, _resize, _post_se,
+// _dequeue, _wait, _enable, _disable, _set_unwaitable,
+// _clear_unwaitable, _modify_cno, _free; and the (unimplemented) CNOs.
+//
+// Each EVD has an event ring the kernel writes and we read without a
+// system call (ring.hpp).  dat_evd_wait blocks in the kernel
+// (KDAT_IOC_EVD_WAIT) only while the ring holds fewer events than the
+// threshold.  Translating a ring entry into a DAT_EVENT turns kernel IDs
+// into our handles and does the bookkeeping the event implies:
+//   - an SRQ receive completion returns a buffer to the SRQ's count;
+//   - a refused SRQ ring entry (async event on the SRQ, reason
+//     DAT_SRQ_OTHER_ERROR, with a DTO status) returns its buffer too;
+//   - a connection request creates the CR object of its ID;
+//   - private data is copied into the EP, valid until its next event.
+// Events the kernel dropped because a ring was full are reported once per
+// overflow on the IA's async EVD (DAT_ASYNC_ERROR_EVD_OVERFLOW).
+#include <chrono>
+#include <cstring>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+/* A blocked wait re-checks dat_evd_set_unwaitable this often. */
+constexpr DAT_TIMEOUT kWaitSliceUs = 100000;
+
+constexpr std::uint64_t kEvdFlagsAll =
+	DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
+	DAT_EVD_CONNECTION_FLAG | DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG;
+
+/*
+ * Map the event ring the kernel made.  An old kernel that does not report
+ * the ring size gets its header read first.
+ */
+DAT_RETURN Evd::attach(std::uint64_t offset, std::uint64_t size)
+{
+	DAT_RETURN r;
+
+	if (!size) {
+		Mapping probe;
+		r = Mapping::map(ctx->dev, 4096, offset, probe);
+		if (!ok(r))
+			return r;
+		auto *h = static_cast<struct kdat_ring_hdr *>(probe.get());
+		size = (std::uint64_t)h->entry_offset +
+		       (std::uint64_t)h->entries * h->entry_size;
+		size = (size + 4095) & ~4095ull;
+	}
+	r = Mapping::map(ctx->dev, size, offset, map);
+	if (!ok(r))
+		return r;
+	auto l = ring::validate(map.get(), map.size(),
+				sizeof(struct kdat_uevent));
+	if (!l)
+		return err(DAT_INTERNAL_ERROR);
+	ring = ring::EventConsumer(*l);
+	last_dropped = ring.dropped();
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+			  std::uint64_t flags, DAT_EVD_HANDLE *evd_handle)
+{
+	if (qlen <= 0)
+		return bad_arg(2);
+	if (cno != DAT_HANDLE_NULL)	/* this provider makes no CNO */
+		return bad_handle(DAT_INVALID_HANDLE_CNO);
+	if (!flags || (flags & ~kEvdFlagsAll))
+		return bad_arg(4);
+	if (!evd_handle)
+		return bad_arg(5);
+
+	struct kdat_ioc_evd_create c = {};
+	c.ia = kid;
+	c.qlen = qlen;
+	c.flags = (__u32)flags;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.evd, ktype::EVD);
+
+	auto evd = make_object<Evd>(ctx);
+	evd->kid = c.evd;
+	evd->flags = (DAT_EVD_FLAGS)flags;
+	evd->kqlen = qlen;
+	evd->qlen = qlen;
+	r = evd->attach(c.ring_offset, c.ring_size);
+	if (!ok(r))
+		return r;
+	ctx->publish(evd);
+	owner.release();
+	*evd_handle = evd->handle();
+	return DAT_SUCCESS;
+}
+
+std::uint32_t Evd::count()
+{
+	std::lock_guard<std::mutex> g(consume_lock);
+
+	return ring.available() + (std::uint32_t)synthetic.size();
+}
+
+void Evd::push_synthetic(const DAT_EVENT &ev)
+{
+	std::lock_guard<std::mutex> g(consume_lock);
+
+	synthetic.push_back(ev);
+	synthetic.back().evd_handle = handle();
+}
+
+static bool is_async_event(std::uint32_t n)
+{
+	return n >= DAT_ASYNC_ERROR_EVD_OVERFLOW &&
+	       n <= DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+}
+
+/*
+ * An SRQ post-ring entry the kernel refused: an async event on the SRQ
+ * with reason DAT_SRQ_OTHER_ERROR that carries a DTO status (an SRQ that
+ * went into the error state reports DAT_DTO_SUCCESS there).
+ */
+bool is_refusal(const struct kdat_uevent &u)
+{
+	return is_async_event(u.event_number) &&
+	       u.reason == DAT_SRQ_OTHER_ERROR && u.status != DAT_DTO_SUCCESS;
+}
+
+/*
+ * Take the oldest event.  It is translated - and the SRQ accounting it
+ * implies done - before its slot goes back, so by the time the kernel can
+ * see it reaped the library has counted it too (Srq::refresh relies on it).
+ */
+bool Evd::pop(DAT_EVENT &ev)
+{
+	struct kdat_uevent u;
+	bool got = false;
+	std::uint32_t lost = 0;
+	{
+		std::lock_guard<std::mutex> g(consume_lock);
+
+		if (!synthetic.empty()) {
+			ev = synthetic.front();
+			synthetic.pop_front();
+			got = true;
+		} else if (ring.peek(u)) {
+			translate(u, ev);
+			ring.advance();
+			got = true;
+		}
+		std::uint32_t d = ring.dropped();
+		if (d != last_dropped) {
+			lost = d - last_dropped;
+			last_dropped = d;
+		}
+	}
+	if (lost) {
+		DAT_EVENT o;
+
+		std::memset(&o, 0, sizeof(o));
+		o.event_number = DAT_ASYNC_ERROR_EVD_OVERFLOW;
+		o.event_data.asynch_error_event_data.dat_handle = handle();
+		o.event_data.asynch_error_event_data.reason =
+			DAT_EVD_OVERFLOW_ERROR;
+		if (auto a = ctx->async_evd.lock())
+			a->push_synthetic(o);
+	}
+	return got;
+}
+
+/*
+ * Refused entries of SRQ @srq_kid still in the ring (async EVD), and the
+ * SRQ's returned count, in one snapshot: a dequeue counts a refusal under
+ * consume_lock.
+ */
+std::uint32_t Evd::pending_refusals(std::uint32_t srq_kid,
+				    const std::atomic<std::uint64_t> &returned,
+				    std::uint64_t &returned_now)
+{
+	std::lock_guard<std::mutex> g(consume_lock);
+	std::uint32_t n = 0;
+
+	ring.for_each_pending([&](const struct kdat_uevent &u) {
+		n += is_refusal(u) && u.handle == srq_kid;
+	});
+	returned_now = returned.load();
+	return n;
+}
+
+static bool is_connection_event(std::uint32_t n)
+{
+	return n >= DAT_CONNECTION_EVENT_ESTABLISHED &&
+	       n <= DAT_CONNECTION_EVENT_UNREACHABLE;
+}
+
+void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev)
+{
+	DAT_EVENT_DATA &d = ev.event_data;
+	Tomb t;
+
+	std::memset(&ev, 0, sizeof(ev));
+	ev.event_number = (DAT_EVENT_NUMBER)u.event_number;
+	ev.evd_handle = handle();
+
+	if (u.event_number == DAT_DTO_COMPLETION_EVENT) {
+		auto &c = d.dto_completion_event_data;
+
+		c.user_cookie.as_64 = u.cookie;
+		c.status = (DAT_DTO_COMPLETION_STATUS)u.status;
+		c.transfered_length = u.length;
+		if (auto ep = ctx->find<Ep>(u.handle)) {
+			c.ep_handle = ep->handle();
+			if (ep->srq_recv_on(*this))
+				ep->srq->on_recv_completion();
+		} else if (ctx->tomb(u.handle, t)) {
+			/* the EP was freed; its buffers still come back */
+			c.ep_handle = t.handle;
+			auto srq = t.srq.lock();
+			if (srq && t.recv_evd == kid &&
+			    t.recv_evd != t.request_evd)
+				srq->on_recv_completion();
+		}
+	} else if (u.event_number == DAT_CONNECTION_REQUEST_EVENT) {
+		auto &c = d.cr_arrival_event_data;
+
+		if (auto psp = ctx->find<Psp>(u.sp))
+			c.sp_handle.psp_handle = psp->handle();
+		else if (ctx->tomb(u.sp, t))
+			c.sp_handle.psp_handle = t.handle;
+		c.local_ia_address_ptr = ctx->address();
+		c.conn_qual = u.conn_qual;
+		if (auto cr = Cr::get(ctx, u.cr, u.conn_qual))
+			c.cr_handle = cr->handle();
+	} else if (is_connection_event(u.event_number)) {
+		auto &c = d.connect_event_data;
+		std::uint32_t n = u.pdata_size < KDAT_PDATA_LEN ?
+					  u.pdata_size : KDAT_PDATA_LEN;
+
+		if (auto ep = ctx->find<Ep>(u.handle)) {
+			c.ep_handle = ep->handle();
+			if (n) {
+				std::lock_guard<std::mutex> g(ep->lock);
+				std::memcpy(ep->pdata, u.pdata, n);
+				c.private_data_size = (DAT_COUNT)n;
+				c.private_data = ep->pdata;
+			}
+		} else if (ctx->tomb(u.handle, t)) {
+			c.ep_handle = t.handle;
+		}
+	} else if (is_async_event(u.event_number)) {
+		auto &c = d.asynch_error_event_data;
+
+		c.reason = (DAT_COUNT)u.reason;
+		if (!u.handle) {
+			c.dat_handle = ctx->ia_handle;
+		} else if (auto o = ctx->find(u.handle)) {
+			c.dat_handle = o->handle();
+			/* a ring entry the kernel refused: the buffer is back */
+			if (o->type == DAT_HANDLE_TYPE_SRQ && is_refusal(u))
+				std::static_pointer_cast<Srq>(o)->on_refused(
+					u.cookie, (DAT_RETURN)u.length);
+		} else if (ctx->tomb(u.handle, t)) {
+			c.dat_handle = t.handle;
+		}
+	} else if (u.event_number == DAT_SOFTWARE_EVENT) {
+		d.software_event_data.pointer =
+			(DAT_PVOID)(std::uintptr_t)u.pointer;
+	}
+}
+
+DAT_RETURN Evd::dequeue(DAT_EVENT *event)
+{
+	if (!event)
+		return bad_arg(2);
+	if (!pop(*event))
+		return err(DAT_QUEUE_EMPTY);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
+		     DAT_EVENT *event, DAT_COUNT *nmore)
+{
+	using clock = std::chrono::steady_clock;
+
+	if (threshold <= 0 || threshold > qlen.load())
+		return bad_arg(3);
+	if (!event)
+		return bad_arg(4);
+	if (!waitable)
+		return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+	if (waiter.exchange(true))
+		return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
+	struct WaiterGone {
+		std::atomic<bool> &w;
+		~WaiterGone() { w = false; }
+	} gone{ waiter };
+
+	const bool forever = timeout == DAT_TIMEOUT_INFINITE;
+	const clock::time_point deadline =
+		clock::now() + std::chrono::microseconds(forever ? 0 : timeout);
+
+	for (;;) {
+		std::uint32_t n = count();
+
+		if (n >= (std::uint32_t)threshold) {
+			if (pop(*event)) {
+				if (nmore)
+					*nmore = (DAT_COUNT)count();
+				return DAT_SUCCESS;
+			}
+			continue;	/* a dequeue took it first */
+		}
+		if (!waitable)
+			return err(DAT_INVALID_STATE,
+				   DAT_INVALID_STATE_EVD_UNWAITABLE);
+
+		DAT_TIMEOUT slice = kWaitSliceUs;
+		if (!forever) {
+			auto left = std::chrono::duration_cast<
+				std::chrono::microseconds>(deadline -
+							   clock::now());
+			if (left.count() <= 0) {
+				if (nmore)
+					*nmore = (DAT_COUNT)n;
+				return err(DAT_TIMEOUT_EXPIRED);
+			}
+			if ((std::uint64_t)left.count() < slice)
+				slice = (DAT_TIMEOUT)left.count();
+		}
+
+		/* the kernel counts only its ring, not our own events */
+		std::uint32_t made;
+		{
+			std::lock_guard<std::mutex> g(consume_lock);
+			made = (std::uint32_t)synthetic.size();
+		}
+		struct kdat_ioc_evd_wait w = {};
+		w.evd = kid;
+		w.threshold = threshold - (DAT_COUNT)made;
+		if (w.threshold <= 0)
+			continue;
+		w.timeout_us = slice;
+		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
+		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
+			continue;
+		if (nmore)
+			*nmore = (DAT_COUNT)count();
+		return r;	/* DAT_INTERRUPTED_CALL, DAT_INVALID_HANDLE ... */
+	}
+}
+
+DAT_RETURN Evd::query(std::uint64_t mask, DAT_EVD_PARAM *param)
+{
+	if (mask & ~DAT_EVD_FIELD_ALL)
+		return bad_arg(2);
+	if (!param)
+		return bad_arg(3);
+	param->ia_handle = ctx->ia_handle;
+	param->evd_qlen = qlen;
+	param->evd_state = (DAT_EVD_STATE)(
+		(enabled ? DAT_EVD_STATE_ENABLED : DAT_EVD_STATE_DISABLED) |
+		(waitable ? DAT_EVD_STATE_WAITABLE :
+			    DAT_EVD_STATE_UNWAITABLE) |
+		DAT_EVD_STATE_CONFIG_THRESHOLD);
+	param->cno_handle = DAT_HANDLE_NULL;
+	param->evd_flags = flags;
+	return DAT_SUCCESS;
+}
+
+/*
+ * The ring was sized when the EVD was made and cannot grow: resize works
+ * up to the size asked for at creation.
+ */
+DAT_RETURN Evd::resize(DAT_COUNT n)
+{
+	if (n <= 0)
+		return bad_arg(2);
+	if (n > kqlen)
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
+	if ((std::uint32_t)n < count())
+		return err(DAT_INVALID_STATE);
+	qlen = n;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::post_se(const DAT_EVENT *event)
+{
+	if (!event || event->event_number != DAT_SOFTWARE_EVENT)
+		return bad_arg(2);
+
+	struct kdat_ioc_evd_post_se p = {};
+	p.evd = kid;
+	p.pointer = (__u64)(std::uintptr_t)
+			    event->event_data.software_event_data.pointer;
+	return call(*ctx->dev, KDAT_IOC_EVD_POST_SE, p);
+}
+
+DAT_RETURN Evd::free()
+{
+	if (is_async)
+		return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
+	DAT_RETURN r = ctx->kfree(kid, ktype::EVD);
+	if (ok(r))
+		ctx->retire(*this);
+	return r;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+#define EVD_BAD bad_handle(DAT_INVALID_HANDLE_EVD_ASYNC)
+
+extern "C" {
+
+DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia, DAT_COUNT qlen,
+			  DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+			  DAT_EVD_HANDLE *evd)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) { return o.evd_create(qlen, cno, raw(flags), evd); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->evd_create_func,
+						     ia, qlen, cno, flags, evd);
+			track_foreign(r, evd ? *evd : nullptr,
+				      DAT_HANDLE_TYPE_EVD, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
+			 DAT_EVD_PARAM *param)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD, query(raw(mask), param),
+			     evd_query_func, evd, mask, param);
+}
+
+DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD, resize(qlen), evd_resize_func,
+			     evd, qlen);
+}
+
+DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD, post_se(event),
+			     evd_post_se_func, evd, event);
+}
+
+/* A connection request of a loaded provider names a CR we must track. */
+static void track_foreign_event(DAT_RETURN r, const DAT_EVENT *ev,
+				const HandleEntry &e)
+{
+	if (ok(r) && ev && ev->event_number == DAT_CONNECTION_REQUEST_EVENT)
+		track_foreign(r, ev->event_data.cr_arrival_event_data.cr_handle,
+			      DAT_HANDLE_TYPE_CR, e);
+}
+
+DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
+{
+	return dispatch<Evd>(
+		evd, EVD_BAD, [&](Evd &o) { return o.dequeue(event); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(
+				e.provider->evd_dequeue_func, evd, event);
+			track_foreign_event(r, event, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout,
+			DAT_COUNT threshold, DAT_EVENT *event,
+			DAT_COUNT *nmore)
+{
+	return dispatch<Evd>(
+		evd, EVD_BAD,
+		[&](Evd &o) { return o.wait(timeout, threshold, event, nmore); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->evd_wait_func,
+						     evd, timeout, threshold,
+						     event, nmore);
+			track_foreign_event(r, event, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
+			     set_enabled(true),
+			     evd_enable_func, evd);
+}
+
+DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
+			     set_enabled(false),
+			     evd_disable_func, evd);
+}
+
+DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
+			     set_waitable(false),
+			     evd_set_unwaitable_func, evd);
+}
+
+DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
+			     set_waitable(true),
+			     evd_clear_unwaitable_func, evd);
+}
+
+DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
+{
+	/* this provider makes no CNO: only "none" is a valid CNO */
+	return dispatch<Evd>(
+		evd, EVD_BAD,
+		[&](Evd &) -> DAT_RETURN {
+			if (cno != DAT_HANDLE_NULL)
+				return bad_handle(DAT_INVALID_HANDLE_CNO);
+			return DAT_SUCCESS;
+		},
+		[&](const HandleEntry &e) {
+			return call_provider(e.provider->evd_modify_cno_func,
+					     evd, cno);
+		});
+}
+
+DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
+{
+	return dispatch<Evd>(
+		evd, EVD_BAD, [&](Evd &o) { return o.free(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->evd_free_func,
+						     evd);
+			if (ok(r))
+				handles().erase(evd);
+			return r;
+		});
+}
+
+/*
+ * Consumer Notification Objects.  The built-in provider has none (EVDs
+ * are waited on directly, or all at once through dat_kdat_get_fd):
+ * dat_cno_create on its IA is DAT_NOT_IMPLEMENTED, and no CNO handle of
+ * it ever exists.
+ */
+#define CNO_BAD bad_handle(DAT_INVALID_HANDLE_CNO)
+
+DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
+			  DAT_CNO_HANDLE *cno)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->cno_create_func,
+						     ia, agent, cno);
+			track_foreign(r, cno ? *cno : nullptr,
+				      DAT_HANDLE_TYPE_CNO, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno,
+				DAT_OS_WAIT_PROXY_AGENT agent)
+{
+	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->cno_modify_agent_func,
+						cno, agent);
+				});
+}
+
+DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno, DAT_CNO_PARAM_MASK mask,
+			 DAT_CNO_PARAM *param)
+{
+	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->cno_query_func, cno,
+						mask, param);
+				});
+}
+
+DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno)
+{
+	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
+				[&](const HandleEntry &e) {
+					DAT_RETURN r = call_provider(
+						e.provider->cno_free_func, cno);
+					if (ok(r))
+						handles().erase(cno);
+					return r;
+				});
+}
+
+DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno, DAT_TIMEOUT timeout,
+			DAT_EVD_HANDLE *evd)
+{
+	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->cno_wait_func, cno,
+						timeout, evd);
+				});
+}
+
+} // extern "C"

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The handle table and the late-reuse object memory (see handles.hpp).
+#include "handles.hpp"
+
+#include <cstdlib>
+#include <deque>
+#include <new>
+
+namespace kdat {
+
+namespace detail {
+
+namespace {
+
+struct Pool {
+	std::mutex lock;
+	/* size -> freed blocks, oldest first */
+	std::unordered_map<std::size_t, std::deque<void *>> fifo;
+};
+
+Pool &pool()
+{
+	static Pool *p = new Pool;	/* outlives every object */
+	return *p;
+}
+
+} // namespace
+
+void *pool_alloc(std::size_t n)
+{
+	Pool &p = pool();
+	{
+		std::lock_guard<std::mutex> g(p.lock);
+		auto it = p.fifo.find(n);
+
+		if (it != p.fifo.end() && it->second.size() > kReuseDelay) {
+			void *b = it->second.front();
+
+			it->second.pop_front();
+			return b;
+		}
+	}
+	return ::operator new(n);
+}
+
+void pool_free(void *b, std::size_t n) noexcept
+{
+	Pool &p = pool();
+
+	try {
+		std::lock_guard<std::mutex> g(p.lock);
+		p.fifo[n].push_back(b);
+	} catch (...) {
+		::operator delete(b);
+	}
+}
+
+} // namespace detail
+
+HandleTable &handles()
+{
+	static HandleTable *t = new HandleTable;	/* never destroyed */
+	return *t;
+}
+
+void HandleTable::insert(const std::shared_ptr<Object> &obj)
+{
+	Shard &s = shard(obj->handle());
+	HandleEntry e;
+
+	e.type = obj->type;
+	e.obj = obj;
+	e.provider = obj->provider;
+	std::lock_guard<std::mutex> g(s.lock);
+	s.map[obj->handle()] = std::move(e);
+}
+
+void HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
+				 DAT_PROVIDER *provider, DAT_HANDLE owner)
+{
+	Shard &s = shard(h);
+	HandleEntry e;
+
+	e.type = type;
+	e.provider = provider;
+	e.owner = owner;
+	std::lock_guard<std::mutex> g(s.lock);
+	s.map[h] = std::move(e);
+}
+
+bool HandleTable::erase(DAT_HANDLE h)
+{
+	Shard &s = shard(h);
+	std::shared_ptr<Object> last;	/* dropped outside the lock */
+	std::lock_guard<std::mutex> g(s.lock);
+	auto it = s.map.find(h);
+
+	if (it == s.map.end())
+		return false;
+	last = std::move(it->second.obj);
+	s.map.erase(it);
+	return true;
+}
+
+void HandleTable::erase_owned_by(DAT_HANDLE ia)
+{
+	for (Shard &s : shards_) {
+		std::lock_guard<std::mutex> g(s.lock);
+
+		for (auto it = s.map.begin(); it != s.map.end();) {
+			if (!it->second.builtin() && it->second.owner == ia &&
+			    it->first != ia)
+				it = s.map.erase(it);
+			else
+				++it;
+		}
+	}
+}
+
+HandleEntry HandleTable::find(DAT_HANDLE h) const
+{
+	if (!h)
+		return {};
+	Shard &s = shard(h);
+	std::lock_guard<std::mutex> g(s.lock);
+	auto it = s.map.find(h);
+
+	return it == s.map.end() ? HandleEntry{} : it->second;
+}
+
+std::size_t HandleTable::size() const
+{
+	std::size_t n = 0;
+
+	for (Shard &s : shards_) {
+		std::lock_guard<std::mutex> g(s.lock);
+		n += s.map.size();
+	}
+	return n;
+}
+
+} // namespace kdat

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// DAT handles and the process-wide table of live handles.
+//
+// A handle is the address of an object whose first member is the
+// DAT_PROVIDER pointer (DAT_HANDLE_TO_PROVIDER works on it).  Before any
+// handle is dereferenced it is looked up in the HandleTable, which maps
+// the address to the owning shared_ptr: a NULL, freed, stale, foreign or
+// wrongly typed handle is simply not found (DAT_INVALID_HANDLE), and a
+// found object stays pinned for the duration of the call, so a concurrent
+// free never pulls it out from under a caller.
+//
+// Object memory is recycled late: freed objects go to a FIFO per size
+// and are reused only after kReuseDelay more objects of that size were
+// freed, so a stale handle does not soon name a new object.
+//
+// Handles of dynamically loaded providers are tracked too (without an
+// object of ours), so the registry can validate and dispatch them.
+#pragma once
+
+#include <dat/udat.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace kdat {
+
+/* Common head of every object of the built-in provider. */
+struct Object {
+	DAT_PROVIDER *provider;		/* must stay first */
+	DAT_HANDLE_TYPE type;
+	std::uint32_t kid = 0;		/* the kernel's ID in our context */
+	std::atomic<DAT_UINT64> context{0};	/* consumer context */
+
+	Object(DAT_PROVIDER *p, DAT_HANDLE_TYPE t) : provider(p), type(t) {}
+	Object(const Object &) = delete;
+	Object &operator=(const Object &) = delete;
+
+	DAT_HANDLE handle() { return static_cast<DAT_HANDLE>(this); }
+};
+
+static_assert(std::is_standard_layout_v<Object>);
+static_assert(offsetof(Object, provider) == 0);
+
+/* ------------------------------------------------------------------ */
+/* Late-reuse memory for objects                                        */
+
+namespace detail {
+void *pool_alloc(std::size_t n);
+void pool_free(void *p, std::size_t n) noexcept;
+} // namespace detail
+
+constexpr std::size_t kReuseDelay = 256;
+
+template <class T>
+struct LateReuseAllocator {
+	using value_type = T;
+
+	LateReuseAllocator() = default;
+	template <class U>
+	LateReuseAllocator(const LateReuseAllocator<U> &) {}
+
+	T *allocate(std::size_t n)
+	{
+		return static_cast<T *>(detail::pool_alloc(n * sizeof(T)));
+	}
+	void deallocate(T *p, std::size_t n) noexcept
+	{
+		detail::pool_free(p, n * sizeof(T));
+	}
+	template <class U>
+	bool operator==(const LateReuseAllocator<U> &) const { return true; }
+};
+
+/* Create an object of the built-in provider (not yet published). */
+template <class T, class... A>
+std::shared_ptr<T> make_object(A &&...a)
+{
+	return std::allocate_shared<T>(LateReuseAllocator<T>(),
+				       std::forward<A>(a)...);
+}
+
+/* ------------------------------------------------------------------ */
+/* The table of live handles                                            */
+
+struct HandleEntry {
+	DAT_HANDLE_TYPE type = DAT_HANDLE_TYPE_IA;
+	std::shared_ptr<Object> obj;	/* built-in provider; null if foreign */
+	DAT_PROVIDER *provider = nullptr;
+	DAT_HANDLE owner = nullptr;	/* the IA it belongs to (foreign) */
+
+	explicit operator bool() const { return provider != nullptr; }
+	bool builtin() const { return obj != nullptr; }
+};
+
+class HandleTable {
+public:
+	/* Publish an object of ours under its address. */
+	void insert(const std::shared_ptr<Object> &obj);
+	/* Track a handle of a loaded provider. */
+	void insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
+			    DAT_PROVIDER *provider, DAT_HANDLE owner);
+	/* Forget a handle; false if it was not there. */
+	bool erase(DAT_HANDLE h);
+	/* Forget every foreign handle owned by @ia (not @ia itself). */
+	void erase_owned_by(DAT_HANDLE ia);
+
+	/* The entry of @h, empty if @h is not live. */
+	HandleEntry find(DAT_HANDLE h) const;
+	/* The entry of @h if it is live and of @type. */
+	HandleEntry find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const
+	{
+		HandleEntry e = find(h);
+
+		return e && e.type == type ? e : HandleEntry{};
+	}
+
+	std::size_t size() const;
+
+private:
+	static constexpr std::size_t kShards = 64;
+
+	struct Shard {
+		mutable std::mutex lock;
+		std::unordered_map<DAT_HANDLE, HandleEntry> map;
+	};
+
+	Shard &shard(DAT_HANDLE h) const
+	{
+		auto v = reinterpret_cast<std::uintptr_t>(h);
+
+		v ^= v >> 17;
+		v *= 0x9e3779b97f4a7c15ull;
+		return shards_[(v >> 40) % kShards];
+	}
+
+	mutable std::array<Shard, kShards> shards_;
+};
+
+/* The process-wide table (never destroyed). */
+HandleTable &handles();
+
+/* A pinned object of the built-in provider, or null. */
+template <class T>
+std::shared_ptr<T> lookup(DAT_HANDLE h)
+{
+	HandleEntry e = handles().find(h, T::kType);
+
+	if (!e.builtin())
+		return nullptr;
+	return std::static_pointer_cast<T>(e.obj);
+}
+
+} // namespace kdat

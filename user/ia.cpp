@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Interface Adapters: dat_ia_open (through the registry), dat_ia_query,
+// dat_ia_close, the calls that take any handle, and the per-IA Context
+// (one /dev/kdat file each).
+//
+// An IA is one open file of /dev/kdat: KDAT_IOC_IA_OPEN by the kernel's
+// IA name creates the IA and its async EVD, whose event ring we map.
+// Closing the IA (KDAT_IOC_IA_CLOSE) frees every object under it in the
+// kernel; the library then unpublishes their handles, and the file is
+// closed once the last of them is gone.
+#include <cstring>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+#include "registry.hpp"
+
+namespace kdat {
+
+/* ------------------------------------------------------------------ */
+/* Context                                                              */
+
+constexpr std::size_t kMaxTombs = 1024;
+
+void Context::publish(const std::shared_ptr<Object> &o)
+{
+	{
+		std::unique_lock<std::shared_mutex> g(ids_lock_);
+		ids_[o->kid] = o;
+		tombs_.erase(o->kid);
+	}
+	handles().insert(o);
+}
+
+void Context::retire(Object &o, const Tomb *tomb)
+{
+	handles().erase(o.handle());
+	std::unique_lock<std::shared_mutex> g(ids_lock_);
+	ids_.erase(o.kid);
+	if (tomb) {
+		if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
+			tombs_.erase(tomb_order_.front());
+			tomb_order_.pop_front();
+		}
+		tombs_[o.kid] = *tomb;
+		tomb_order_.push_back(o.kid);
+	}
+}
+
+void Context::retire_all()
+{
+	std::vector<std::shared_ptr<Object>> all;
+	{
+		std::unique_lock<std::shared_mutex> g(ids_lock_);
+		for (auto &[kid, w] : ids_)
+			if (auto o = w.lock())
+				all.push_back(std::move(o));
+		ids_.clear();
+		tombs_.clear();
+		tomb_order_.clear();
+	}
+	for (auto &o : all)
+		handles().erase(o->handle());
+}
+
+std::shared_ptr<Object> Context::find(std::uint32_t kid) const
+{
+	std::shared_lock<std::shared_mutex> g(ids_lock_);
+	auto it = ids_.find(kid);
+
+	return it == ids_.end() ? nullptr : it->second.lock();
+}
+
+bool Context::tomb(std::uint32_t kid, Tomb &out) const
+{
+	std::shared_lock<std::shared_mutex> g(ids_lock_);
+	auto it = tombs_.find(kid);
+
+	if (it == tombs_.end())
+		return false;
+	out = it->second;
+	return true;
+}
+
+void Context::add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info)
+{
+	std::unique_lock<std::shared_mutex> g(lmr_lock_);
+	lmrs_[lctx] = info;
+}
+
+void Context::remove_lmr(DAT_LMR_CONTEXT lctx)
+{
+	std::unique_lock<std::shared_mutex> g(lmr_lock_);
+	lmrs_.erase(lctx);
+}
+
+/*
+ * The same checks, in the same order and with the same codes, as the
+ * kernel applies to a triplet (kdat_lmr_to_sge): the context must name an
+ * LMR of this IA, the range must lie inside it, its PZ must be @pz_kid's
+ * and its privileges must include @need.
+ */
+DAT_RETURN Context::check_triplet(const DAT_LMR_TRIPLET &t,
+				  std::uint32_t pz_kid,
+				  DAT_MEM_PRIV_FLAGS need) const
+{
+	std::shared_lock<std::shared_mutex> g(lmr_lock_);
+	auto it = lmrs_.find(t.lmr_context);
+	DAT_VLEN len = t.segment_length;
+	DAT_VADDR va = t.virtual_address;
+
+	if (it == lmrs_.end())
+		return bad_arg(3);
+	const LmrInfo &l = it->second;
+	if (len > UINT32_MAX || va < l.addr || len > l.length ||
+	    va - l.addr > l.length - len)
+		return bad_arg(3);
+	if (l.pz_kid != pz_kid)
+		return err(DAT_PROTECTION_VIOLATION);
+	if ((l.priv & need) != need)
+		return err(DAT_PRIVILEGES_VIOLATION);
+	return DAT_SUCCESS;
+}
+
+void Context::set_address(const void *bytes, std::size_t len)
+{
+	if (len > sizeof(addr_))
+		len = sizeof(addr_);
+	/* the consumer may be reading it: only write what changed */
+	if (std::memcmp(&addr_, bytes, len))
+		std::memcpy(&addr_, bytes, len);
+}
+
+DAT_RETURN Context::kfree(std::uint32_t kid, std::uint32_t ktype)
+{
+	struct kdat_ioc_free f = {};
+
+	f.handle = kid;
+	f.type = ktype;
+	return call(*dev, KDAT_IOC_FREE, f);
+}
+
+DAT_RETURN sockaddr_from_abi(const __u8 *bytes, std::size_t n,
+			     struct sockaddr_storage &out)
+{
+	std::memset(&out, 0, sizeof(out));
+	std::memcpy(&out, bytes, n < sizeof(out) ? n : sizeof(out));
+	return DAT_SUCCESS;
+}
+
+void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out)
+{
+	for (DAT_COUNT i = 0; i < n; i++) {
+		out[i].lmr_context = iov[i].lmr_context;
+		out[i].pad = 0;
+		out[i].addr = iov[i].virtual_address;
+		out[i].length = iov[i].segment_length;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Open, query, close                                                   */
+
+/*
+ * Open kernel IA @kernel_name as DAT IA @name of @provider.  The async
+ * EVD is always the IA's own (the kernel creates it with the IA).
+ */
+DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
+		    const std::string &kernel_name, DAT_COUNT qlen,
+		    DAT_EVD_HANDLE *async_evd_handle, DAT_IA_HANDLE *ia_handle)
+{
+	if (*async_evd_handle == DAT_EVD_ASYNC_EXISTS)
+		return err(DAT_MODEL_NOT_SUPPORTED);
+	if (*async_evd_handle != DAT_HANDLE_NULL)
+		return bad_handle(DAT_INVALID_HANDLE_EVD_ASYNC);
+	if (qlen <= 0)
+		return bad_arg(2);
+	if (kernel_name.empty() || kernel_name.size() >= KDAT_NAME_LEN)
+		return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+
+	DAT_RETURN r;
+	std::shared_ptr<Device> dev = open_device(&r);
+	if (!dev)
+		return r;
+	/* from here on, dropping the last reference to dev closes the file,
+	 * which frees whatever the kernel created for it */
+	auto ctx = std::make_shared<Context>(dev, provider);
+
+	struct kdat_ioc_ia_open o = {};
+	std::memcpy(o.name, kernel_name.data(), kernel_name.size());
+	o.async_qlen = qlen;
+	r = call(*dev, KDAT_IOC_IA_OPEN, o);
+	if (!ok(r))
+		return r;
+	ctx->ia_kid = o.ia;
+
+	auto ia = make_object<Ia>(ctx);
+	ia->kid = o.ia;
+	ia->name = name;
+	ctx->ia_handle = ia->handle();
+
+	auto evd = make_object<Evd>(ctx);
+	evd->kid = o.async_evd;
+	evd->flags = DAT_EVD_ASYNC_FLAG;
+	evd->kqlen = qlen;
+	evd->qlen = qlen;
+	evd->is_async = true;
+	r = evd->attach(o.async_ring_offset, o.async_ring_size);
+	if (!ok(r))
+		return r;
+	ia->async_evd = evd;
+	ctx->async_evd = evd;
+
+	struct kdat_ioc_ia_query q = {};
+	q.ia = o.ia;
+	r = call(*dev, KDAT_IOC_IA_QUERY, q);
+	if (!ok(r))
+		return r;
+	ctx->set_address(q.attr.ia_address, sizeof(q.attr.ia_address));
+
+	ctx->publish(ia);
+	ctx->publish(evd);
+	*ia_handle = ia->handle();
+	*async_evd_handle = evd->handle();
+	return DAT_SUCCESS;
+}
+
+static void fill_ia_attr(const struct kdat_uia_attr &u,
+			 DAT_IA_ADDRESS_PTR addr, DAT_IA_ATTR &a)
+{
+	std::memset(&a, 0, sizeof(a));
+	std::memcpy(a.adapter_name, u.adapter_name,
+		    strnlen(u.adapter_name, sizeof(u.adapter_name)));
+	std::memcpy(a.vendor_name, u.vendor_name,
+		    strnlen(u.vendor_name, sizeof(u.vendor_name)));
+	a.hardware_version_major = u.hw_ver;
+	a.hardware_version_minor = 0;
+	a.firmware_version_major = (DAT_UINT32)(u.fw_ver >> 32);
+	a.firmware_version_minor = (DAT_UINT32)u.fw_ver;
+	a.ia_address_ptr = addr;
+	a.max_eps = u.max_eps;
+	a.max_dto_per_ep = u.max_dto_per_ep;
+	a.max_rdma_read_per_ep_in = u.max_rdma_read_per_ep_in;
+	a.max_rdma_read_per_ep_out = u.max_rdma_read_per_ep_out;
+	a.max_evds = u.max_evds;
+	a.max_evd_qlen = u.max_evd_qlen;
+	a.max_iov_segments_per_dto = u.max_iov_segments_per_dto;
+	a.max_lmrs = u.max_lmrs;
+	a.max_lmr_block_size = u.max_lmr_block_size;
+	a.max_lmr_virtual_address = ~(DAT_VADDR)0;
+	a.max_pzs = u.max_pzs;
+	a.max_message_size = u.max_message_size;
+	a.max_rdma_size = u.max_rdma_size;
+	a.max_rmrs = 0;
+	a.max_rmr_target_address = 0;
+	a.max_srqs = u.max_srqs;
+	a.max_ep_per_srq = u.max_ep_per_srq;
+	a.max_recv_per_srq = u.max_recv_per_srq;
+	a.max_iov_segments_per_rdma_read = u.max_iov_segments_per_dto;
+	a.max_iov_segments_per_rdma_write = u.max_iov_segments_per_dto;
+	a.max_rdma_read_in = u.max_rdma_read_per_ep_in;
+	a.max_rdma_read_out = u.max_rdma_read_per_ep_out;
+	a.max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
+	a.max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+	a.num_transport_attr = 0;
+	a.transport_attr = nullptr;
+	a.num_vendor_attr = 0;
+	a.vendor_attr = nullptr;
+}
+
+/* Provider-specific attributes: static strings, valid forever. */
+static DAT_NAMED_ATTR provider_specific[] = {
+	{ "kdat_device", "/dev/" KDAT_DEVICE_NAME },
+	{ "kdat_abi_version", "1" },
+	{ "srq_post", "ring" },
+	{ "srq_post_ioctl_env", "KDAT_SRQ_POST=ioctl" },
+};
+static_assert(KDAT_ABI_VERSION == 1, "update kdat_abi_version above");
+
+void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
+{
+	std::memset(&p, 0, sizeof(p));
+	std::strcpy(p.provider_name, DAT_KDAT_PROVIDER_NAME);
+	p.provider_version_major = 1;
+	p.provider_version_minor = 0;
+	p.dapl_version_major = DAT_VERSION_MAJOR;
+	p.dapl_version_minor = DAT_VERSION_MINOR;
+	/* DAT_MEM_TYPE_VIRTUAL is 0: the value names the other two */
+	p.lmr_mem_types_supported = (DAT_MEM_TYPE)(DAT_MEM_TYPE_VIRTUAL |
+						   DAT_MEM_TYPE_LMR |
+						   DAT_MEM_TYPE_SHARED_VIRTUAL);
+	/* triplets are copied into the ring or the ioctl before we return */
+	p.iov_ownership_on_return = DAT_IOV_CONSUMER;
+	p.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+	p.completion_flags_supported =
+		(DAT_COMPLETION_FLAGS)(DAT_COMPLETION_DEFAULT_FLAG |
+				       DAT_COMPLETION_SUPPRESS_FLAG |
+				       DAT_COMPLETION_UNSIGNALLED_FLAG |
+				       DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+				       DAT_COMPLETION_EVD_THRESHOLD_FLAG);
+	p.is_thread_safe = DAT_TRUE;
+	p.max_private_data_size = 55;
+	p.supports_multipath = DAT_FALSE;
+	p.ep_creator = DAT_PSP_CREATES_EP_NEVER;
+	p.pz_support = DAT_PZ_UNIQUE;
+	p.optimal_buffer_alignment = 64;
+	for (auto &row : p.evd_stream_merging_supported)
+		for (auto &v : row)
+			v = DAT_TRUE;
+	p.srq_supported = u.max_srqs > 0 ? DAT_TRUE : DAT_FALSE;
+	p.srq_watermarks_supported = 1;
+	/*
+	 * A user LMR is a registration in its PZ's protection domain, which
+	 * must be the QP's: the kernel refuses an SRQ EP whose PZ differs
+	 * from the SRQ's (DAT_INVALID_PARAMETER) for /dev/kdat IAs.
+	 */
+	p.srq_ep_pz_difference_supported = DAT_FALSE;
+	p.srq_info_supported = 1;
+	p.ep_recv_info_supported = 0;
+	p.lmr_sync_req = DAT_FALSE;
+	p.dto_async_return_guaranteed = DAT_TRUE;
+	p.rdma_write_for_rdma_read_req = DAT_FALSE;
+	p.num_provider_specific_attr =
+		sizeof(provider_specific) / sizeof(provider_specific[0]);
+	p.provider_specific_attr = provider_specific;
+}
+
+DAT_RETURN Ia::query(DAT_EVD_HANDLE *async_evd_handle,
+		     DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+		     DAT_PROVIDER_ATTR_MASK pmask, DAT_PROVIDER_ATTR *pattr)
+{
+	if (ia_mask && !ia_attr)
+		return bad_arg(4);
+	if (pmask && !pattr)
+		return bad_arg(6);
+
+	struct kdat_ioc_ia_query q = {};
+	q.ia = kid;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_IA_QUERY, q);
+	if (!ok(r))
+		return r;
+	ctx->set_address(q.attr.ia_address, sizeof(q.attr.ia_address));
+	if (async_evd_handle)
+		*async_evd_handle = async_evd->handle();
+	if (ia_mask)
+		fill_ia_attr(q.attr, ctx->address(), *ia_attr);
+	if (pmask)
+		fill_provider_attr(q.attr, *pattr);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ia::close(std::uint64_t flags)
+{
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return bad_arg(2);
+
+	struct kdat_ioc_ia_close c = {};
+	c.ia = kid;
+	c.flags = (__u32)flags;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_IA_CLOSE, c);
+	if (!ok(r))
+		return r;
+	/* the kernel freed everything: no handle of this IA is valid now */
+	ctx->retire_all();
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ia::get_fd(int *fd)
+{
+	if (!fd)
+		return bad_arg(2);
+	*fd = ctx->dev->fd();
+	return DAT_SUCCESS;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+extern "C" {
+
+DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
+			DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+			DAT_PROVIDER_ATTR_MASK pmask, DAT_PROVIDER_ATTR *pattr)
+{
+	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
+			     query(async_evd, ia_mask, ia_attr, pmask, pattr),
+			     ia_query_func, ia, async_evd, ia_mask, ia_attr,
+			     pmask, pattr);
+}
+
+DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
+{
+	return guard([&]() -> DAT_RETURN {
+		HandleEntry e = handles().find(ia, DAT_HANDLE_TYPE_IA);
+		DAT_RETURN r;
+
+		if (!e)
+			return bad_handle(DAT_INVALID_HANDLE_IA);
+		if (e.builtin())
+			r = static_cast<Ia &>(*e.obj).close(raw(flags));
+		else
+			r = call_provider(e.provider->ia_close_func, ia, flags);
+		if (ok(r))
+			registry_ia_closed(ia, e);
+		return r;
+	});
+}
+
+DAT_RETURN dat_kdat_get_fd(DAT_IA_HANDLE ia, int *fd)
+{
+	return guard([&]() -> DAT_RETURN {
+		auto o = lookup<Ia>(ia);
+
+		return o ? o->get_fd(fd) : bad_handle(DAT_INVALID_HANDLE_IA);
+	});
+}
+
+/* Calls that take any handle */
+
+DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
+{
+	return guard([&]() -> DAT_RETURN {
+		HandleEntry e = handles().find(h);
+
+		if (!e)
+			return err(DAT_INVALID_HANDLE);
+		if (!e.builtin())
+			return call_provider(
+				e.provider->set_consumer_context_func, h,
+				context);
+		e.obj->context.store(context.as_64);
+		return DAT_SUCCESS;
+	});
+}
+
+DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *context)
+{
+	return guard([&]() -> DAT_RETURN {
+		HandleEntry e = handles().find(h);
+
+		if (!e)
+			return err(DAT_INVALID_HANDLE);
+		if (!e.builtin())
+			return call_provider(
+				e.provider->get_consumer_context_func, h,
+				context);
+		if (!context)
+			return bad_arg(2);
+		context->as_64 = e.obj->context.load();
+		return DAT_SUCCESS;
+	});
+}
+
+DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *type)
+{
+	return guard([&]() -> DAT_RETURN {
+		HandleEntry e = handles().find(h);
+
+		if (!e)
+			return err(DAT_INVALID_HANDLE);
+		if (!type)
+			return bad_arg(2);
+		*type = e.type;
+		return DAT_SUCCESS;
+	});
+}
+
+} // extern "C"

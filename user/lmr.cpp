@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Local Memory Regions: dat_lmr_create, _query, _free, _sync_rdma_read,
+// _sync_rdma_write; Remote Memory Regions (not implemented by the kernel
+// provider: RMR calls on its handles give DAT_NOT_IMPLEMENTED).
+//
+// dat_lmr_create registers user memory in the kernel (KDAT_IOC_LMR_CREATE:
+// pinned and charged to RLIMIT_MEMLOCK, over the limit ->
+// DAT_INSUFFICIENT_RESOURCES).  The library remembers each LMR's context,
+// PZ, range and privileges so dat_srq_post_recv can refuse a bad triplet
+// synchronously, with the kernel's codes, before it goes into the ring.
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+constexpr std::uint64_t kPrivAll =
+	DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG |
+	DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
+
+DAT_RETURN Ia::lmr_create(std::uint64_t type, DAT_REGION_DESCRIPTION region,
+			  DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
+			  std::uint64_t priv, DAT_LMR_HANDLE *lmr_handle,
+			  DAT_LMR_CONTEXT *lmr_context,
+			  DAT_RMR_CONTEXT *rmr_context,
+			  DAT_VLEN *registered_length,
+			  DAT_VADDR *registered_address)
+{
+	DAT_VADDR addr;
+
+	switch (type) {
+	case DAT_MEM_TYPE_VIRTUAL:
+		addr = (DAT_VADDR)(std::uintptr_t)region.for_va;
+		break;
+	case DAT_MEM_TYPE_SHARED_VIRTUAL:
+		/* registered by address: every process gets its own LMR */
+		addr = (DAT_VADDR)(std::uintptr_t)
+			       region.for_shared_memory.virtual_address;
+		break;
+	case DAT_MEM_TYPE_LMR: {
+		auto other = lookup<Lmr>(region.for_lmr_handle);
+		if (!other || other->ctx != ctx)
+			return bad_handle(DAT_INVALID_HANDLE_LMR);
+		addr = other->registered_address;
+		break;
+	}
+	default:
+		return bad_arg(2);
+	}
+	/* the kernel's order: range, privileges, PZ */
+	if (!addr || !length || addr + length < addr)
+		return bad_arg(4);
+	if (!priv || (priv & ~kPrivAll))
+		return bad_arg(6);
+	auto pz = lookup<Pz>(pz_handle);
+	if (!pz || pz->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_PZ);
+	if (!lmr_handle)
+		return bad_arg(7);
+
+	struct kdat_ioc_lmr_create c = {};
+	c.ia = kid;
+	c.pz = pz->kid;
+	c.addr = addr;
+	c.length = length;
+	c.priv = (__u32)priv;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_LMR_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.lmr, ktype::LMR);
+
+	auto lmr = make_object<Lmr>(ctx);
+	lmr->kid = c.lmr;
+	lmr->pz = pz;
+	lmr->mem_type = (DAT_MEM_TYPE)type;
+	lmr->region = region;
+	lmr->length = length;
+	lmr->priv = (DAT_MEM_PRIV_FLAGS)priv;
+	lmr->lmr_context = c.lmr_context;
+	lmr->rmr_context = c.rmr_context;
+	lmr->registered_size = c.registered_size;
+	lmr->registered_address = c.registered_address;
+	ctx->add_lmr(c.lmr_context, LmrInfo{ pz->kid, c.registered_address,
+					     c.registered_size,
+					     (DAT_MEM_PRIV_FLAGS)priv });
+	ctx->publish(lmr);
+	owner.release();
+
+	*lmr_handle = lmr->handle();
+	if (lmr_context)
+		*lmr_context = c.lmr_context;
+	if (rmr_context)
+		*rmr_context = c.rmr_context;
+	if (registered_length)
+		*registered_length = c.registered_size;
+	if (registered_address)
+		*registered_address = c.registered_address;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Lmr::query(std::uint64_t mask, DAT_LMR_PARAM *p)
+{
+	if (mask & ~DAT_LMR_FIELD_ALL)
+		return bad_arg(2);
+	if (!p)
+		return bad_arg(3);
+	p->ia_handle = ctx->ia_handle;
+	p->mem_type = mem_type;
+	p->region_desc = region;
+	p->length = length;
+	p->pz_handle = pz->handle();
+	p->mem_priv = priv;
+	p->lmr_context = lmr_context;
+	p->rmr_context = rmr_context;
+	p->registered_size = registered_size;
+	p->registered_address = registered_address;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Lmr::free()
+{
+	DAT_RETURN r = ctx->kfree(kid, ktype::LMR);
+
+	if (ok(r)) {
+		ctx->remove_lmr(lmr_context);
+		ctx->retire(*this);
+	}
+	return r;
+}
+
+/*
+ * RDMA and CPU see the same memory on the platforms this runs on
+ * (lmr_sync_req is false): the calls only check their triplets.
+ */
+DAT_RETURN Ia::lmr_sync(const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
+{
+	if (n && !segs)
+		return bad_arg(2);
+	for (DAT_VLEN i = 0; i < n; i++) {
+		DAT_RETURN r = ctx->check_triplet(segs[i], 0,
+						  DAT_MEM_PRIV_NONE_FLAG);
+
+		/* any PZ will do here */
+		if (!ok(r) && !is_type(r, DAT_PROTECTION_VIOLATION))
+			return bad_arg(2);
+	}
+	return DAT_SUCCESS;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+extern "C" {
+
+DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
+			  DAT_REGION_DESCRIPTION region, DAT_VLEN length,
+			  DAT_PZ_HANDLE pz, DAT_MEM_PRIV_FLAGS priv,
+			  DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *lmr_context,
+			  DAT_RMR_CONTEXT *rmr_context,
+			  DAT_VLEN *registered_length,
+			  DAT_VADDR *registered_address)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) {
+			return o.lmr_create(raw(type), region, length, pz,
+					    raw(priv), lmr,
+					    lmr_context, rmr_context,
+					    registered_length,
+					    registered_address);
+		},
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(
+				e.provider->lmr_create_func, ia, type, region,
+				length, pz, priv, lmr, lmr_context,
+				rmr_context, registered_length,
+				registered_address);
+			track_foreign(r, lmr ? *lmr : nullptr,
+				      DAT_HANDLE_TYPE_LMR, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask,
+			 DAT_LMR_PARAM *param)
+{
+	return KDAT_DISPATCH(Lmr, lmr, bad_handle(DAT_INVALID_HANDLE_LMR),
+			     query(raw(mask), param), lmr_query_func, lmr, mask,
+			     param);
+}
+
+DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr)
+{
+	return dispatch<Lmr>(
+		lmr, bad_handle(DAT_INVALID_HANDLE_LMR),
+		[&](Lmr &o) { return o.free(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->lmr_free_func,
+						     lmr);
+			if (ok(r))
+				handles().erase(lmr);
+			return r;
+		});
+}
+
+DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
+				  const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
+{
+	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
+			     lmr_sync(segs, n), lmr_sync_rdma_read_func, ia,
+			     segs, n);
+}
+
+DAT_RETURN dat_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
+				   const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
+{
+	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
+			     lmr_sync(segs, n), lmr_sync_rdma_write_func, ia,
+			     segs, n);
+}
+
+/* Remote Memory Regions: only a loaded provider may have them. */
+#define RMR_BAD bad_handle(DAT_INVALID_HANDLE_RMR)
+
+DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
+{
+	return dispatch<Pz>(
+		pz, bad_handle(DAT_INVALID_HANDLE_PZ),
+		[&](Pz &) { return err(DAT_NOT_IMPLEMENTED); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->rmr_create_func,
+						     pz, rmr);
+			track_foreign(r, rmr ? *rmr : nullptr,
+				      DAT_HANDLE_TYPE_RMR, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr, DAT_RMR_PARAM_MASK mask,
+			 DAT_RMR_PARAM *param)
+{
+	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->rmr_query_func, rmr,
+						mask, param);
+				});
+}
+
+DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *triplet,
+			DAT_MEM_PRIV_FLAGS priv, DAT_EP_HANDLE ep,
+			DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
+			DAT_RMR_CONTEXT *context)
+{
+	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
+				[&](const HandleEntry &e) {
+					return call_provider(
+						e.provider->rmr_bind_func, rmr,
+						triplet, priv, ep, cookie,
+						flags, context);
+				});
+}
+
+DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr)
+{
+	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
+				[&](const HandleEntry &e) {
+					DAT_RETURN r = call_provider(
+						e.provider->rmr_free_func, rmr);
+					if (ok(r))
+						handles().erase(rmr);
+					return r;
+				});
+}
+
+} // extern "C"

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The objects of the built-in provider ("kdat_ib").  Each DAT object is a
+// thin user-space shadow of a kernel object of the same /dev/kdat context:
+// it knows the kernel's ID, keeps what the DAT API must hand back as
+// pointers (addresses, private data) and, for EVDs and SRQs, owns the
+// mmapped ring.  The SRQ semantics themselves live in the kernel.
+//
+// Ownership
+//   HandleTable     owns every live object (one shared_ptr each) and pins
+//                   it for the duration of a call.
+//   Context         one per IA: the /dev/kdat file (Device), the ID -> object
+//                   map used to translate events (weak), the LMR table used
+//                   to check SRQ posts, the IA address.
+//   objects         hold their Context and what they name (EP -> PZ, EVDs,
+//                   SRQ), so a freed-but-still-in-use object stays valid.
+//   Mapping         a ring is unmapped when its object is destroyed, after
+//                   every in-flight call on it has returned.
+//
+// Locks (all per object or per IA, never global on a data path)
+//   Context::ids_lock_   ID map (shared for lookups)
+//   Context::lmr_lock_   LMR table (shared for checks)
+//   Evd::consume_lock    the event ring's consumer side
+//   Srq::post_lock       the post ring's producer side and its counters
+//   Ep::lock, Cr::lock   storage handed out by queries and events
+#pragma once
+
+#include <dat/udat.h>
+#include <dat/dat_kdat.h>
+#include <uapi/kdat_abi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "handles.hpp"
+#include "ioctl.hpp"
+#include "ring.hpp"
+
+namespace kdat {
+
+struct Evd;
+struct Srq;
+struct Ia;
+
+/* What the library knows of an LMR to check SRQ posts before the kernel. */
+struct LmrInfo {
+	std::uint32_t pz_kid;
+	DAT_VADDR addr;
+	DAT_VLEN length;
+	DAT_MEM_PRIV_FLAGS priv;
+};
+
+/* A freed object that late events may still name. */
+struct Tomb {
+	DAT_HANDLE handle = nullptr;
+	DAT_HANDLE_TYPE type = DAT_HANDLE_TYPE_EP;
+	std::weak_ptr<Srq> srq;			/* EP with SRQ */
+	std::uint32_t recv_evd = 0, request_evd = 0;
+};
+
+class Context {
+public:
+	Context(std::shared_ptr<Device> dev, DAT_PROVIDER *provider)
+		: dev(std::move(dev)), provider(provider) {}
+
+	const std::shared_ptr<Device> dev;
+	DAT_PROVIDER *const provider;
+	std::uint32_t ia_kid = 0;
+	DAT_IA_HANDLE ia_handle = nullptr;	/* value only */
+	std::weak_ptr<Evd> async_evd;
+
+	/* Publish @o (kid set): handle table and ID map. */
+	void publish(const std::shared_ptr<Object> &o);
+	/* Unpublish @o; late events naming it get @tomb (if any). */
+	void retire(Object &o, const Tomb *tomb = nullptr);
+	/* Unpublish everything (IA closed). */
+	void retire_all();
+
+	std::shared_ptr<Object> find(std::uint32_t kid) const;
+	template <class T>
+	std::shared_ptr<T> find(std::uint32_t kid) const
+	{
+		auto o = find(kid);
+
+		if (!o || o->type != T::kType)
+			return nullptr;
+		return std::static_pointer_cast<T>(o);
+	}
+	bool tomb(std::uint32_t kid, Tomb &out) const;
+
+	/* LMR table */
+	void add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info);
+	void remove_lmr(DAT_LMR_CONTEXT lctx);
+	/* The kernel's triplet checks, in its order and with its codes. */
+	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
+				 std::uint32_t pz_kid,
+				 DAT_MEM_PRIV_FLAGS need) const;
+
+	/* The IA address (storage lives as long as the IA). */
+	DAT_IA_ADDRESS_PTR address() { return (DAT_IA_ADDRESS_PTR)&addr_; }
+	void set_address(const void *sockaddr_bytes, std::size_t len);
+
+	/* KDAT_IOC_FREE of one object. */
+	DAT_RETURN kfree(std::uint32_t kid, std::uint32_t ktype);
+
+private:
+	mutable std::shared_mutex ids_lock_;
+	std::unordered_map<std::uint32_t, std::weak_ptr<Object>> ids_;
+	std::unordered_map<std::uint32_t, Tomb> tombs_;
+	std::deque<std::uint32_t> tomb_order_;
+
+	mutable std::shared_mutex lmr_lock_;
+	std::unordered_map<DAT_LMR_CONTEXT, LmrInfo> lmrs_;
+
+	struct sockaddr_storage addr_ = {};
+};
+
+/*
+ * Owns a kernel object between its creation and its publication: frees
+ * it (KDAT_IOC_FREE) if the create path fails half way.
+ */
+class KernelObjectGuard {
+public:
+	KernelObjectGuard(Context &ctx, std::uint32_t kid, std::uint32_t ktype)
+		: ctx_(ctx), kid_(kid), ktype_(ktype) {}
+	KernelObjectGuard(const KernelObjectGuard &) = delete;
+	KernelObjectGuard &operator=(const KernelObjectGuard &) = delete;
+	~KernelObjectGuard()
+	{
+		if (kid_)
+			ctx_.kfree(kid_, ktype_);
+	}
+	void release() { kid_ = 0; }
+
+private:
+	Context &ctx_;
+	std::uint32_t kid_;
+	std::uint32_t ktype_;
+};
+
+/* Helpers every family uses. */
+DAT_RETURN sockaddr_from_abi(const __u8 *bytes, std::size_t n,
+			     struct sockaddr_storage &out);
+
+/* ------------------------------------------------------------------ */
+
+struct Ia : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_IA;
+
+	explicit Ia(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	std::shared_ptr<Evd> async_evd;
+	std::string name;
+
+	DAT_RETURN query(DAT_EVD_HANDLE *async_evd_handle,
+			 DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+			 DAT_PROVIDER_ATTR_MASK pmask, DAT_PROVIDER_ATTR *pattr);
+	DAT_RETURN close(std::uint64_t flags);
+	DAT_RETURN get_fd(int *fd);
+
+	/* Is @o a live object of this IA? */
+	bool owns(const Object &o) const;
+
+	static DAT_RETURN open(DAT_PROVIDER *provider, const std::string &name,
+			       const std::string &kernel_name, DAT_COUNT qlen,
+			       DAT_EVD_HANDLE *async_evd_handle,
+			       DAT_IA_HANDLE *ia_handle);
+
+	DAT_RETURN pz_create(DAT_PZ_HANDLE *pz_handle);
+	DAT_RETURN evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+			      std::uint64_t flags, DAT_EVD_HANDLE *evd_handle);
+	DAT_RETURN lmr_create(std::uint64_t type, DAT_REGION_DESCRIPTION region,
+			      DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
+			      std::uint64_t priv, DAT_LMR_HANDLE *lmr_handle,
+			      DAT_LMR_CONTEXT *lmr_context,
+			      DAT_RMR_CONTEXT *rmr_context,
+			      DAT_VLEN *registered_length,
+			      DAT_VADDR *registered_address);
+	DAT_RETURN lmr_sync(const DAT_LMR_TRIPLET *segs, DAT_VLEN n);
+	DAT_RETURN srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
+			      DAT_SRQ_HANDLE *srq_handle);
+	DAT_RETURN ep_create(DAT_PZ_HANDLE pz, DAT_EVD_HANDLE recv_evd,
+			     DAT_EVD_HANDLE request_evd,
+			     DAT_EVD_HANDLE connect_evd, DAT_SRQ_HANDLE srq,
+			     const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep_handle,
+			     bool with_srq);
+	DAT_RETURN psp_create(DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd,
+			      std::uint64_t flags, DAT_PSP_HANDLE *psp_handle);
+};
+
+struct Pz : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PZ;
+
+	explicit Pz(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+
+	DAT_RETURN query(std::uint64_t mask, DAT_PZ_PARAM *param);
+	DAT_RETURN free();
+};
+
+struct Evd : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EVD;
+
+	explicit Evd(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	DAT_EVD_FLAGS flags = DAT_EVD_DEFAULT_FLAG;
+	DAT_COUNT kqlen = 0;			/* the kernel's qlen */
+	std::atomic<DAT_COUNT> qlen{0};		/* what query reports */
+	bool is_async = false;
+	Mapping map;
+	ring::EventConsumer ring;
+
+	std::mutex consume_lock;
+	std::deque<DAT_EVENT> synthetic;	/* library-made events */
+	std::uint32_t last_dropped = 0;
+
+	std::atomic<bool> waiter{false};
+	std::atomic<bool> enabled{true};
+	std::atomic<bool> waitable{true};
+
+	/* Map the ring the kernel created (ring_offset, ring_size). */
+	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);
+
+	DAT_RETURN dequeue(DAT_EVENT *event);
+	DAT_RETURN wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
+			DAT_EVENT *event, DAT_COUNT *nmore);
+	DAT_RETURN query(std::uint64_t mask, DAT_EVD_PARAM *param);
+	DAT_RETURN resize(DAT_COUNT qlen);
+	DAT_RETURN post_se(const DAT_EVENT *event);
+	DAT_RETURN free();
+	DAT_RETURN set_enabled(bool on)
+	{
+		enabled = on;
+		return DAT_SUCCESS;
+	}
+	DAT_RETURN set_waitable(bool on)
+	{
+		waitable = on;
+		return DAT_SUCCESS;
+	}
+
+	/* Events ready to be dequeued. */
+	std::uint32_t count();
+	/* Queue an event the library made (e.g. an overflow report). */
+	void push_synthetic(const DAT_EVENT &ev);
+
+	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
+	void translate(const struct kdat_uevent &u, DAT_EVENT &ev);
+
+	std::uint32_t pending_refusals(std::uint32_t srq_kid,
+				       const std::atomic<std::uint64_t> &returned,
+				       std::uint64_t &returned_now);
+
+private:
+	bool pop(DAT_EVENT &ev);
+};
+
+struct Pz;
+
+struct Lmr : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_LMR;
+
+	explicit Lmr(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	std::shared_ptr<Pz> pz;
+	DAT_MEM_TYPE mem_type = DAT_MEM_TYPE_VIRTUAL;
+	DAT_REGION_DESCRIPTION region = {};
+	DAT_VLEN length = 0;
+	DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
+	DAT_LMR_CONTEXT lmr_context = 0;
+	DAT_RMR_CONTEXT rmr_context = 0;
+	DAT_VLEN registered_size = 0;
+	DAT_VADDR registered_address = 0;
+
+	DAT_RETURN query(std::uint64_t mask, DAT_LMR_PARAM *param);
+	DAT_RETURN free();
+};
+
+struct Srq : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_SRQ;
+
+	explicit Srq(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	std::shared_ptr<Pz> pz;
+	DAT_COUNT max_recv_iov = 0;
+	std::atomic<DAT_COUNT> max_recv_dtos{0};
+	Mapping map;
+	ring::PostProducer ring;
+	bool post_by_ioctl = false;
+
+	/*
+	 * Outstanding buffers as the library counts them:
+	 *   posted - returned - credit
+	 * posted:   receives handed to the ring or the kernel (post_lock)
+	 * returned: SRQ receive completions the consumer dequeued and
+	 *           refused ring entries (atomic; any dequeuing thread)
+	 * credit:   returns seen only by the kernel (completions on an EVD
+	 *           that also carries sends of the EP, events lost or
+	 *           reaped by an EVD free), learnt from KDAT_IOC_SRQ_QUERY
+	 *           when the count reaches max_recv_dtos (post_lock)
+	 */
+	std::mutex post_lock;
+	std::uint64_t posted = 0;
+	std::atomic<std::uint64_t> returned{0};
+	std::uint64_t credit = 0;
+	bool kick_again = false;		/* post_lock */
+
+	struct Refused {
+		DAT_UINT64 cookie;
+		DAT_RETURN why;
+	};
+	std::mutex refused_lock;
+	std::deque<Refused> refused;
+
+	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);
+	DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+			     DAT_DTO_COOKIE cookie, bool force_ioctl);
+	DAT_RETURN query(std::uint64_t mask, DAT_SRQ_PARAM *param);
+	DAT_RETURN resize(DAT_COUNT max);
+	DAT_RETURN set_lw(DAT_COUNT lw);
+	DAT_RETURN free();
+	DAT_RETURN get_refused(DAT_DTO_COOKIE *cookie, DAT_RETURN *why);
+
+	/* Event side: one buffer came back. */
+	void on_recv_completion() { returned.fetch_add(1); }
+	void on_refused(DAT_UINT64 cookie, DAT_RETURN why);
+
+	std::uint64_t outstanding() const;	/* post_lock held */
+
+private:
+	DAT_RETURN refresh();			/* post_lock held */
+	DAT_RETURN kick();			/* post_lock held */
+	DAT_RETURN kquery(std::uint64_t mask, struct kdat_ioc_srq_query &q);
+	DAT_RETURN post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
+			      DAT_UINT64 cookie);
+};
+
+struct Ep : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EP;
+
+	explicit Ep(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	std::shared_ptr<Pz> pz;
+	std::shared_ptr<Evd> recv_evd, request_evd, connect_evd;
+	std::shared_ptr<Srq> srq;
+
+	std::mutex lock;
+	std::uint8_t pdata[KDAT_PDATA_LEN] = {};	/* last connection event */
+	struct sockaddr_storage remote = {};		/* last query */
+
+	/* Does a DTO completion on @evd name an SRQ buffer for sure? */
+	bool srq_recv_on(const Evd &evd) const
+	{
+		return srq && recv_evd.get() == &evd &&
+		       recv_evd != request_evd;
+	}
+	Tomb tomb();
+
+	DAT_RETURN query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param);
+	DAT_RETURN modify(DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param);
+	DAT_RETURN connect(DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
+			   DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+			   const DAT_PVOID pdata, std::uint64_t qos,
+			   std::uint64_t flags);
+	DAT_RETURN disconnect(std::uint64_t flags);
+	DAT_RETURN post(std::uint32_t op, DAT_COUNT n,
+			const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			const DAT_RMR_TRIPLET *remote_iov,
+			std::uint64_t flags);
+	DAT_RETURN get_status(DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+			      DAT_BOOLEAN *request_idle);
+	DAT_RETURN reset();
+	DAT_RETURN free();
+};
+
+struct Psp : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PSP;
+
+	explicit Psp(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	std::shared_ptr<Evd> evd;
+	DAT_CONN_QUAL conn_qual = 0;
+	DAT_PSP_FLAGS flags = DAT_PSP_CONSUMER_FLAG;
+
+	DAT_RETURN query(std::uint64_t mask, DAT_PSP_PARAM *param);
+	DAT_RETURN free();
+};
+
+struct Cr : Object {
+	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_CR;
+
+	explicit Cr(std::shared_ptr<Context> c)
+		: Object(c->provider, kType), ctx(std::move(c)) {}
+
+	std::shared_ptr<Context> ctx;
+	DAT_CONN_QUAL conn_qual = 0;
+
+	std::mutex lock;
+	struct sockaddr_storage remote = {};
+	std::uint8_t pdata[KDAT_PDATA_LEN] = {};
+
+	/* The CR object of kernel ID @kid, made when first seen. */
+	static std::shared_ptr<Cr> get(const std::shared_ptr<Context> &ctx,
+				       std::uint32_t kid, DAT_CONN_QUAL qual);
+
+	DAT_RETURN query(std::uint64_t mask, DAT_CR_PARAM *param);
+	DAT_RETURN accept(DAT_EP_HANDLE ep, DAT_COUNT pdata_size,
+			  const DAT_PVOID pdata);
+	DAT_RETURN reject();
+};
+
+/* Is @u a post-ring entry the kernel refused (evd.cpp)? */
+bool is_refusal(const struct kdat_uevent &u);
+
+/* Every triplet of a post as the ABI lays it out (n <= KDAT_MAX_IOV). */
+void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out);
+
+} // namespace kdat

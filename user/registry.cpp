@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The uDAPL registry (see registry.hpp): dat.conf parsing, provider
+// registration (dat_registry_add_provider / _remove_provider / 
+// _list_providers), loading provider libraries, and dat_ia_openv.
+//
+// Provider libraries follow the DAT 1.2 registry protocol: the library
+// is dlopen()ed when one of its IA names is first opened and its
+// dat_provider_init(info, ia_params) registers a provider table for the
+// name; once every IA of that name is closed, dat_provider_fini(info) is
+// called (and the registration dropped if the provider left it), and the
+// library is dlclose()d when none of its names is in use.
+#include "registry.hpp"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <list>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+/* ------------------------------------------------------------------ */
+/* dat.conf                                                             */
+
+DAT_PROVIDER_INFO ConfEntry::info() const
+{
+	DAT_PROVIDER_INFO i;
+
+	std::memset(&i, 0, sizeof(i));
+	std::strncpy(i.ia_name, ia_name.c_str(), DAT_NAME_MAX_LENGTH - 1);
+	i.dapl_version_major = dapl_major;
+	i.dapl_version_minor = dapl_minor;
+	i.is_thread_safe = thread_safe ? DAT_TRUE : DAT_FALSE;
+	return i;
+}
+
+namespace {
+
+bool parse_u32(std::string_view s, DAT_UINT32 &out)
+{
+	if (s.empty())
+		return false;
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+	return ec == std::errc() && p == s.data() + s.size();
+}
+
+struct Token {
+	std::string text;
+	bool quoted;
+};
+
+/* Split a line into words and "quoted strings"; drop the comment. */
+bool tokenize(std::string_view line, std::vector<Token> &out,
+	      std::string *error)
+{
+	std::size_t i = 0, n = line.size();
+
+	while (i < n) {
+		char c = line[i];
+
+		if (std::isspace((unsigned char)c)) {
+			i++;
+			continue;
+		}
+		if (c == '#')
+			break;
+		if (c == '"') {
+			std::size_t end = line.find('"', i + 1);
+
+			if (end == std::string_view::npos) {
+				*error = "unterminated quoted string";
+				return false;
+			}
+			out.push_back({ std::string(line.substr(i + 1,
+								end - i - 1)),
+					true });
+			i = end + 1;
+			if (i < n && !std::isspace((unsigned char)line[i]) &&
+			    line[i] != '#') {
+				*error = "text right after a quoted string";
+				return false;
+			}
+			continue;
+		}
+		std::size_t start = i;
+		while (i < n && !std::isspace((unsigned char)line[i]) &&
+		       line[i] != '#' && line[i] != '"')
+			i++;
+		if (i < n && line[i] == '"') {
+			*error = "quote inside a word";
+			return false;
+		}
+		out.push_back({ std::string(line.substr(start, i - start)),
+				false });
+	}
+	return true;
+}
+
+} // namespace
+
+std::optional<ConfEntry> parse_dat_conf_line(std::string_view line,
+					     std::string *error)
+{
+	std::vector<Token> t;
+	ConfEntry e;
+
+	error->clear();
+	if (!tokenize(line, t, error))
+		return std::nullopt;
+	if (t.empty())
+		return std::nullopt;	/* blank or comment */
+	if (t.size() != 8) {
+		*error = "expected 8 fields, found " + std::to_string(t.size());
+		return std::nullopt;
+	}
+	for (int i = 0; i < 6; i++) {
+		if (t[i].quoted) {
+			*error = "field " + std::to_string(i + 1) +
+				 " must not be quoted";
+			return std::nullopt;
+		}
+	}
+
+	e.ia_name = t[0].text;
+	if (e.ia_name.size() >= DAT_NAME_MAX_LENGTH) {
+		*error = "IA name too long";
+		return std::nullopt;
+	}
+
+	/* u<major>.<minor> */
+	const std::string &v = t[1].text;
+	std::size_t dot = v.find('.');
+	if (v.size() < 4 || v[0] != 'u' || dot == std::string::npos ||
+	    !parse_u32(std::string_view(v).substr(1, dot - 1), e.dapl_major) ||
+	    !parse_u32(std::string_view(v).substr(dot + 1), e.dapl_minor)) {
+		*error = "bad API version '" + v + "' (want u<major>.<minor>)";
+		return std::nullopt;
+	}
+
+	if (t[2].text == "threadsafe") {
+		e.thread_safe = true;
+	} else if (t[2].text == "nonthreadsafe") {
+		e.thread_safe = false;
+	} else {
+		*error = "bad thread safety '" + t[2].text +
+			 "' (want threadsafe or nonthreadsafe)";
+		return std::nullopt;
+	}
+
+	if (t[3].text == "default") {
+		e.is_default = true;
+	} else if (t[3].text == "nondefault") {
+		e.is_default = false;
+	} else {
+		*error = "bad default flag '" + t[3].text +
+			 "' (want default or nondefault)";
+		return std::nullopt;
+	}
+
+	e.library = t[4].text;
+
+	/* <vendor>.<major>.<minor>; the vendor itself may contain dots */
+	const std::string &pv = t[5].text;
+	std::size_t d2 = pv.rfind('.');
+	std::size_t d1 = d2 == std::string::npos || d2 == 0 ?
+				 std::string::npos : pv.rfind('.', d2 - 1);
+	if (d1 == std::string::npos || d1 == 0 ||
+	    !parse_u32(std::string_view(pv).substr(d1 + 1, d2 - d1 - 1),
+		       e.provider_major) ||
+	    !parse_u32(std::string_view(pv).substr(d2 + 1),
+		       e.provider_minor)) {
+		*error = "bad provider version '" + pv +
+			 "' (want <vendor>.<major>.<minor>)";
+		return std::nullopt;
+	}
+	e.vendor = pv.substr(0, d1);
+
+	if (!t[6].quoted || !t[7].quoted) {
+		*error = "ia params and platform params must be quoted";
+		return std::nullopt;
+	}
+	e.ia_params = t[6].text;
+	e.platform_params = t[7].text;
+	return e;
+}
+
+ConfParse parse_dat_conf(std::string_view text, std::string_view source)
+{
+	ConfParse out;
+	std::size_t pos = 0;
+	int lineno = 0;
+
+	while (pos <= text.size()) {
+		std::size_t nl = text.find('\n', pos);
+		std::string_view line = text.substr(
+			pos, nl == std::string_view::npos ? std::string_view::npos
+							  : nl - pos);
+		std::string why;
+
+		lineno++;
+		if (auto e = parse_dat_conf_line(line, &why)) {
+			e->line = lineno;
+			out.entries.push_back(std::move(*e));
+		} else if (!why.empty()) {
+			out.errors.push_back(std::string(source) + ":" +
+					     std::to_string(lineno) + ": " +
+					     why + "; line skipped");
+		}
+		if (nl == std::string_view::npos)
+			break;
+		pos = nl + 1;
+	}
+	return out;
+}
+
+std::string dat_conf_path()
+{
+	const char *o = std::getenv("DAT_OVERRIDE");
+
+	return o && *o ? std::string(o) : std::string("/etc/dat.conf");
+}
+
+static std::string own_library_path()
+{
+	Dl_info info;
+
+	if (dladdr((void *)&own_library_path, &info) && info.dli_fname)
+		return info.dli_fname;
+	return {};
+}
+
+bool is_builtin_library(const std::string &library)
+{
+	std::size_t slash = library.rfind('/');
+	std::string base = slash == std::string::npos ?
+				   library : library.substr(slash + 1);
+
+	if (base == "libdat.so" || base.rfind("libdat.so.", 0) == 0)
+		return true;
+
+	char a[PATH_MAX], b[PATH_MAX];
+	std::string self = own_library_path();
+	return !self.empty() && realpath(library.c_str(), a) &&
+	       realpath(self.c_str(), b) && !std::strcmp(a, b);
+}
+
+std::string kernel_ia_name(const ConfEntry &e)
+{
+	std::istringstream s(e.ia_params);
+	std::string first;
+
+	s >> first;
+	return first.empty() ? e.ia_name : first;
+}
+
+/* ------------------------------------------------------------------ */
+/* The registry                                                         */
+
+namespace {
+
+DAT_RETURN builtin_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia);
+
+/* One IA name served by the built-in provider. */
+struct BuiltinProvider {
+	DAT_PROVIDER table;	/* first: objects point here */
+	std::string name;
+	std::string kernel_name;
+};
+
+/* Every entry of the table goes to the dat_* call of the same name,
+ * which checks the handle and finds the object. */
+void fill_builtin_table(DAT_PROVIDER &t)
+{
+	std::memset(&t, 0, sizeof(t));
+	t.ia_open_func = builtin_ia_open;
+	t.ia_query_func = dat_ia_query;
+	t.ia_close_func = dat_ia_close;
+	t.set_consumer_context_func = dat_set_consumer_context;
+	t.get_consumer_context_func = dat_get_consumer_context;
+	t.get_handle_type_func = dat_get_handle_type;
+	t.cno_create_func = dat_cno_create;
+	t.cno_modify_agent_func = dat_cno_modify_agent;
+	t.cno_query_func = dat_cno_query;
+	t.cno_free_func = dat_cno_free;
+	t.cno_wait_func = dat_cno_wait;
+	t.cr_query_func = dat_cr_query;
+	t.cr_accept_func = dat_cr_accept;
+	t.cr_reject_func = dat_cr_reject;
+	t.cr_handoff_func = dat_cr_handoff;
+	t.evd_create_func = dat_evd_create;
+	t.evd_query_func = dat_evd_query;
+	t.evd_modify_cno_func = dat_evd_modify_cno;
+	t.evd_enable_func = dat_evd_enable;
+	t.evd_disable_func = dat_evd_disable;
+	t.evd_wait_func = dat_evd_wait;
+	t.evd_resize_func = dat_evd_resize;
+	t.evd_post_se_func = dat_evd_post_se;
+	t.evd_dequeue_func = dat_evd_dequeue;
+	t.evd_free_func = dat_evd_free;
+	t.ep_create_func = dat_ep_create;
+	t.ep_query_func = dat_ep_query;
+	t.ep_modify_func = dat_ep_modify;
+	t.ep_connect_func = dat_ep_connect;
+	t.ep_dup_connect_func = dat_ep_dup_connect;
+	t.ep_disconnect_func = dat_ep_disconnect;
+	t.ep_post_send_func = dat_ep_post_send;
+	t.ep_post_recv_func = dat_ep_post_recv;
+	t.ep_post_rdma_read_func = dat_ep_post_rdma_read;
+	t.ep_post_rdma_write_func = dat_ep_post_rdma_write;
+	t.ep_get_status_func = dat_ep_get_status;
+	t.ep_free_func = dat_ep_free;
+	t.lmr_create_func = dat_lmr_create;
+	t.lmr_query_func = dat_lmr_query;
+	t.lmr_free_func = dat_lmr_free;
+	t.rmr_create_func = dat_rmr_create;
+	t.rmr_query_func = dat_rmr_query;
+	t.rmr_bind_func = dat_rmr_bind;
+	t.rmr_free_func = dat_rmr_free;
+	t.psp_create_func = dat_psp_create;
+	t.psp_query_func = dat_psp_query;
+	t.psp_free_func = dat_psp_free;
+	t.rsp_create_func = dat_rsp_create;
+	t.rsp_query_func = dat_rsp_query;
+	t.rsp_free_func = dat_rsp_free;
+	t.pz_create_func = dat_pz_create;
+	t.pz_query_func = dat_pz_query;
+	t.pz_free_func = dat_pz_free;
+	t.psp_create_any_func = dat_psp_create_any;
+	t.ep_reset_func = dat_ep_reset;
+	t.evd_set_unwaitable_func = dat_evd_set_unwaitable;
+	t.evd_clear_unwaitable_func = dat_evd_clear_unwaitable;
+	t.lmr_sync_rdma_read_func = dat_lmr_sync_rdma_read;
+	t.lmr_sync_rdma_write_func = dat_lmr_sync_rdma_write;
+	t.ep_create_with_srq_func = dat_ep_create_with_srq;
+	t.ep_recv_query_func = dat_ep_recv_query;
+	t.ep_set_watermark_func = dat_ep_set_watermark;
+	t.srq_create_func = dat_srq_create;
+	t.srq_free_func = dat_srq_free;
+	t.srq_post_recv_func = dat_srq_post_recv;
+	t.srq_query_func = dat_srq_query;
+	t.srq_resize_func = dat_srq_resize;
+	t.srq_set_lw_func = dat_srq_set_lw;
+}
+
+bool same_info(const DAT_PROVIDER_INFO &a, const DAT_PROVIDER_INFO &b)
+{
+	return !std::strncmp(a.ia_name, b.ia_name, DAT_NAME_MAX_LENGTH) &&
+	       a.dapl_version_major == b.dapl_version_major &&
+	       a.dapl_version_minor == b.dapl_version_minor &&
+	       a.is_thread_safe == b.is_thread_safe;
+}
+
+/*
+ * Does an entry serve a request?  Same name and major version, at least
+ * the requested minor; a thread-safe provider also serves a request for a
+ * non-thread-safe one.  *why collects the most specific mismatch.
+ */
+bool info_matches(const DAT_PROVIDER_INFO &have, const char *name,
+		  DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN ts,
+		  DAT_UINT32 *why)
+{
+	if (std::strncmp(have.ia_name, name, DAT_NAME_MAX_LENGTH))
+		return false;
+	if (have.dapl_version_major != major) {
+		if (*why == DAT_NAME_NOT_REGISTERED)
+			*why = DAT_MAJOR_NOT_FOUND;
+		return false;
+	}
+	if (have.dapl_version_minor < minor) {
+		if (*why == DAT_NAME_NOT_REGISTERED ||
+		    *why == DAT_MAJOR_NOT_FOUND)
+			*why = DAT_MINOR_NOT_FOUND;
+		return false;
+	}
+	if (ts && !have.is_thread_safe) {
+		*why = DAT_THREAD_SAFETY_NOT_FOUND;
+		return false;
+	}
+	return true;
+}
+
+struct Library {
+	std::string path;
+	void *dl = nullptr;
+	DAT_PROVIDER_INIT_FUNC init = nullptr;
+	DAT_PROVIDER_FINI_FUNC fini = nullptr;
+	int names = 0;		/* names initialized and not finalized */
+};
+
+struct Registered {
+	DAT_PROVIDER *provider;
+	DAT_PROVIDER_INFO info;
+};
+
+/* An IA name whose library's dat_provider_init was called. */
+struct LoadedName {
+	Library *lib;
+	DAT_PROVIDER_INFO info;
+	int open_ias = 0;
+};
+
+class Registry {
+public:
+	DAT_RETURN open(const char *name, DAT_COUNT qlen,
+			DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
+			DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN ts);
+	void closed(DAT_IA_HANDLE ia, const HandleEntry &e);
+	DAT_RETURN add(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info);
+	DAT_RETURN remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info);
+	DAT_RETURN list(DAT_COUNT max, DAT_COUNT *n, DAT_PROVIDER_INFO *out[]);
+	void reset();
+
+	BuiltinProvider *builtin(const char *name);
+
+private:
+	void load_conf();
+	DAT_PROVIDER *find_registered(const char *name, DAT_UINT32 major,
+				      DAT_UINT32 minor, DAT_BOOLEAN ts,
+				      DAT_UINT32 *why, DAT_PROVIDER_INFO *info);
+	DAT_PROVIDER *add_builtin(const std::string &name,
+				  const std::string &kernel_name,
+				  const DAT_PROVIDER_INFO &info);
+	DAT_RETURN load_library(const ConfEntry &e);
+	void finalize(const std::string &name);
+
+	/* recursive: dat_provider_init calls dat_registry_add_provider */
+	std::recursive_mutex lock_;
+	bool loaded_ = false;
+	bool have_conf_ = false;
+	std::vector<ConfEntry> conf_;
+	std::vector<Registered> registered_;
+	std::list<BuiltinProvider> builtins_;	/* never freed */
+	std::list<Library> libs_;
+	std::map<std::string, LoadedName> loaded_names_;
+	/* open IA -> name it was opened under (for dat_provider_fini) */
+	std::map<DAT_IA_HANDLE, std::string> open_ias_;
+};
+
+Registry &registry()
+{
+	static Registry *r = new Registry;	/* never destroyed */
+	return *r;
+}
+
+void Registry::load_conf()
+{
+	if (loaded_)
+		return;
+	loaded_ = true;
+
+	std::string path = dat_conf_path();
+	std::ifstream f(path);
+	if (!f) {
+		if (std::getenv("DAT_OVERRIDE") && *std::getenv("DAT_OVERRIDE"))
+			std::fprintf(stderr,
+				     "libdat: cannot read DAT_OVERRIDE=%s\n",
+				     path.c_str());
+		return;
+	}
+	std::stringstream ss;
+	ss << f.rdbuf();
+	ConfParse p = parse_dat_conf(ss.str(), path);
+	for (const std::string &e : p.errors)
+		std::fprintf(stderr, "libdat: %s\n", e.c_str());
+	conf_ = std::move(p.entries);
+	have_conf_ = true;
+}
+
+DAT_PROVIDER *Registry::find_registered(const char *name, DAT_UINT32 major,
+					DAT_UINT32 minor, DAT_BOOLEAN ts,
+					DAT_UINT32 *why,
+					DAT_PROVIDER_INFO *info)
+{
+	DAT_PROVIDER *best = nullptr;
+
+	for (const Registered &r : registered_) {
+		if (!info_matches(r.info, name, major, minor, ts, why))
+			continue;
+		/* an exact thread-safety match wins */
+		if (!best || r.info.is_thread_safe == ts) {
+			best = r.provider;
+			*info = r.info;
+		}
+	}
+	return best;
+}
+
+BuiltinProvider *Registry::builtin(const char *name)
+{
+	std::lock_guard<std::recursive_mutex> g(lock_);
+
+	for (BuiltinProvider &b : builtins_)
+		if (b.name == name)
+			return &b;
+	return nullptr;
+}
+
+DAT_PROVIDER *Registry::add_builtin(const std::string &name,
+				    const std::string &kernel_name,
+				    const DAT_PROVIDER_INFO &info)
+{
+	BuiltinProvider *b = nullptr;
+
+	for (BuiltinProvider &x : builtins_)
+		if (x.name == name)
+			b = &x;
+	if (!b) {
+		b = &builtins_.emplace_back();
+		fill_builtin_table(b->table);
+		b->name = name;
+		b->table.device_name = b->name.c_str();
+		b->table.extension = b;
+	}
+	b->kernel_name = kernel_name;
+	for (const Registered &r : registered_)
+		if (r.provider == &b->table && same_info(r.info, info))
+			return &b->table;
+	registered_.push_back({ &b->table, info });
+	return &b->table;
+}
+
+DAT_RETURN Registry::load_library(const ConfEntry &e)
+{
+	Library *lib = nullptr;
+
+	for (Library &l : libs_)
+		if (l.path == e.library)
+			lib = &l;
+	if (!lib) {
+		void *dl = dlopen(e.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+		if (!dl) {
+			std::fprintf(stderr, "libdat: %s\n", dlerror());
+			return err(DAT_PROVIDER_NOT_FOUND,
+				   DAT_NAME_NOT_REGISTERED);
+		}
+		auto init = (DAT_PROVIDER_INIT_FUNC)dlsym(
+			dl, DAT_PROVIDER_INIT_FUNC_STR);
+		auto fini = (DAT_PROVIDER_FINI_FUNC)dlsym(
+			dl, DAT_PROVIDER_FINI_FUNC_STR);
+		if (!init) {
+			std::fprintf(stderr, "libdat: %s has no %s\n",
+				     e.library.c_str(),
+				     DAT_PROVIDER_INIT_FUNC_STR);
+			dlclose(dl);
+			return err(DAT_PROVIDER_NOT_FOUND,
+				   DAT_NAME_NOT_REGISTERED);
+		}
+		lib = &libs_.emplace_back();
+		lib->path = e.library;
+		lib->dl = dl;
+		lib->init = init;
+		lib->fini = fini;
+	}
+	DAT_PROVIDER_INFO info = e.info();
+	lib->init(&info, e.ia_params.c_str());
+	lib->names++;
+	loaded_names_[e.ia_name] = LoadedName{ lib, info, 0 };
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
+			  DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
+			  DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN ts)
+{
+	std::lock_guard<std::recursive_mutex> g(lock_);
+	DAT_UINT32 why = DAT_NAME_NOT_REGISTERED;
+	DAT_PROVIDER_INFO info;
+	DAT_PROVIDER *p;
+
+	load_conf();
+	p = find_registered(name, major, minor, ts, &why, &info);
+	if (!p && have_conf_) {
+		const ConfEntry *best = nullptr;
+
+		for (const ConfEntry &e : conf_) {
+			if (!info_matches(e.info(), name, major, minor, ts,
+					  &why))
+				continue;
+			if (!best || e.thread_safe == (bool)ts)
+				best = &e;
+		}
+		if (!best)
+			return err(DAT_PROVIDER_NOT_FOUND, why);
+		if (is_builtin_library(best->library)) {
+			add_builtin(best->ia_name, kernel_ia_name(*best),
+				    best->info());
+		} else {
+			DAT_RETURN r = load_library(*best);
+			if (!ok(r))
+				return r;
+		}
+		why = DAT_NAME_NOT_REGISTERED;
+		p = find_registered(name, major, minor, ts, &why, &info);
+		if (!p) {
+			/* the library did not register what it serves */
+			finalize(best->ia_name);
+			return err(DAT_PROVIDER_NOT_FOUND, why);
+		}
+	} else if (!p) {
+		/* no dat.conf: every kernel IA through the built-in provider */
+		ConfEntry e;
+
+		e.ia_name = name;
+		e.dapl_major = DAT_VERSION_MAJOR;
+		e.dapl_minor = DAT_VERSION_MINOR;
+		e.thread_safe = true;
+		if (!info_matches(e.info(), name, major, minor, ts, &why))
+			return err(DAT_PROVIDER_NOT_FOUND, why);
+		p = add_builtin(name, name, e.info());
+		info = e.info();
+	}
+	if (!p)
+		return err(DAT_PROVIDER_NOT_FOUND, why);
+
+	DAT_RETURN r = call_provider(p->ia_open_func, (DAT_NAME_PTR)name, qlen,
+				     async_evd, ia);
+	if (!ok(r))
+		return r;
+	bool builtin = false;
+	for (BuiltinProvider &b : builtins_)
+		builtin |= p == &b.table;
+	if (!builtin) {
+		handles().insert_foreign(*ia, DAT_HANDLE_TYPE_IA, p, *ia);
+		if (*async_evd)
+			handles().insert_foreign(*async_evd,
+						 DAT_HANDLE_TYPE_EVD, p, *ia);
+	}
+	open_ias_[*ia] = info.ia_name;
+	auto it = loaded_names_.find(info.ia_name);
+	if (it != loaded_names_.end())
+		it->second.open_ias++;
+	return DAT_SUCCESS;
+}
+
+void Registry::closed(DAT_IA_HANDLE ia, const HandleEntry &e)
+{
+	std::lock_guard<std::recursive_mutex> g(lock_);
+
+	if (!e.builtin()) {
+		handles().erase_owned_by(ia);
+		handles().erase(ia);
+	}
+	auto o = open_ias_.find(ia);
+	if (o == open_ias_.end())
+		return;
+	std::string name = o->second;
+	open_ias_.erase(o);
+
+	auto it = loaded_names_.find(name);
+	if (it == loaded_names_.end() || --it->second.open_ias > 0)
+		return;
+	finalize(name);
+}
+
+/* The last IA of a loaded name is gone: dat_provider_fini, maybe unload. */
+void Registry::finalize(const std::string &name)
+{
+	auto it = loaded_names_.find(name);
+
+	if (it == loaded_names_.end())
+		return;
+	LoadedName ln = it->second;
+	loaded_names_.erase(it);
+	if (ln.lib->fini)
+		ln.lib->fini(&ln.info);
+	for (auto r = registered_.begin(); r != registered_.end();) {
+		if (same_info(r->info, ln.info))
+			r = registered_.erase(r);
+		else
+			++r;
+	}
+	if (--ln.lib->names == 0) {
+		dlclose(ln.lib->dl);
+		for (auto l = libs_.begin(); l != libs_.end(); ++l) {
+			if (&*l == ln.lib) {
+				libs_.erase(l);
+				break;
+			}
+		}
+	}
+}
+
+DAT_RETURN Registry::add(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
+{
+	if (!p)
+		return bad_arg(1);
+	if (!info || !info->ia_name[0] ||
+	    strnlen(info->ia_name, DAT_NAME_MAX_LENGTH) == DAT_NAME_MAX_LENGTH)
+		return bad_arg(2);
+	std::lock_guard<std::recursive_mutex> g(lock_);
+	for (const Registered &r : registered_)
+		if (same_info(r.info, *info))
+			return err(DAT_PROVIDER_ALREADY_REGISTERED);
+	registered_.push_back({ p, *info });
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
+{
+	if (!p)
+		return bad_arg(1);
+	if (!info)
+		return bad_arg(2);
+	std::lock_guard<std::recursive_mutex> g(lock_);
+	for (auto r = registered_.begin(); r != registered_.end(); ++r) {
+		if (r->provider != p || !same_info(r->info, *info))
+			continue;
+		for (auto &[ia, name] : open_ias_) {
+			HandleEntry e = handles().find(ia);
+
+			if (e && e.provider == p && name == r->info.ia_name)
+				return err(DAT_PROVIDER_IN_USE);
+		}
+		registered_.erase(r);
+		return DAT_SUCCESS;
+	}
+	return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+}
+
+/* The IAs the kernel lists (empty if /dev/kdat cannot be opened). */
+static std::vector<std::string> kernel_ia_names()
+{
+	std::vector<std::string> out;
+	DAT_RETURN r;
+	auto dev = open_device(&r);
+
+	if (!dev)
+		return out;
+	struct kdat_ioc_ia_list l = {};
+	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)) || !l.count)
+		return out;
+	std::vector<char> names((std::size_t)l.count * KDAT_NAME_LEN);
+	l.max = l.count;
+	l.names = (__u64)(uintptr_t)names.data();
+	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)))
+		return out;
+	for (__u32 i = 0; i < l.count && i < l.max; i++) {
+		const char *n = &names[(std::size_t)i * KDAT_NAME_LEN];
+		out.emplace_back(n, strnlen(n, KDAT_NAME_LEN));
+	}
+	return out;
+}
+
+DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
+			  DAT_PROVIDER_INFO *out[])
+{
+	if (max < 0)
+		return bad_arg(1);
+	if (!n)
+		return bad_arg(2);
+	if (max > 0 && !out)
+		return bad_arg(3);
+
+	std::vector<DAT_PROVIDER_INFO> all;
+	{
+		std::lock_guard<std::recursive_mutex> g(lock_);
+
+		load_conf();
+		if (have_conf_) {
+			for (const ConfEntry &e : conf_)
+				all.push_back(e.info());
+		} else {
+			for (const std::string &name : kernel_ia_names()) {
+				ConfEntry e;
+
+				e.ia_name = name;
+				e.dapl_major = DAT_VERSION_MAJOR;
+				e.dapl_minor = DAT_VERSION_MINOR;
+				e.thread_safe = true;
+				all.push_back(e.info());
+			}
+		}
+		for (const Registered &r : registered_) {
+			bool dup = false;
+
+			for (const DAT_PROVIDER_INFO &i : all)
+				dup |= same_info(i, r.info);
+			if (!dup)
+				all.push_back(r.info);
+		}
+	}
+	if (max == 0) {
+		*n = (DAT_COUNT)all.size();
+		return DAT_SUCCESS;
+	}
+	DAT_COUNT k = 0;
+	for (; k < max && (std::size_t)k < all.size(); k++) {
+		if (!out[k])
+			return bad_arg(3);
+		*out[k] = all[(std::size_t)k];
+	}
+	*n = k;
+	return DAT_SUCCESS;
+}
+
+void Registry::reset()
+{
+	std::lock_guard<std::recursive_mutex> g(lock_);
+
+	loaded_ = false;
+	have_conf_ = false;
+	conf_.clear();
+	/* built-in tables stay allocated: objects may still point to them */
+	registered_.clear();
+	loaded_names_.clear();
+	open_ias_.clear();
+}
+
+DAT_RETURN builtin_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia)
+{
+	return guard([&]() -> DAT_RETURN {
+		if (!name)
+			return bad_arg(1);
+		if (!async_evd)
+			return bad_arg(3);
+		if (!ia)
+			return bad_arg(4);
+		BuiltinProvider *b = registry().builtin(name);
+		if (!b)
+			return err(DAT_PROVIDER_NOT_FOUND,
+				   DAT_NAME_NOT_REGISTERED);
+		return Ia::open(&b->table, b->name, b->kernel_name, qlen,
+				async_evd, ia);
+	});
+}
+
+} // namespace
+
+void registry_ia_closed(DAT_IA_HANDLE ia, const HandleEntry &e)
+{
+	registry().closed(ia, e);
+}
+
+void registry_reset()
+{
+	registry().reset();
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+extern "C" {
+
+DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
+			DAT_UINT32 major, DAT_UINT32 minor,
+			DAT_BOOLEAN thread_safety)
+{
+	return guard([&]() -> DAT_RETURN {
+		if (!name)
+			return bad_arg(1);
+		if (!async_evd)
+			return bad_arg(3);
+		if (!ia)
+			return bad_arg(4);
+		return registry().open(name, qlen, async_evd, ia, major, minor,
+				       thread_safety);
+	});
+}
+
+DAT_RETURN dat_registry_add_provider(DAT_PROVIDER *provider,
+				     const DAT_PROVIDER_INFO *info)
+{
+	return guard([&] { return registry().add(provider, info); });
+}
+
+DAT_RETURN dat_registry_remove_provider(DAT_PROVIDER *provider,
+					const DAT_PROVIDER_INFO *info)
+{
+	return guard([&] { return registry().remove(provider, info); });
+}
+
+DAT_RETURN dat_registry_list_providers(DAT_COUNT max, DAT_COUNT *n,
+				       DAT_PROVIDER_INFO *(list[]))
+{
+	return guard([&] { return registry().list(max, n, list); });
+}
+
+} // extern "C"

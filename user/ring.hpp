@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The user side of the mmapped rings of /dev/kdat (struct kdat_ring_hdr in
+// include/uapi/kdat_abi.h).  Header-only and free of system calls, so the
+// unit tests drive it against a "kernel" written in the test.
+//
+// A ring is single-producer/single-consumer with free-running __u32
+// indices; slot = index & (entries - 1).  The consumer publishes head with
+// a release store once it is done with an entry; the producer publishes
+// tail with a release store once it wrote one.  The ring describes itself
+// (entries, entry size, entry offset): nothing here hard-codes the layout,
+// and a header that does not describe a sane ring is refused.
+//
+//   EventConsumer  event ring, kernel produces, we consume (one per EVD).
+//   PostProducer   SRQ post ring, we produce, the kernel consumes.  After
+//                  publishing, a full barrier, then the kernel's
+//                  KDAT_RING_NEED_KICK flag says whether it is starved and
+//                  must be kicked (KDAT_IOC_SRQ_KICK); the kernel sets the
+//                  flag, then fences, then re-reads tail, so one side always
+//                  sees the other.
+//
+// Neither class locks: the owner serializes consumers (resp. producers).
+#pragma once
+
+#include <uapi/kdat_abi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+
+namespace kdat::ring {
+
+using u32 = std::uint32_t;
+
+inline std::atomic_ref<u32> aref(u32 &x)
+{
+	return std::atomic_ref<u32>(x);
+}
+
+/* A validated view of one mapped ring. */
+struct Layout {
+	struct kdat_ring_hdr *hdr = nullptr;
+	std::byte *base = nullptr;
+	u32 entries = 0;
+	u32 entry_size = 0;
+	u32 entry_offset = 0;
+
+	std::byte *slot(u32 index) const
+	{
+		return base + entry_offset +
+		       (std::size_t)(index & (entries - 1)) * entry_size;
+	}
+};
+
+/*
+ * Check that @len bytes at @mem hold a ring whose entries are at least
+ * @min_entry bytes.  The kernel wrote the header before we mapped it and
+ * never changes these fields.
+ */
+inline std::optional<Layout> validate(void *mem, std::size_t len,
+				      std::size_t min_entry)
+{
+	Layout l;
+
+	if (!mem || len < sizeof(struct kdat_ring_hdr))
+		return std::nullopt;
+	l.hdr = static_cast<struct kdat_ring_hdr *>(mem);
+	l.base = static_cast<std::byte *>(mem);
+	l.entries = aref(l.hdr->entries).load(std::memory_order_relaxed);
+	l.entry_size = aref(l.hdr->entry_size).load(std::memory_order_relaxed);
+	l.entry_offset =
+		aref(l.hdr->entry_offset).load(std::memory_order_relaxed);
+	if (l.entries == 0 || (l.entries & (l.entries - 1)) != 0)
+		return std::nullopt;
+	if (l.entry_size < min_entry || l.entry_size % 8 != 0)
+		return std::nullopt;
+	if (l.entry_offset < sizeof(struct kdat_ring_hdr) ||
+	    l.entry_offset % 8 != 0)
+		return std::nullopt;
+	if ((std::uint64_t)l.entry_offset +
+		    (std::uint64_t)l.entries * l.entry_size > len)
+		return std::nullopt;
+	return l;
+}
+
+/* Event ring: the kernel produces struct kdat_uevent, we consume. */
+class EventConsumer {
+public:
+	EventConsumer() = default;
+	explicit EventConsumer(const Layout &l)
+		: l_(l),
+		  head_(aref(l.hdr->head).load(std::memory_order_relaxed)) {}
+
+	bool valid() const { return l_.hdr != nullptr; }
+	u32 capacity() const { return l_.entries; }
+
+	/* Entries the kernel has published and we have not consumed. */
+	u32 available() const
+	{
+		u32 tail = aref(l_.hdr->tail).load(std::memory_order_acquire);
+		u32 n = tail - head_;
+
+		/* a tail that ran past a whole ring is not believed */
+		return n > l_.entries ? l_.entries : n;
+	}
+
+	/* Copy the oldest entry out, keeping its slot. */
+	bool peek(struct kdat_uevent &out) const
+	{
+		if (!available())
+			return false;
+		std::memcpy(&out, l_.slot(head_), sizeof(out));
+		return true;
+	}
+
+	/*
+	 * Hand the oldest entry's slot back.  The kernel counts an event as
+	 * reaped once it sees the head pass it, so whatever the event
+	 * implies is accounted before this.
+	 */
+	void advance()
+	{
+		head_++;
+		aref(l_.hdr->head).store(head_, std::memory_order_release);
+	}
+
+	/* Copy the oldest entry out and hand its slot back. */
+	bool pop(struct kdat_uevent &out)
+	{
+		if (!peek(out))
+			return false;
+		advance();
+		return true;
+	}
+
+	/* Call @f on a copy of every entry not yet consumed, oldest first. */
+	template <class F>
+	void for_each_pending(F &&f) const
+	{
+		u32 n = available();
+
+		for (u32 i = 0; i < n; i++) {
+			struct kdat_uevent u;
+
+			std::memcpy(&u, l_.slot(head_ + i), sizeof(u));
+			f(u);
+		}
+	}
+
+	/* Events the kernel lost because the ring was full. */
+	u32 dropped() const
+	{
+		return aref(l_.hdr->dropped).load(std::memory_order_relaxed);
+	}
+
+private:
+	Layout l_;
+	u32 head_ = 0;
+};
+
+/* The bytes of a post-ring entry before its segments. */
+constexpr std::size_t kWqeHeader = offsetof(struct kdat_srq_wqe, seg);
+
+/* SRQ post ring: we produce struct kdat_srq_wqe, the kernel consumes. */
+class PostProducer {
+public:
+	PostProducer() = default;
+	explicit PostProducer(const Layout &l)
+		: l_(l),
+		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed)) {}
+
+	bool valid() const { return l_.hdr != nullptr; }
+	u32 capacity() const { return l_.entries; }
+
+	/* Segments one entry holds (never more than the ABI's maximum). */
+	u32 max_segments() const
+	{
+		std::size_t n = (l_.entry_size - kWqeHeader) /
+				sizeof(struct kdat_useg);
+
+		return n > KDAT_MAX_IOV ? KDAT_MAX_IOV : (u32)n;
+	}
+
+	/* Entries published and not yet taken by the kernel. */
+	u32 pending() const
+	{
+		u32 head = aref(l_.hdr->head).load(std::memory_order_acquire);
+		u32 n = tail_ - head;
+
+		return n > l_.entries ? l_.entries : n;
+	}
+
+	bool full() const { return pending() >= l_.entries; }
+
+	/*
+	 * Write one receive into the next slot and publish it.  The caller
+	 * checked !full() and n <= max_segments().  Returns true if the
+	 * kernel asked to be kicked.
+	 */
+	bool push(std::uint64_t cookie, u32 n, const struct kdat_useg *segs)
+	{
+		std::byte *s = l_.slot(tail_);
+		struct kdat_srq_wqe head = {};
+
+		head.cookie = cookie;
+		head.nseg = n;
+		std::memcpy(s, &head, kWqeHeader);
+		if (n)
+			std::memcpy(s + kWqeHeader, segs,
+				    n * sizeof(struct kdat_useg));
+		tail_++;
+		aref(l_.hdr->tail).store(tail_, std::memory_order_release);
+		/* pairs with the kernel's barrier between flags and tail */
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		return aref(l_.hdr->flags).load(std::memory_order_relaxed) &
+		       KDAT_RING_NEED_KICK;
+	}
+
+	u32 tail() const { return tail_; }
+
+private:
+	Layout l_;
+	u32 tail_ = 0;
+};
+
+} // namespace kdat::ring

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Shared Receive Queues: dat_srq_create, _free, _post_recv, _query,
+// _resize, _set_lw (dat_ep_create_with_srq is in ep.cpp).
+//
+// The SRQ semantics (available/outstanding counts, the low watermark,
+// resize that never loses a buffer) are the kernel's.  What the library
+// adds is the post path without a system call:
+//
+//   dat_srq_post_recv
+//     checks what it can with the kernel's codes (handle; num_segments in
+//     0..max_recv_iov; local_iov; each triplet against its own LMR table:
+//     context and range -> DAT_INVALID_PARAMETER, PZ ->
+//     DAT_PROTECTION_VIOLATION, local write -> DAT_PRIVILEGES_VIOLATION),
+//     refuses when its count of outstanding buffers reached max_recv_dtos
+//     or the post ring is full (DAT_INSUFFICIENT_RESOURCES), then writes
+//     the receive into the ring, publishes the tail, fences, and kicks the
+//     kernel (KDAT_IOC_SRQ_KICK) only if the kernel said it is starved.
+//
+// The kernel drains the ring when a receive completes, on a kick and
+// before a query, re-checks every entry, and returns a refused one as an
+// async event on the IA's async EVD, which the library counts as a
+// returned buffer (evd.cpp).
+#include <cstdlib>
+#include <cstring>
+
+#include "dispatch.hpp"
+#include "objects.hpp"
+
+namespace kdat {
+
+constexpr std::size_t kMaxRefused = 1024;
+
+static bool env_wants_ioctl()
+{
+	const char *v = std::getenv("KDAT_SRQ_POST");
+
+	return v && !std::strcmp(v, "ioctl");
+}
+
+DAT_RETURN Srq::attach(std::uint64_t offset, std::uint64_t size)
+{
+	DAT_RETURN r = Mapping::map(ctx->dev, size, offset, map);
+
+	if (!ok(r))
+		return r;
+	auto l = ring::validate(map.get(), map.size(),
+				ring::kWqeHeader + sizeof(struct kdat_useg));
+	if (!l)
+		return err(DAT_INTERNAL_ERROR);
+	ring = ring::PostProducer(*l);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ia::srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
+			  DAT_SRQ_HANDLE *srq_handle)
+{
+	auto pz = lookup<Pz>(pz_handle);
+	if (!pz || pz->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_PZ);
+	if (!attr)
+		return bad_arg(3);
+	if (!srq_handle)
+		return bad_arg(4);
+
+	struct kdat_ioc_srq_create c = {};
+	c.ia = kid;
+	c.pz = pz->kid;
+	c.max_recv_dtos = attr->max_recv_dtos;
+	c.max_recv_iov = attr->max_recv_iov;
+	c.low_watermark = attr->low_watermark;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_SRQ_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.srq, ktype::SRQ);
+
+	auto srq = make_object<Srq>(ctx);
+	srq->kid = c.srq;
+	srq->pz = pz;
+	srq->max_recv_iov = attr->max_recv_iov;
+	srq->max_recv_dtos = attr->max_recv_dtos;
+	srq->post_by_ioctl = env_wants_ioctl();
+	r = srq->attach(c.ring_offset, c.ring_size);
+	if (!ok(r))
+		return r;
+	ctx->publish(srq);
+	owner.release();
+	*srq_handle = srq->handle();
+	return DAT_SUCCESS;
+}
+
+std::uint64_t Srq::outstanding() const
+{
+	std::uint64_t back = returned.load() + credit;
+
+	return posted > back ? posted - back : 0;
+}
+
+/*
+ * Learn the returns only the kernel saw.  After a query (which drains the
+ * post ring) the truth is: the kernel's outstanding count, plus what is
+ * still in the post ring, plus refused entries whose events the consumer
+ * has not dequeued yet (the library counts those when it dequeues them).
+ * Whatever our own count exceeds that by came back without our noticing:
+ * receive completions on an EVD that also carries sends of the EP, events
+ * lost to a full ring or reaped by an EVD free.
+ *
+ * Every return the kernel knows of through the consumer's event head is
+ * already in `returned` (Evd::pop counts before it moves the head), and
+ * `returned` is read after the query, so the credit never counts a buffer
+ * twice; a race can only make it too small (more outstanding than true).
+ */
+DAT_RETURN Srq::refresh()
+{
+	struct kdat_ioc_srq_query q = {};
+	DAT_RETURN r = kquery(DAT_SRQ_FIELD_ALL, q);
+
+	if (!ok(r))
+		return r;
+	std::uint64_t back = 0, truth = ring.pending();
+	if (q.outstanding_dto_count > 0)
+		truth += (std::uint64_t)q.outstanding_dto_count;
+	if (auto a = ctx->async_evd.lock())
+		truth += a->pending_refusals(kid, returned, back);
+	else
+		back = returned.load();
+	std::uint64_t mine = posted > back ? posted - back : 0;
+	credit = mine > truth ? mine - truth : 0;
+	max_recv_dtos = q.max_recv_dtos;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Srq::post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
+			   DAT_UINT64 cookie)
+{
+	struct kdat_ioc_srq_post p = {};
+
+	p.srq = kid;
+	p.nseg = (__u32)n;
+	p.cookie = cookie;
+	std::memcpy(p.seg, segs, (std::size_t)n * sizeof(*segs));
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_SRQ_POST, p);
+	if (ok(r)) {
+		std::lock_guard<std::mutex> g(post_lock);
+		posted++;
+	}
+	return r;
+}
+
+DAT_RETURN Srq::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+			  DAT_DTO_COOKIE cookie, bool force_ioctl)
+{
+	struct kdat_useg segs[KDAT_MAX_IOV];
+
+	if (n < 0 || n > max_recv_iov || n > KDAT_MAX_IOV)
+		return bad_arg(2);
+	if (n && !iov)
+		return bad_arg(3);
+	for (DAT_COUNT i = 0; i < n; i++) {
+		DAT_RETURN r = ctx->check_triplet(
+			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+		if (!ok(r))
+			return r;
+	}
+	to_useg(iov, n, segs);
+	if (force_ioctl || post_by_ioctl || (std::uint32_t)n > ring.max_segments())
+		return post_ioctl(n, segs, cookie.as_64);
+
+	std::lock_guard<std::mutex> g(post_lock);
+
+	if (outstanding() >= (std::uint64_t)max_recv_dtos.load()) {
+		DAT_RETURN r = refresh();
+		if (!ok(r))
+			return r;
+		if (outstanding() >= (std::uint64_t)max_recv_dtos.load())
+			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+	}
+	if (ring.full()) {
+		/* the SRQ grew past the ring: let the kernel drain */
+		DAT_RETURN r = kick();
+		if (!ok(r))
+			return r;
+		if (ring.full())
+			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+	}
+	bool starved = ring.push(cookie.as_64, (std::uint32_t)n, segs);
+	posted++;
+	if (starved || kick_again) {
+		DAT_RETURN r = kick();
+		/* the receive is posted; only a vanished SRQ is news */
+		if (is_type(r, DAT_INVALID_HANDLE))
+			return r;
+	}
+	return DAT_SUCCESS;
+}
+
+/*
+ * KDAT_IOC_SRQ_KICK: the kernel drains the ring into the SRQ.  A kick
+ * that leaves entries behind found the SRQ at max_recv_dtos as the kernel
+ * counted before it saw the completions we reaped last (it drains, then
+ * collects); one more kick lets it use them.  If entries still remain the
+ * SRQ really is full: the next post kicks again, since the kernel's
+ * KDAT_RING_NEED_KICK does not cover this case.
+ */
+DAT_RETURN Srq::kick()
+{
+	struct kdat_ioc_srq_op k = {};
+	DAT_RETURN r;
+
+	k.srq = kid;
+	r = call(*ctx->dev, KDAT_IOC_SRQ_KICK, k);
+	if (ok(r) && ring.pending()) {
+		k = {};
+		k.srq = kid;
+		r = call(*ctx->dev, KDAT_IOC_SRQ_KICK, k);
+	}
+	kick_again = ok(r) && ring.pending() != 0;
+	return r;
+}
+
+/*
+ * KDAT_IOC_SRQ_QUERY: the kernel drains the post ring, then reports.  It
+ * drains before it collects what the consumer reaped, so receives reposted
+ * after reaping can stay in the ring and out of the counts; asking once
+ * more lets the kernel take them (only when entries were left).
+ */
+DAT_RETURN Srq::kquery(std::uint64_t mask, struct kdat_ioc_srq_query &q)
+{
+	DAT_RETURN r;
+
+	for (int i = 0; i < 2; i++) {
+		q = {};
+		q.srq = kid;
+		q.mask = (__u32)mask;
+		r = call(*ctx->dev, KDAT_IOC_SRQ_QUERY, q);
+		if (!ok(r) || !ring.pending())
+			break;
+	}
+	return r;
+}
+
+DAT_RETURN Srq::query(std::uint64_t mask, DAT_SRQ_PARAM *p)
+{
+	if (mask & ~DAT_SRQ_FIELD_ALL)
+		return bad_arg(2);
+	if (!p)
+		return bad_arg(3);
+
+	struct kdat_ioc_srq_query q;
+	DAT_RETURN r = kquery(mask, q);
+	if (!ok(r))
+		return r;
+	p->ia_handle = ctx->ia_handle;
+	p->srq_state = (DAT_SRQ_STATE)q.state;
+	p->pz_handle = pz->handle();
+	p->max_recv_dtos = q.max_recv_dtos;
+	p->max_recv_iov = q.max_recv_iov;
+	p->low_watermark = q.low_watermark;
+	p->available_dto_count = q.available_dto_count;
+	p->outstanding_dto_count = q.outstanding_dto_count;
+	max_recv_dtos = q.max_recv_dtos;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Srq::resize(DAT_COUNT max)
+{
+	if (max <= 0)
+		return bad_arg(2);
+
+	struct kdat_ioc_srq_op o = {};
+	o.srq = kid;
+	o.value = max;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_SRQ_RESIZE, o);
+	if (ok(r))
+		max_recv_dtos = max;
+	return r;
+}
+
+DAT_RETURN Srq::set_lw(DAT_COUNT lw)
+{
+	struct kdat_ioc_srq_op o = {};
+
+	o.srq = kid;
+	o.value = lw;
+	return call(*ctx->dev, KDAT_IOC_SRQ_SET_LW, o);
+}
+
+DAT_RETURN Srq::free()
+{
+	DAT_RETURN r = ctx->kfree(kid, ktype::SRQ);
+
+	if (ok(r))
+		ctx->retire(*this);
+	return r;
+}
+
+void Srq::on_refused(DAT_UINT64 cookie, DAT_RETURN why)
+{
+	returned.fetch_add(1);
+	std::lock_guard<std::mutex> g(refused_lock);
+	if (refused.size() >= kMaxRefused)
+		refused.pop_front();
+	refused.push_back({ cookie, why });
+}
+
+DAT_RETURN Srq::get_refused(DAT_DTO_COOKIE *cookie, DAT_RETURN *why)
+{
+	if (!cookie)
+		return bad_arg(2);
+	if (!why)
+		return bad_arg(3);
+	std::lock_guard<std::mutex> g(refused_lock);
+	if (refused.empty())
+		return err(DAT_QUEUE_EMPTY);
+	cookie->as_64 = refused.front().cookie;
+	*why = refused.front().why;
+	refused.pop_front();
+	return DAT_SUCCESS;
+}
+
+} // namespace kdat
+
+using namespace kdat;
+
+#define SRQ_BAD bad_handle(DAT_INVALID_HANDLE_SRQ)
+
+extern "C" {
+
+DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			  DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq)
+{
+	return dispatch<Ia>(
+		ia, bad_handle(DAT_INVALID_HANDLE_IA),
+		[&](Ia &o) { return o.srq_create(pz, attr, srq); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->srq_create_func,
+						     ia, pz, attr, srq);
+			track_foreign(r, srq ? *srq : nullptr,
+				      DAT_HANDLE_TYPE_SRQ, e);
+			return r;
+		});
+}
+
+DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
+{
+	return dispatch<Srq>(
+		srq, SRQ_BAD, [&](Srq &o) { return o.free(); },
+		[&](const HandleEntry &e) {
+			DAT_RETURN r = call_provider(e.provider->srq_free_func,
+						     srq);
+			if (ok(r))
+				handles().erase(srq);
+			return r;
+		});
+}
+
+DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
+			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+{
+	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, post_recv(n, iov, cookie, false),
+			     srq_post_recv_func, srq, n, iov, cookie);
+}
+
+DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,
+			 DAT_SRQ_PARAM *param)
+{
+	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, query(raw(mask), param),
+			     srq_query_func, srq, mask, param);
+}
+
+DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq, DAT_COUNT max)
+{
+	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, resize(max), srq_resize_func,
+			     srq, max);
+}
+
+DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw)
+{
+	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, set_lw(lw), srq_set_lw_func,
+			     srq, lw);
+}
+
+DAT_RETURN dat_kdat_srq_post_recv_ioctl(DAT_SRQ_HANDLE srq, DAT_COUNT n,
+					DAT_LMR_TRIPLET *iov,
+					DAT_DTO_COOKIE cookie)
+{
+	return guard([&]() -> DAT_RETURN {
+		auto o = lookup<Srq>(srq);
+
+		return o ? o->post_recv(n, iov, cookie, true) : SRQ_BAD;
+	});
+}
+
+DAT_RETURN dat_kdat_srq_get_refused(DAT_SRQ_HANDLE srq,
+				    DAT_DTO_COOKIE *cookie, DAT_RETURN *why)
+{
+	return guard([&]() -> DAT_RETURN {
+		auto o = lookup<Srq>(srq);
+
+		return o ? o->get_refused(cookie, why) : SRQ_BAD;
+	});
+}
+
+} // extern "C"
