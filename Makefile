@@ -20,15 +20,21 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules user-tests examples test test-host run bench clean \
+.PHONY: all module test-modules user examples test test-host run bench clean \
 	deps dkms-install dkms-uninstall
 
-all:
+all: user
 	@if [ -e "$(KDIR)/Makefile" ]; then \
 		$(MAKE) --no-print-directory module test-modules; \
 	else \
 		echo "kdat: no kernel headers at $(KDIR); skipping the module (make module KDIR=... or apt-get install linux-headers-$(KVER))"; \
 	fi
+
+# libdat, examples, tools and their tests (CMake, in build/user).
+user:
+	@command -v cmake >/dev/null || { echo "kdat: cmake is missing (apt-get install cmake)"; exit 1; }
+	@cmake -S . -B build/user -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build/user -j2
 
 module:
 	@[ -e "$(KDIR)/Makefile" ] || { echo "kdat: no kernel headers at $(KDIR) (apt-get install linux-headers-$(KVER), or pass KDIR=)"; exit 1; }
@@ -58,11 +64,11 @@ test-host: deps
 	@STAGES=host tests/run-tests.sh
 
 run: deps
-	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
+	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/demo -t 900 -- scripts/guest/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
+	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
 		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
 

@@ -333,6 +333,8 @@ void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 
 	kdat_uevent_fill(&u, ev);
 	u.evd = evd->obj.uid;
+	/* tells the library which completions return SRQ buffers */
+	u.srq = srq ? srq->obj.uid : 0;
 	kdat_uevd_write(evd, &u, srq);
 	kdat_uevd_collect(evd);
 }
@@ -755,9 +757,12 @@ DEFINE_IOC(srq_query, struct kdat_ioc_srq_query)
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
-	/* what the user posted and what it reaped count before we answer */
-	kdat_srq_drain(srq);
+	/*
+	 * What the user reaped and what it posted count before we answer;
+	 * reaped first, so buffers it re-posted after a dequeue find room.
+	 */
 	kdat_uevd_collect_ia(srq->obj.ia);
+	kdat_srq_drain(srq);
 	ret = kdat_ib_srq_query(srq, a->mask, &p);
 	if (ret == DAT_SUCCESS) {
 		a->ia = kdat_uid(p.ia_handle);
@@ -781,8 +786,8 @@ static DAT_RETURN kdat_srq_op(struct kdat_ufile *uf, struct kdat_ioc_srq_op *a,
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
-	kdat_srq_drain(srq);
 	kdat_uevd_collect_ia(srq->obj.ia);
+	kdat_srq_drain(srq);
 	if (cmd == KDAT_IOC_SRQ_RESIZE)
 		ret = kdat_ib_srq_resize(srq, a->value);
 	else if (cmd == KDAT_IOC_SRQ_SET_LW)

@@ -382,7 +382,8 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	struct kdat_ring_hdr *h;
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
-	u32 head, tail, n, i;
+	u32 head, tail, raw, n, i;
+	bool retried = false;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
 
@@ -392,7 +393,8 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
-	tail = smp_load_acquire(&h->tail);
+	raw = smp_load_acquire(&h->tail);
+	tail = raw;
 	if (tail - head > kdat_uring_mask(r) + 1)
 		tail = head + kdat_uring_mask(r) + 1;
 	while (head != tail) {
@@ -421,12 +423,23 @@ again:
 	}
 	srq->ring_head = head;
 	smp_store_release(&h->head, head);
-	if (READ_ONCE(srq->available) == 0 && head == tail) {
+	/*
+	 * No buffer left on the SRQ (whether or not entries wait in the ring
+	 * for room): ask the user to kick after its next post, so a buffer it
+	 * re-posts after reaping an event gets drained.
+	 */
+	if (READ_ONCE(srq->available) == 0) {
 		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
-		/* pairs with the user's fence between its tail and flags */
+		/*
+		 * Pairs with the user's fence between its tail and flags: a
+		 * post that raced with the flag is drained now.  Once only, so
+		 * a user rewriting its tail cannot keep us here.
+		 */
 		smp_mb();
-		if (READ_ONCE(h->tail) != tail)
+		if (READ_ONCE(h->tail) != raw && !retried) {
+			retried = true;
 			goto again;
+		}
 	} else {
 		WRITE_ONCE(h->flags, 0);
 	}

@@ -39,6 +39,18 @@ stage_host() {
 	else
 		echo "FAIL: test_modules_build_w1_without_warnings" >>"$r"
 	fi
+	# libdat and its host unit tests (no kernel needed)
+	if make -s user >"$OUT/user-build.log" 2>&1; then
+		echo "PASS: libdat_builds_without_warnings" >>"$r"
+		(cd build/user && ctest --output-on-failure -j2) >"$OUT/ctest.log" 2>&1
+		sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) \.*  *Passed.*/PASS: host_\1/p;
+			s/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) \.*.*\(Failed\|Exception\|Timeout\|Not Run\).*/FAIL: host_\1/p' \
+			"$OUT/ctest.log" >>"$r"
+		grep -q "tests passed" "$OUT/ctest.log" ||
+			echo "FAIL: host_ctest_ran (see $OUT/ctest.log)" >>"$r"
+	else
+		echo "FAIL: libdat_builds_without_warnings (see $OUT/user-build.log)" >>"$r"
+	fi
 	# the DKMS package builds for the Debian kernel, in a private tree
 	if scripts/dkms.sh check "$(basename "$(dirname "$KDIR")")" \
 		>"$OUT/dkms.log" 2>&1; then

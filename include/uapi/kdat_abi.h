@@ -102,7 +102,7 @@ struct kdat_uevent {
 	__u64 conn_qual;	/* connection request */
 	__u64 pointer;		/* software event */
 	__u8 pdata[KDAT_PDATA_LEN];
-	__u8 pad[4];
+	__u32 srq;		/* DTO: the SRQ the buffer came from, or 0 */
 };
 
 /* ---- attributes ----------------------------------------------------------- */

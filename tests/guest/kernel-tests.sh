@@ -56,6 +56,22 @@ if [ -x build/abi_smoke ]; then
 		fail "no_live_objects_after_file_close ($(objects) left)"
 fi
 
+# --- libdat against the module (GoogleTest) ------------------------------
+gt=$(find build/user -name dat_guest_tests -type f -perm -u+x 2>/dev/null | head -1)
+if [ -n "$gt" ]; then
+	"$gt" --gtest_color=no >"$RESULTS.gtest" 2>&1
+	st=$?
+	sed -n 's/^\[       OK \] \([^ ]*\) (.*/PASS: user_\1/p;
+		s/^\[  FAILED  \] \([^ ]*\) (.*/FAIL: user_\1/p' "$RESULTS.gtest" |
+		tee -a "$RESULTS"
+	grep -q "^\[  PASSED  \]" "$RESULTS.gtest" || [ $st = 0 ] ||
+		fail "user_gtest_suite_completed ($st)"
+	[ "$(objects)" = 0 ] && pass "no_live_objects_after_user_suite" ||
+		fail "no_live_objects_after_user_suite ($(objects) left)"
+else
+	fail "user_gtest_suite_built"
+fi
+
 # --- device removal under live objects -----------------------------------
 mark=$(dmesg | wc -l)
 if insmod tests/kernel/kdat_test.ko mode=catastrophe dev_ia=rxe1; then
