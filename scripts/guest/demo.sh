@@ -42,6 +42,30 @@ else
 	fail "insmod examples/kernel/kdat_demo.ko"
 fi
 
+# --- the same objects from user space: libdat over /dev/kdat ----------------
+B=build/user
+if [[ -x $B/tools/datinfo ]]; then
+	echo "== datinfo (libdat: providers and IAs)"
+	"$B/tools/datinfo" 2>&1 | sed 's/^/  /' || fail "datinfo"
+	echo "== srq_server 4 & srq_client 4 20 (C++: one SRQ serving 4 client EPs)"
+	"$B/examples/srq_server" 4 7788 >/tmp/srq_server.out 2>&1 &
+	srv=$!
+	# the client connects once the server says it listens
+	for _ in $(seq 100); do
+		grep -q "port 7788" /tmp/srq_server.out 2>/dev/null && break
+		sleep 0.1
+	done
+	timeout 120 "$B/examples/srq_client" 4 20 192.0.2.1 7788 2>&1 | sed 's/^/  client: /' ||
+		fail "srq_client"
+	wait "$srv" || fail "srq_server"
+	sed 's/^/  server: /' /tmp/srq_server.out
+	echo "== srq_pingpong 4 10 (plain C: the C ABI)"
+	timeout 120 "$B/examples/srq_pingpong" 4 10 2>&1 | sed 's/^/  /' ||
+		fail "srq_pingpong"
+else
+	echo "== (libdat not built: make user)"
+fi
+
 echo "== $OBJECTS"
 sed 's/^/  /' "$OBJECTS"
 total=$(awk '$1 == "total" { print $2 }' "$OBJECTS")
