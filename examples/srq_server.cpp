@@ -86,6 +86,7 @@ try {
 	ok(dat_psp_create(ia, qual, events, DAT_PSP_CONSUMER_FLAG, &psp), "dat_psp_create");
 	std::printf("srq_server: rxe0 port %llu, %d SRQ buffers for %d clients\n",
 		    (unsigned long long)qual, depth, clients);
+	std::fflush(stdout); // whoever waits for "listening" sees it now
 
 	DAT_EP_ATTR attr = {};
 	attr.service_type = DAT_SERVICE_TYPE_RC;
