@@ -1111,6 +1111,8 @@ static const struct {
 
 /* Large enough for every argument struct above. */
 union kdat_ioc_any {
+	struct kdat_ioc_ep_create ep_create;
+	struct kdat_ioc_evd_post_se evd_post_se;
 	struct kdat_ioc_ep_post ep_post;
 	struct kdat_ioc_ep_connect ep_connect;
 	struct kdat_ioc_srq_post srq_post;
@@ -1119,6 +1121,24 @@ union kdat_ioc_any {
 	struct kdat_ioc_ep_query ep_query;
 	struct kdat_ioc_cr_accept cr_accept;
 };
+
+/* Reserved fields must be zero, so a later ABI can give them a meaning. */
+static bool kdat_reserved_zero(unsigned int cmd, const union kdat_ioc_any *k)
+{
+	switch (cmd) {
+	case KDAT_IOC_EP_CREATE:
+		return !k->ep_create.attr.pad;
+	case KDAT_IOC_EP_CONNECT:
+		return !k->ep_connect.pad && !memchr_inv(k->ep_connect.pad2, 0,
+						     sizeof(k->ep_connect.pad2));
+	case KDAT_IOC_EP_POST:
+		return !k->ep_post.pad;
+	case KDAT_IOC_EVD_POST_SE:
+		return !k->evd_post_se.pad;
+	default:
+		return true;
+	}
+}
 
 static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
@@ -1140,6 +1160,10 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	ret = kdat_copy_in(k, ks, u);
 	if (ret)
 		goto out;
+	if (!kdat_reserved_zero(cmd, k)) {
+		ret = -EINVAL;
+		goto out;
+	}
 	switch (cmd) {
 	case KDAT_IOC_SRQ_RESIZE:
 	case KDAT_IOC_SRQ_SET_LW:
