@@ -1470,6 +1470,105 @@ out:
 	kfree(target);
 }
 
+struct upcall_box {
+	atomic_t calls;
+	DAT_EVENT last;
+	wait_queue_head_t wq;
+};
+
+static void box_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct upcall_box *b = data;
+
+	b->last = *ev;
+	atomic_inc(&b->calls);
+	wake_up(&b->wq);
+}
+
+static void t_evd_upcalls_deliver_and_modify_upcall(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct upcall_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = box_upcall };
+	DAT_EVD_HANDLE evd;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVENT ev;
+
+	atomic_set(&box.calls, 0);
+	init_waitqueue_head(&box.wq);
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 5), "connect");
+	p.cep[0] = cep;
+	CHECK_OK(post_srq(&p, 0, 64, 11));
+	CHECK_OK(post_srq(&p, 64, 64, 12));
+	CHECK(send_msg(&p, 0, 0, 8, 1), "send");
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) == 1,
+				 msecs_to_jiffies(WAIT_MS)), "no upcall");
+	CHECK(box.last.event_number == DAT_DTO_COMPLETION_EVENT &&
+	      box.last.event_data.dto_completion_event_data.ep_handle == sep,
+	      "upcall event");
+	/* an event handed to an upcall is consumed: nothing to dequeue */
+	CHECK(no_event(evd), "event also queued");
+	CHECK(srq_q(p.srq).outstanding_dto_count == 1, "not reaped");
+	/* with upcalls disabled events queue for dequeue instead */
+	CHECK_OK(dat_evd_modify_upcall(evd, DAT_UPCALL_DISABLE, NULL));
+	CHECK(send_msg(&p, 0, 0, 8, 2), "send");
+	CHECK(next_event(evd, &ev), "not queued");
+	CHECK(atomic_read(&box.calls) == 1, "upcall while disabled");
+	CHECK_OK(dat_evd_modify_upcall(evd, DAT_UPCALL_TEARDOWN, NULL));
+	CHECK_RET(dat_evd_modify_upcall(evd, (DAT_UPCALL_POLICY)7, &up),
+		  DAT_INVALID_PARAMETER);
+out:
+	pair_close(&p);
+}
+
+static void t_cr_reject_reaches_the_client(void)
+{
+	static struct pair p;	/* too big for the stack */
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE cep;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	DAT_EP_STATE st;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK_OK(dat_psp_create(p.s.ia, ++next_qual, p.s.cr_evd,
+				DAT_PSP_CONSUMER_FLAG, &p.psp));
+	CHECK_RET(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
+				 DAT_PSP_CONSUMER_FLAG, &p.psp),
+		  DAT_CONN_QUAL_IN_USE);
+	CHECK_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+				DAT_TIMEOUT_INFINITE, 0, NULL,
+				DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	CHECK(next_event(p.s.cr_evd, &ev), "no CR");
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	CHECK_OK(dat_cr_reject(cr));
+	CHECK_RET(dat_cr_reject(cr), DAT_INVALID_HANDLE);
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED,
+	      "client got 0x%x", ev.event_number);
+	CHECK_OK(dat_ep_get_status(cep, &st, NULL, NULL));
+	CHECK(st == DAT_EP_STATE_DISCONNECTED, "state %d", st);
+	/* reset makes the EP usable again */
+	CHECK_OK(dat_ep_reset(cep));
+	CHECK_OK(dat_ep_get_status(cep, &st, NULL, NULL));
+	CHECK(st == DAT_EP_STATE_UNCONNECTED, "state %d", st);
+out:
+	pair_close(&p);
+}
+
 /* ------------------------------------------------------------------ */
 /* IA and handle hygiene                                               */
 
@@ -1565,6 +1664,8 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_peer_disconnect_reports_disconnected),
 	CASE(t_ep_post_recv_before_connect_completes_once),
 	CASE(t_ep_rdma_write_and_read),
+	CASE(t_evd_upcalls_deliver_and_modify_upcall),
+	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),
 	CASE(t_handles_wrong_type_and_stale),
 };
