@@ -14,6 +14,7 @@
 # Debian kernel (scripts/kdir.sh), the one it boots in the guest.
 
 KVER ?= $(shell uname -r)
+PREFIX ?= /usr/local
 KDIR ?= /lib/modules/$(KVER)/build
 W1 := W=1
 ifeq ($(WERROR),1)
@@ -21,7 +22,7 @@ EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
 .PHONY: all module test-modules user examples test test-host run bench clean \
-	deps dkms-install dkms-uninstall
+	deps install uninstall dkms-install dkms-uninstall
 
 all: user
 	@if [ -e "$(KDIR)/Makefile" ]; then \
@@ -71,6 +72,13 @@ bench: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
 		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
+
+# libdat, headers, tools, dat.conf, udev rule, man pages (PREFIX, DESTDIR).
+install: user
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh install
+
+uninstall:
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh uninstall
 
 dkms-install:
 	scripts/dkms.sh install
