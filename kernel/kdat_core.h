@@ -128,6 +128,9 @@ struct kdat_pz {
 };
 
 bool kdat_remote_access(void);
+DAT_RETURN kdat_pz_use(struct kdat_ia *ia, DAT_PZ_HANDLE h,
+		       struct kdat_pz **pzp);
+void kdat_pz_unuse(struct kdat_pz *pz);
 
 /* ---- EVD (evd.c) ---- */
 struct kdat_srq;

@@ -63,7 +63,58 @@ out:
 	return ret;
 }
 
-static void kdat_lmr_release(struct kdat_obj *obj);
+static void kdat_lmr_release(struct kdat_obj *obj)
+{
+	struct kdat_lmr *lmr = container_of(obj, struct kdat_lmr, obj);
+
+	if (lmr->pz)
+		kdat_obj_put(&lmr->pz->obj);
+}
+
+/*
+ * Give a DMA-mapped (kernel) or registered (user) region its LMR: an
+ * object, an lmr_context and a handle.  On success the LMR owns @pz's
+ * use and reference and the mapping or @mr; on failure the caller still
+ * does.
+ */
+static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
+			       void *va, u64 dma, u64 length,
+			       DAT_MEM_PRIV_FLAGS priv, struct ib_mr *mr,
+			       u32 rmr_context, struct kdat_lmr **lmrp)
+{
+	struct kdat_lmr *lmr;
+	u32 id;
+
+	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
+	if (!lmr)
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
+		      kdat_lmr_release);
+	lmr->pz = pz;
+	lmr->va = va;
+	lmr->dma = dma;
+	lmr->length = length;
+	lmr->priv = priv;
+	lmr->mr = mr;
+	lmr->rmr_context = rmr_context;
+	lmr->mapped = true;
+	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
+			    GFP_KERNEL) < 0)
+		goto err;
+	lmr->context = id;
+	if (kdat_obj_publish(&lmr->obj)) {
+		xa_erase(&ia->lmrs, id);
+		goto err;
+	}
+	kdat_ia_link(ia, &lmr->obj);
+	*lmrp = lmr;			/* the caller owns our reference */
+	return DAT_SUCCESS;
+err:
+	lmr->pz = NULL;			/* the caller keeps the PZ */
+	lmr->mapped = false;
+	kdat_obj_put(&lmr->obj);
+	return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
+}
 
 /*
  * Register user memory for a /dev/kdat IA, in the caller's context: the
@@ -75,99 +126,43 @@ DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz_handle,
 				u64 addr, u64 length, DAT_MEM_PRIV_FLAGS priv,
 				struct kdat_lmr **lmrp)
 {
-	struct kdat_obj *pzo;
-	struct kdat_lmr *lmr;
 	struct kdat_pz *pz;
 	struct ib_mr *mr;
 	DAT_RETURN ret;
 	int access = 0;
-	u32 id;
 
 	if (!addr || !length || addr + length < addr ||
 	    length > ia->ibdev->attrs.max_mr_size)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	if (!priv || (priv & ~KDAT_MEM_PRIV_ALL))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
-	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
-	if (!pzo || pzo->ia != ia) {
-		kdat_obj_put(pzo);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	}
-	pz = container_of(pzo, struct kdat_pz, obj);
-	if (kdat_ia_dead(ia)) {
-		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
-		goto err_pz;
-	}
 	if (priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
 		access |= IB_ACCESS_LOCAL_WRITE;
 	if (priv & DAT_MEM_PRIV_REMOTE_READ_FLAG)
 		access |= IB_ACCESS_REMOTE_READ;
 	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
-	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
-		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-		goto err_pz;
-	}
+	ret = kdat_pz_use(ia, pz_handle, &pz);
+	if (ret != DAT_SUCCESS)
+		return ret;
 	mr = ib_reg_user_mr(pz->pd, addr, length, addr, access);
 	if (IS_ERR(mr)) {
 		/* -ENOMEM also when RLIMIT_MEMLOCK would be exceeded */
 		ret = PTR_ERR(mr) == -EFAULT ?
 		      KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3) :
 		      KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_user;
+		goto err_pz;
 	}
-	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
-	if (!lmr) {
+	ret = kdat_lmr_new(ia, pz, (void *)(uintptr_t)addr, addr, length, priv,
+			   mr, priv & KDAT_MEM_PRIV_REMOTE ? mr->rkey : 0, lmrp);
+	if (ret != DAT_SUCCESS) {
 		ib_dereg_mr(mr);
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_user;
+		goto err_pz;
 	}
-	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
-		      kdat_lmr_release);
-	lmr->pz = pz;			/* the reference moves to the LMR */
-	lmr->mr = mr;
-	lmr->va = (void *)(uintptr_t)addr;	/* a value, never dereferenced */
-	lmr->dma = addr;
-	lmr->length = length;
-	lmr->priv = priv;
-	lmr->mapped = true;
-	if (priv & KDAT_MEM_PRIV_REMOTE)
-		lmr->rmr_context = mr->rkey;
-	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
-			    GFP_KERNEL) < 0) {
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-			       DAT_RESOURCE_MEMORY_REGION);
-		goto err_obj;
-	}
-	lmr->context = id;
-	if (kdat_obj_publish(&lmr->obj)) {
-		xa_erase(&ia->lmrs, id);
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_obj;
-	}
-	kdat_ia_link(ia, &lmr->obj);
-	*lmrp = lmr;			/* the caller owns our reference */
 	return DAT_SUCCESS;
-
-err_obj:
-	lmr->mapped = false;
-	ib_dereg_mr(xchg(&lmr->mr, NULL));
-	atomic_dec(&pz->users);
-	kdat_obj_put(&lmr->obj);	/* drops the PZ reference too */
-	return ret;
-err_user:
-	atomic_dec(&pz->users);
 err_pz:
-	kdat_obj_put(&pz->obj);
+	kdat_pz_unuse(pz);
 	return ret;
-}
-
-static void kdat_lmr_release(struct kdat_obj *obj)
-{
-	struct kdat_lmr *lmr = container_of(obj, struct kdat_lmr, obj);
-
-	if (lmr->pz)
-		kdat_obj_put(&lmr->pz->obj);
 }
 
 DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
@@ -180,12 +175,11 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 {
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
-	struct kdat_obj *pzo;
-	struct kdat_pz *pz;
 	struct kdat_lmr *lmr;
+	struct kdat_pz *pz;
 	void *va = region.for_va;
 	DAT_RETURN ret;
-	u32 id;
+	u64 dma;
 
 	if (type != DAT_MEM_TYPE_VIRTUAL)
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
@@ -200,58 +194,28 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (!lmr_handle || !lctx)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
-	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
-	if (!pzo || pzo->ia != ia) {
-		kdat_obj_put(pzo);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	}
-	pz = container_of(pzo, struct kdat_pz, obj);
-	if (kdat_ia_dead(ia)) {
-		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+	ret = kdat_pz_use(ia, pz_handle, &pz);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	dma = ib_dma_map_single(ia->ibdev, va, length, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ia->ibdev, dma)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+			       DAT_RESOURCE_MEMORY_REGION);
 		goto err_pz;
 	}
-	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
-		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-		goto err_pz;
-	}
-
-	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
-	if (!lmr) {
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_user;
-	}
-	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
-		      kdat_lmr_release);
-	lmr->pz = pz;			/* the reference moves to the LMR */
-	lmr->va = va;
-	lmr->length = length;
-	lmr->priv = priv;
-	lmr->dma = ib_dma_map_single(ia->ibdev, va, length, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(ia->ibdev, lmr->dma)) {
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
-		goto err_obj;
-	}
-	lmr->mapped = true;
-	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
-			    GFP_KERNEL) < 0) {
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
-		goto err_unmap;
-	}
-	lmr->context = id;
-	if (priv & KDAT_MEM_PRIV_REMOTE)
-		lmr->rmr_context = pz->pd->unsafe_global_rkey;
-	if (kdat_obj_publish(&lmr->obj)) {
-		xa_erase(&ia->lmrs, id);
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_unmap;
-	}
-	kdat_ia_link(ia, &lmr->obj);
-	*lmr_handle = lmr;
-	*lctx = id;
 	/*
 	 * Peers name this memory by its DMA address and the PZ's global rkey
 	 * (pz.c); local triplets keep using the consumer's virtual address.
 	 */
+	ret = kdat_lmr_new(ia, pz, va, dma, length, priv, NULL,
+			   priv & KDAT_MEM_PRIV_REMOTE ?
+			   pz->pd->unsafe_global_rkey : 0, &lmr);
+	if (ret != DAT_SUCCESS) {
+		ib_dma_unmap_single(ia->ibdev, dma, length, DMA_BIDIRECTIONAL);
+		goto err_pz;
+	}
+	*lmr_handle = lmr;
+	*lctx = lmr->context;
 	if (rctx)
 		*rctx = lmr->rmr_context;
 	if (reg_size)
@@ -260,18 +224,8 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		*reg_addr = lmr->rmr_context ? lmr->dma : (DAT_VADDR)(uintptr_t)va;
 	kdat_obj_put(&lmr->obj);
 	return DAT_SUCCESS;
-
-err_unmap:
-	ib_dma_unmap_single(ia->ibdev, lmr->dma, length, DMA_BIDIRECTIONAL);
-	lmr->mapped = false;
-err_obj:
-	atomic_dec(&pz->users);
-	kdat_obj_put(&lmr->obj);	/* drops the PZ reference too */
-	return ret;
-err_user:
-	atomic_dec(&pz->users);
 err_pz:
-	kdat_obj_put(&pz->obj);
+	kdat_pz_unuse(pz);
 	return ret;
 }
 

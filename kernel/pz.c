@@ -35,6 +35,41 @@ static void kdat_pz_release(struct kdat_obj *obj)
 	WARN_ON_ONCE(pz->pd);
 }
 
+/*
+ * Pin the PZ named by @h for a new object of @ia (LMR, SRQ) and count it
+ * as a user, so dat_pz_free refuses until the object is gone.
+ */
+DAT_RETURN kdat_pz_use(struct kdat_ia *ia, DAT_PZ_HANDLE h,
+		       struct kdat_pz **pzp)
+{
+	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_PZ);
+	DAT_RETURN ret;
+
+	if (!o || o->ia != ia) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto err;
+	}
+	if (kdat_ia_dead(ia)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		goto err;
+	}
+	*pzp = container_of(o, struct kdat_pz, obj);
+	if (!kdat_ia_add_user(ia, o, &(*pzp)->users)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto err;
+	}
+	return DAT_SUCCESS;
+err:
+	kdat_obj_put(o);
+	return ret;
+}
+
+void kdat_pz_unuse(struct kdat_pz *pz)
+{
+	atomic_dec(&pz->users);
+	kdat_obj_put(&pz->obj);
+}
+
 DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 {
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,

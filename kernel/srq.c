@@ -193,18 +193,14 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 					  obj);
 	const struct ib_device_attr *d = &ia->ibdev->attrs;
 	struct ib_srq_init_attr init = {};
-	struct kdat_obj *pzo;
 	struct kdat_srq *srq;
 	struct kdat_pz *pz;
 	DAT_RETURN ret;
 	bool fire;
 
-	pzo = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
-	if (!pzo || pzo->ia != ia) {
-		kdat_obj_put(pzo);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	}
-	pz = container_of(pzo, struct kdat_pz, obj);
+	ret = kdat_pz_use(ia, pz_handle, &pz);
+	if (ret != DAT_SUCCESS)
+		return ret;
 	if (!attr || !srq_handle) {
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER,
 			       attr ? DAT_INVALID_ARG4 : DAT_INVALID_ARG3);
@@ -223,19 +219,11 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		goto err_pz;
 	}
-	if (kdat_ia_dead(ia)) {
-		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
-		goto err_pz;
-	}
-	if (!kdat_ia_add_user(ia, &pz->obj, &pz->users)) {
-		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-		goto err_pz;
-	}
 
 	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
 	if (!srq) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_user;
+		goto err_pz;
 	}
 	kdat_obj_init(&srq->obj, DAT_HANDLE_TYPE_SRQ, ia->obj.provider, ia,
 		      kdat_srq_release);
@@ -298,10 +286,8 @@ err_obj:
 	atomic_dec(&pz->users);
 	kdat_obj_put(&srq->obj);	/* drops the PZ reference too */
 	return ret;
-err_user:
-	atomic_dec(&pz->users);
 err_pz:
-	kdat_obj_put(&pz->obj);
+	kdat_pz_unuse(pz);
 	return ret;
 }
 
