@@ -51,6 +51,12 @@ stage_host() {
 	else
 		echo "FAIL: libdat_builds_without_warnings (see $OUT/user-build.log)" >>"$r"
 	fi
+	# make install / uninstall into a staging root; out-of-tree builds
+	# against the installed pkg-config file and CMake package
+	if [ -e build/user/user/libdat.so ]; then
+		bash tests/install/host-install.sh 2>"$OUT/host-install.log" |
+			grep -E '^(PASS|FAIL)' | sed 's/^\(PASS\|FAIL\): /\1: install_/' >>"$r"
+	fi
 	# the DKMS package builds for the Debian kernel, in a private tree
 	if scripts/dkms.sh check "$(basename "$(dirname "$KDIR")")" \
 		>"$OUT/dkms.log" 2>&1; then

@@ -72,7 +72,7 @@ void HandleTable::insert(const std::shared_ptr<Object> &obj)
 	e.type = obj->type;
 	e.obj = obj;
 	e.provider = obj->provider;
-	std::lock_guard<std::mutex> g(s.lock);
+	std::lock_guard<SpinLock> g(s.lock);
 	s.map[obj->handle()] = std::move(e);
 }
 
@@ -85,7 +85,7 @@ void HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 	e.type = type;
 	e.provider = provider;
 	e.owner = owner;
-	std::lock_guard<std::mutex> g(s.lock);
+	std::lock_guard<SpinLock> g(s.lock);
 	s.map[h] = std::move(e);
 }
 
@@ -93,25 +93,28 @@ bool HandleTable::erase(DAT_HANDLE h)
 {
 	Shard &s = shard(h);
 	std::shared_ptr<Object> last;	/* dropped outside the lock */
-	std::lock_guard<std::mutex> g(s.lock);
+	std::lock_guard<SpinLock> g(s.lock);
 	auto it = s.map.find(h);
 
 	if (it == s.map.end())
 		return false;
 	last = std::move(it->second.obj);
 	s.map.erase(it);
+	gen_.fetch_add(1, std::memory_order_acq_rel);
 	return true;
 }
 
 void HandleTable::erase_owned_by(DAT_HANDLE ia)
 {
 	for (Shard &s : shards_) {
-		std::lock_guard<std::mutex> g(s.lock);
+		std::lock_guard<SpinLock> g(s.lock);
 
 		for (auto it = s.map.begin(); it != s.map.end();) {
 			if (!it->second.builtin() && it->second.owner == ia &&
-			    it->first != ia)
+			    it->first != ia) {
 				it = s.map.erase(it);
+				gen_.fetch_add(1, std::memory_order_acq_rel);
+			}
 			else
 				++it;
 		}
@@ -123,10 +126,23 @@ HandleEntry HandleTable::find(DAT_HANDLE h) const
 	if (!h)
 		return {};
 	Shard &s = shard(h);
-	std::lock_guard<std::mutex> g(s.lock);
+	std::lock_guard<SpinLock> g(s.lock);
 	auto it = s.map.find(h);
 
 	return it == s.map.end() ? HandleEntry{} : it->second;
+}
+
+HandleEntry HandleTable::find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const
+{
+	if (!h)
+		return {};
+	Shard &s = shard(h);
+	std::lock_guard<SpinLock> g(s.lock);
+	auto it = s.map.find(h);
+
+	if (it == s.map.end() || it->second.type != type)
+		return {};
+	return it->second;
 }
 
 std::size_t HandleTable::size() const
@@ -134,7 +150,7 @@ std::size_t HandleTable::size() const
 	std::size_t n = 0;
 
 	for (Shard &s : shards_) {
-		std::lock_guard<std::mutex> g(s.lock);
+		std::lock_guard<SpinLock> g(s.lock);
 		n += s.map.size();
 	}
 	return n;

@@ -32,6 +32,21 @@
 
 namespace kdat {
 
+/* A test-and-set lock for short critical sections (Lockable). */
+class SpinLock {
+public:
+	void lock() noexcept
+	{
+		while (f_.exchange(true, std::memory_order_acquire))
+			while (f_.load(std::memory_order_relaxed))
+				__builtin_ia32_pause();
+	}
+	void unlock() noexcept { f_.store(false, std::memory_order_release); }
+
+private:
+	std::atomic<bool> f_{false};
+};
+
 /* Common head of every object of the built-in provider. */
 struct Object {
 	DAT_PROVIDER *provider;		/* must stay first */
@@ -115,11 +130,13 @@ public:
 	/* The entry of @h, empty if @h is not live. */
 	HandleEntry find(DAT_HANDLE h) const;
 	/* The entry of @h if it is live and of @type. */
-	HandleEntry find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const
-	{
-		HandleEntry e = find(h);
+	HandleEntry find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const;
 
-		return e && e.type == type ? e : HandleEntry{};
+	/* Bumped by every erase: a handle seen live at gen g still is if
+	 * the generation is still g. */
+	std::uint64_t generation() const
+	{
+		return gen_.load(std::memory_order_acquire);
 	}
 
 	std::size_t size() const;
@@ -128,7 +145,7 @@ private:
 	static constexpr std::size_t kShards = 64;
 
 	struct Shard {
-		mutable std::mutex lock;
+		mutable SpinLock lock;
 		std::unordered_map<DAT_HANDLE, HandleEntry> map;
 	};
 
@@ -142,6 +159,7 @@ private:
 	}
 
 	mutable std::array<Shard, kShards> shards_;
+	std::atomic<std::uint64_t> gen_{0};
 };
 
 /* The process-wide table (never destroyed). */

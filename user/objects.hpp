@@ -57,6 +57,14 @@ struct LmrInfo {
 	DAT_MEM_PRIV_FLAGS priv;
 };
 
+/* The last LMR a post used, valid while the LMR table is unchanged. */
+struct LmrCache {
+	bool valid = false;
+	DAT_LMR_CONTEXT lctx = 0;
+	std::uint64_t gen = 0;
+	LmrInfo info = {};
+};
+
 /* A freed object that late events may still name. */
 struct Tomb {
 	DAT_HANDLE handle = nullptr;
@@ -102,6 +110,28 @@ public:
 	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
 				 std::uint32_t pz_kid,
 				 DAT_MEM_PRIV_FLAGS need) const;
+	/* The same, through a one-entry cache the caller serializes. */
+	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
+				 std::uint32_t pz_kid,
+				 DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
+	{
+		if (__builtin_expect(c.valid && c.lctx == t.lmr_context &&
+				     c.gen == lmr_gen_.load(std::memory_order_acquire), 1)) {
+			const LmrInfo &l = c.info;
+			DAT_VLEN len = t.segment_length;
+			DAT_VADDR va = t.virtual_address;
+
+			if (len <= UINT32_MAX && va >= l.addr && len <= l.length &&
+			    va - l.addr <= l.length - len && l.pz_kid == pz_kid &&
+			    (l.priv & need) == need)
+				return DAT_SUCCESS;
+		}
+		return check_triplet_slow(t, pz_kid, need, c);
+	}
+	[[gnu::noinline, gnu::cold]]
+	DAT_RETURN check_triplet_slow(const DAT_LMR_TRIPLET &t,
+				      std::uint32_t pz_kid,
+				      DAT_MEM_PRIV_FLAGS need, LmrCache &c) const;
 
 	/* The IA address (storage lives as long as the IA). */
 	DAT_IA_ADDRESS_PTR address() { return (DAT_IA_ADDRESS_PTR)&addr_; }
@@ -118,6 +148,7 @@ private:
 
 	mutable std::shared_mutex lmr_lock_;
 	std::unordered_map<DAT_LMR_CONTEXT, LmrInfo> lmrs_;
+	std::atomic<std::uint64_t> lmr_gen_{0};	/* bumped on every change */
 
 	struct sockaddr_storage addr_ = {};
 };
@@ -316,7 +347,8 @@ struct Srq : Object {
 	 *           reaped by an EVD free), learnt from KDAT_IOC_SRQ_QUERY
 	 *           when the count reaches max_recv_dtos (post_lock)
 	 */
-	std::mutex post_lock;
+	SpinLock post_lock;
+	LmrCache lmr_cache;			/* post_lock */
 	std::uint64_t posted = 0;
 	std::atomic<std::uint64_t> returned{0};
 	std::uint64_t credit = 0;
@@ -345,8 +377,11 @@ struct Srq : Object {
 	std::uint64_t outstanding() const;	/* post_lock held */
 
 private:
-	DAT_RETURN refresh();			/* post_lock held */
-	DAT_RETURN kick();			/* post_lock held */
+	[[gnu::noinline, gnu::cold]] DAT_RETURN refresh();	/* post_lock held */
+	[[gnu::noinline, gnu::cold]] DAT_RETURN kick();	/* post_lock held */
+	[[gnu::noinline]] DAT_RETURN post_slow(DAT_COUNT n,
+					       const DAT_LMR_TRIPLET *iov,
+					       DAT_DTO_COOKIE cookie, bool force_ioctl);
 	DAT_RETURN kquery(std::uint64_t mask, struct kdat_ioc_srq_query &q);
 	DAT_RETURN post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
 			      DAT_UINT64 cookie);

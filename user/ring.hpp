@@ -169,19 +169,19 @@ public:
 	PostProducer() = default;
 	explicit PostProducer(const Layout &l)
 		: l_(l),
-		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed)) {}
+		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed))
+	{
+		std::size_t n = (l_.entry_size - kWqeHeader) /
+				sizeof(struct kdat_useg);
+
+		max_seg_ = n > KDAT_MAX_IOV ? KDAT_MAX_IOV : (u32)n;
+	}
 
 	bool valid() const { return l_.hdr != nullptr; }
 	u32 capacity() const { return l_.entries; }
 
 	/* Segments one entry holds (never more than the ABI's maximum). */
-	u32 max_segments() const
-	{
-		std::size_t n = (l_.entry_size - kWqeHeader) /
-				sizeof(struct kdat_useg);
-
-		return n > KDAT_MAX_IOV ? KDAT_MAX_IOV : (u32)n;
-	}
+	u32 max_segments() const { return max_seg_; }
 
 	/* Entries published and not yet taken by the kernel. */
 	u32 pending() const
@@ -199,17 +199,32 @@ public:
 	 * checked !full() and n <= max_segments().  Returns true if the
 	 * kernel asked to be kicked.
 	 */
+	/* The slot the next push writes (the caller checked !full()). */
+	struct kdat_srq_wqe *next_slot() const
+	{
+		return reinterpret_cast<struct kdat_srq_wqe *>(l_.slot(tail_));
+	}
+
+	/* Publish the slot next_slot() gave; true if the kernel wants a kick. */
+	bool publish()
+	{
+		tail_++;
+		aref(l_.hdr->tail).store(tail_, std::memory_order_release);
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		return aref(l_.hdr->flags).load(std::memory_order_relaxed) &
+		       KDAT_RING_NEED_KICK;
+	}
+
 	bool push(std::uint64_t cookie, u32 n, const struct kdat_useg *segs)
 	{
-		std::byte *s = l_.slot(tail_);
-		struct kdat_srq_wqe head = {};
+		/* slots are 8-byte aligned (validate); write the fields in place */
+		auto *w = reinterpret_cast<struct kdat_srq_wqe *>(l_.slot(tail_));
 
-		head.cookie = cookie;
-		head.nseg = n;
-		std::memcpy(s, &head, kWqeHeader);
-		if (n)
-			std::memcpy(s + kWqeHeader, segs,
-				    n * sizeof(struct kdat_useg));
+		w->cookie = cookie;
+		w->nseg = n;
+		w->pad = 0;
+		for (u32 i = 0; i < n; i++)
+			w->seg[i] = segs[i];
 		tail_++;
 		aref(l_.hdr->tail).store(tail_, std::memory_order_release);
 		/* pairs with the kernel's barrier between flags and tail */
@@ -223,6 +238,7 @@ public:
 private:
 	Layout l_;
 	u32 tail_ = 0;
+	u32 max_seg_ = 0;
 };
 
 } // namespace kdat::ring

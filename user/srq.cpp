@@ -141,13 +141,52 @@ DAT_RETURN Srq::post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
 	std::memcpy(p.seg, segs, (std::size_t)n * sizeof(*segs));
 	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_SRQ_POST, p);
 	if (ok(r)) {
-		std::lock_guard<std::mutex> g(post_lock);
+		std::lock_guard<SpinLock> g(post_lock);
 		posted++;
 	}
 	return r;
 }
 
+/*
+ * The common case inline: one segment, ring posting, its LMR in the
+ * cache, room in the count and the ring, the kernel not starved.
+ * Anything else takes post_slow (the full checks, same codes and order).
+ */
 DAT_RETURN Srq::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+			  DAT_DTO_COOKIE cookie, bool force_ioctl)
+{
+	if (n == 1 && iov && !force_ioctl && !post_by_ioctl && max_recv_iov >= 1 &&
+	    ring.max_segments() >= 1) {
+		std::lock_guard<SpinLock> g(post_lock);
+
+		if (ctx->check_triplet(iov[0], pz->kid,
+				       DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+				       lmr_cache) == DAT_SUCCESS &&
+		    outstanding() < (std::uint64_t)max_recv_dtos.load(std::memory_order_relaxed) &&
+		    !ring.full() && !kick_again) {
+			struct kdat_srq_wqe *w = ring.next_slot();
+
+			w->cookie = cookie.as_64;
+			w->nseg = 1;
+			w->pad = 0;
+			w->seg[0].lmr_context = iov[0].lmr_context;
+			w->seg[0].pad = 0;
+			w->seg[0].addr = iov[0].virtual_address;
+			w->seg[0].length = iov[0].segment_length;
+			bool starved = ring.publish();
+			posted++;
+			if (!starved)
+				return DAT_SUCCESS;
+			DAT_RETURN r = kick();
+			if (is_type(r, DAT_INVALID_HANDLE))
+				return r;
+			return DAT_SUCCESS;
+		}
+	}
+	return post_slow(n, iov, cookie, force_ioctl);
+}
+
+DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie, bool force_ioctl)
 {
 	struct kdat_useg segs[KDAT_MAX_IOV];
@@ -156,17 +195,26 @@ DAT_RETURN Srq::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		return bad_arg(2);
 	if (n && !iov)
 		return bad_arg(3);
+	if (force_ioctl || post_by_ioctl || (std::uint32_t)n > ring.max_segments()) {
+		for (DAT_COUNT i = 0; i < n; i++) {
+			DAT_RETURN r = ctx->check_triplet(
+				iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+			if (!ok(r))
+				return r;
+		}
+		to_useg(iov, n, segs);
+		return post_ioctl(n, segs, cookie.as_64);
+	}
+
+	std::lock_guard<SpinLock> g(post_lock);
+
 	for (DAT_COUNT i = 0; i < n; i++) {
 		DAT_RETURN r = ctx->check_triplet(
-			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, lmr_cache);
 		if (!ok(r))
 			return r;
 	}
 	to_useg(iov, n, segs);
-	if (force_ioctl || post_by_ioctl || (std::uint32_t)n > ring.max_segments())
-		return post_ioctl(n, segs, cookie.as_64);
-
-	std::lock_guard<std::mutex> g(post_lock);
 
 	if (outstanding() >= (std::uint64_t)max_recv_dtos.load()) {
 		DAT_RETURN r = refresh();
@@ -354,11 +402,41 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 		});
 }
 
+/*
+ * The SRQ this thread posted to last, valid while no handle was erased
+ * since it was looked up (the table's generation); the weak reference
+ * pins it for the call without keeping a freed SRQ alive.
+ */
+struct PostCache {
+	DAT_HANDLE h = nullptr;
+	std::uint64_t gen = 0;
+	std::weak_ptr<Srq> srq;
+};
+static thread_local PostCache post_cache __attribute__((tls_model("initial-exec")));
+
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, post_recv(n, iov, cookie, false),
-			     srq_post_recv_func, srq, n, iov, cookie);
+	return guard([&]() -> DAT_RETURN {
+		PostCache &c = post_cache;
+
+		if (srq && srq == c.h && c.gen == handles().generation()) {
+			if (auto o = c.srq.lock())
+				return o->post_recv(n, iov, cookie, false);
+		}
+		std::uint64_t gen = handles().generation();
+		HandleEntry e = handles().find(srq, DAT_HANDLE_TYPE_SRQ);
+		if (!e)
+			return SRQ_BAD;
+		if (!e.builtin())
+			return call_provider(e.provider->srq_post_recv_func, srq,
+					     n, iov, cookie);
+		auto o = std::static_pointer_cast<Srq>(e.obj);
+		c.h = srq;
+		c.gen = gen;
+		c.srq = o;
+		return o->post_recv(n, iov, cookie, false);
+	});
 }
 
 DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,

@@ -44,7 +44,7 @@ dkms add "${T[@]}" >/dev/null
 dkms build "${T[@]}" -k "$kver"
 ko=$(find "$tmp/tree/$NAME/$VER/$kver" -name "$NAME.ko*" | head -1)
 [ -n "$ko" ] || { echo "kdat: dkms built no module" >&2; exit 1; }
-modinfo "$ko" | grep -q "^version: *$VER" || { echo "kdat: modinfo shows no version $VER" >&2; exit 1; }
+grep -q "^version: *$VER" <<<"$(modinfo "$ko")" || { echo "kdat: modinfo shows no version $VER" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
 dkms mktarball "${T[@]}" -k "$kver" --archive "$out" >/dev/null

@@ -137,8 +137,9 @@ else
 	grep -i 'kdat\|rules' "$WORK/udev_test_rxe0.out" | head -5 | sed 's/^/# /'
 fi
 timed udev_test_kdat udevadm test /sys/class/misc/kdat
-if grep -qi "group.*rdma\|GROUP.*rdma" "$WORK/udev_test_kdat.out" &&
-	grep -q "0660" "$WORK/udev_test_kdat.out"; then
+gid=$(getent group rdma | cut -d: -f3)
+if [ -n "$gid" ] &&
+	grep -q "Setting permissions /dev/kdat, uid=0, gid=$gid, mode=0660" "$WORK/udev_test_kdat.out"; then
 	pass "udev_rule_dev_kdat_group_rdma_0660"
 else
 	fail "udev_rule_dev_kdat_group_rdma_0660"
@@ -245,7 +246,7 @@ while read -r kind p _; do
 done < <(grep -v '^#' "$WORK/manifest" 2>/dev/null)
 [ -s "$WORK/manifest" ] && [ -z "$left" ] && pass "uninstall_removes_every_manifest_entry" ||
 	fail "uninstall_removes_every_manifest_entry (left:$left)"
-check ldconfig_forgot_libdat test -z "$(ldconfig -p | grep libdat)"
+check ldconfig_forgot_libdat test -z "$(ldconfig -p | grep 'libdat\.so')"
 if timed modprobe_r modprobe -r kdat && [ ! -e /sys/module/kdat ]; then
 	pass "modprobe_r_kdat"
 else
@@ -269,4 +270,9 @@ else
 fi
 
 echo "# time guest_install_total: $(ms "$T0" "$EPOCHREALTIME") ms"
+# the details, for a look from the host
+if [ -n "${RIG_OUT:-}" ] && [ -d "$RIG_OUT" ]; then
+	mkdir -p "$RIG_OUT/guest-install"
+	cp "$WORK"/* "$RIG_OUT/guest-install/" 2>/dev/null
+fi
 exit 0

@@ -63,7 +63,9 @@ fi
 check install_lib_real_file test -f "$P/lib/libdat.so.1.0.0" -a ! -L "$P/lib/libdat.so.1.0.0"
 check install_lib_soname_symlink test "$(readlink "$P/lib/libdat.so.1")" = libdat.so.1.0.0
 check install_lib_devel_symlink test "$(readlink "$P/lib/libdat.so")" = libdat.so.1
-soname() { readelf -d "$P/lib/libdat.so.1.0.0" | grep -q 'SONAME.*\[libdat.so.1\]'; }
+# (grep reads whole outputs: with pipefail, grep -q in a pipe can turn
+# the writer's SIGPIPE into a failure)
+soname() { grep -q 'SONAME.*\[libdat.so.1\]' <<<"$(readelf -d "$P/lib/libdat.so.1.0.0")"; }
 check install_lib_soname soname
 missing=""
 for h in include/dat/*.h user/include/dat/dat_kdat.h; do
@@ -100,8 +102,9 @@ check install_examples test -f "$P/share/doc/dat/examples/srq_server.cpp" \
 	-a -f "$P/share/doc/dat/examples/CMakeLists.txt"
 check install_manifest test -f "$P/share/dat/install_manifest.txt"
 no_build_rpath() {
-	! readelf -d "$P/bin/datinfo" "$P/bin/datperf" "$P/lib/libdat.so.1.0.0" |
-		grep -E 'R(UN)?PATH' | grep -q "$ROOT"
+	local d
+	d=$(readelf -d "$P/bin/datinfo" "$P/bin/datperf" "$P/lib/libdat.so.1.0.0") &&
+		! grep -E 'R(UN)?PATH' <<<"$d" | grep "$ROOT" >/dev/null
 }
 check install_no_build_tree_runpath no_build_rpath
 check install_tool_runs_against_installed_lib \
@@ -154,8 +157,8 @@ else
 	fail "pkgconfig_define_prefix_builds_srq_server_cxx"
 fi
 links_installed() {	# links_installed BINARY: libdat resolves into the DESTDIR
-	readelf -d "$1" | grep -q 'NEEDED.*\[libdat.so.1\]' &&
-		LD_LIBRARY_PATH="$P/lib" ldd "$1" | grep -q "libdat.so.1 => $P/lib/libdat.so.1"
+	grep -q 'NEEDED.*\[libdat.so.1\]' <<<"$(readelf -d "$1")" &&
+		grep -q "libdat.so.1 => $P/lib/libdat.so.1" <<<"$(LD_LIBRARY_PATH="$P/lib" ldd "$1")"
 }
 check pkgconfig_binaries_link_installed_libdat links_installed "$OUT/srq_pingpong"
 # without /dev/kdat it must fail cleanly, from the installed library
