@@ -113,43 +113,47 @@ udev_reload() {
 }
 
 do_uninstall() {
-	local quiet=${1:-} kind path sum left=0
-	local -a entries dirs=()
+	local quiet=${1:-} kind path sum left=0 e
+	local -a entries files=() dirs=() kept=()
 	if [ ! -e "$MANIFEST" ]; then
 		[ -n "$quiet" ] || note "nothing installed under $DESTDIR$PREFIX (no $MANIFEST)"
 		return 0
 	fi
-	mapfile -t entries < <(grep -v '^#' "$MANIFEST")
-	# files first, the manifest last of them ...
+	mapfile -t entries <"$MANIFEST"
+	# files (the manifest last) ...
 	for e in "${entries[@]}"; do
 		read -r kind path sum <<<"$e"
 		case $kind in
 		file)
-			[ "$path" = "$MANIFEST_REL" ] || rm -f -- "$DESTDIR$path"
+			[ "$path" = "$MANIFEST_REL" ] || files+=("$DESTDIR$path")
 			;;
 		conf)
-			if [ ! -e "$DESTDIR$path" ]; then
-				:
-			elif [ "$(sha "$DESTDIR$path")" = "$sum" ]; then
-				rm -f -- "$DESTDIR$path"
+			[ -e "$DESTDIR$path" ] || continue
+			if [ "$(sha "$DESTDIR$path")" = "$sum" ]; then
+				files+=("$DESTDIR$path")
 			else
 				note "kept $DESTDIR$path: changed since it was installed"
 			fi
 			;;
 		dir)
-			dirs+=("$path")
+			dirs+=("$DESTDIR$path")
 			;;
 		esac
 	done
+	[ ${#files[@]} = 0 ] || rm -f -- "${files[@]}"
 	rm -f -- "$MANIFEST"
-	# ... then the directories the install created, deepest first
+	# ... then the directories the install created, deepest first; one
+	# that is not empty now holds someone else's files and stays
 	if [ ${#dirs[@]} -gt 0 ]; then
-		while read -r path; do
-			if [ -d "$DESTDIR$path" ] && ! rmdir -- "$DESTDIR$path" 2>/dev/null; then
-				note "kept $DESTDIR$path: not empty"
-				left=1
-			fi
-		done < <(printf '%s\n' "${dirs[@]}" | sort -r)
+		mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | sort -r)
+		rmdir -- "${dirs[@]}" 2>/dev/null || true
+		for e in "${dirs[@]}"; do
+			[ ! -d "$e" ] || kept+=("$e")
+		done
+		if [ ${#kept[@]} -gt 0 ]; then
+			note "kept, not empty: ${kept[*]}"
+			left=1
+		fi
 	fi
 	[ -n "$quiet" ] || note "uninstalled from $DESTDIR$PREFIX"
 	if [ -z "$DESTDIR" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then

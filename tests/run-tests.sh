@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test run: host stage, then guest stage, then one summary line.
 #   tests/run-tests.sh            both stages
-#   STAGES=host tests/run-tests.sh
+#   STAGES=host tests/run-tests.sh  (stages: host guest install)
 # Every stage writes PASS:/FAIL: lines to build/test/<stage>.txt; the last
 # line printed is "N passed, N failed" over all of them.
 set -uo pipefail
@@ -87,6 +87,31 @@ stage_guest() {
 	99) echo "FAIL: guest_kernel_log_clean (BUG/WARNING/Oops, see $OUT/vm/dmesg.txt)" >>"$r" ;;
 	*) echo "FAIL: guest_run_completed (status $st, see $OUT/vm/console.log)" >>"$r" ;;
 	esac
+	grep '^FAIL' "$r" || true
+}
+
+stage_install() {
+	local r=$OUT/install.txt st ver kver tarball
+	echo "== install stage (DKMS package, make install, out-of-tree builds, in the guest)"
+	: >"$r"
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+	kver=$(basename "$(dirname "$KDIR")")
+	tarball=$ROOT/build/install/kdat-$ver-$kver.dkms.tar.gz
+	mkdir -p "$ROOT/build/install" "$OUT/inst"
+	# the compile of `dkms build` runs on the host (minutes under TCG)
+	if ! bash tests/install/dkms-prebuild.sh "$kver" "$tarball" \
+		>"$OUT/dkms-prebuild.log" 2>&1; then
+		echo "FAIL: install_dkms_prebuild (see $OUT/dkms-prebuild.log)" >>"$r"
+		return
+	fi
+	rm -f "$OUT/inst/install.txt"
+	tests/vm/guest-run.sh -q -o "$OUT/inst" -t 1500 -- \
+		env RESULTS="$OUT/inst/install.txt" DKMS_TARBALL="$tarball" \
+		tests/install/guest-install.sh >/dev/null
+	st=$?
+	sed 's/^\(PASS\|FAIL\): /\1: guest_install_/' "$OUT/inst/install.txt" \
+		>>"$r" 2>/dev/null
+	[ "$st" = 0 ] || echo "FAIL: guest_install_run_completed (status $st)" >>"$r"
 	grep '^FAIL' "$r" || true
 }
 
