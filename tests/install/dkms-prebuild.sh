@@ -6,7 +6,10 @@
 # pack it as a regular DKMS tarball: the package source plus the module
 # DKMS built for KVER.
 #
-#   tests/install/dkms-prebuild.sh KVER OUT.dkms.tar.gz
+#   tests/install/dkms-prebuild.sh KVER [OUT.dkms.tar.gz]
+#
+# OUT defaults to build/install/kdat-<ver>-KVER.dkms.tar.gz, where
+# tests/install/guest-install.sh looks for it.
 #
 # The guest then installs it with DKMS itself (`dkms ldtarball` registers
 # the source in /usr/src/kdat-<ver> and the built module in /var/lib/dkms;
@@ -22,10 +25,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-kver=${1:?usage: $0 KVER OUT.dkms.tar.gz}
-out=${2:?usage: $0 KVER OUT.dkms.tar.gz}
+kver=${1:?usage: $0 KVER [OUT.dkms.tar.gz]}
 NAME=kdat
 VER=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$ROOT/dkms.conf")
+out=${2:-$ROOT/build/install/$NAME-$VER-$kver.dkms.tar.gz}
 command -v dkms >/dev/null || { echo "kdat: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 
