@@ -4,7 +4,7 @@
 #
 #   make            everything that can be built here
 #   make module     the kernel module (KDIR= selects the kernel headers)
-#   make test       host stage, then guest stage; ends "N passed, N failed"
+#   make test       host, guest and install stages; ends "N passed, N failed"
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
 #   make bench      message rate against perftest, in the guest
 #   make dkms-install / dkms-uninstall
@@ -64,8 +64,8 @@ test: deps
 test-host: deps
 	@STAGES=host tests/run-tests.sh
 
-# DKMS package + make install + out-of-tree builds, inside the guest (about
-# 12 minutes under TCG, so not part of `make test` yet).
+# The install stage of `make test` alone: DKMS package + make install +
+# out-of-tree builds, inside the guest (about 4 minutes under TCG).
 test-install: deps
 	@$(MAKE) --no-print-directory user
 	@STAGES=install tests/run-tests.sh

@@ -56,6 +56,8 @@ struct kdat_uring {
 	u32 reaped;			/* event ring: reaped up to here */
 	struct kdat_srq **shadow;	/* event ring: SRQ of each entry */
 	wait_queue_head_t wq;
+	bool unwaitable;		/* event ring: dat_evd_set_unwaitable */
+	u32 wakes;			/* event ring: KDAT_IOC_EVD_CTL calls */
 };
 
 static void kdat_ufile_release(struct kref *ref)
@@ -654,9 +656,28 @@ DEFINE_IOC(evd_create, struct kdat_ioc_evd_create)
 	return ret;
 }
 
+/* Has something happened that a waiter on @evd must return for? */
+static bool kdat_uevd_woken(struct kdat_evd *evd, u32 threshold,
+			    bool seq, u32 wake_seq)
+{
+	struct kdat_uring *r = evd->uring;
+
+	return kdat_uevd_count(evd) >= threshold || READ_ONCE(evd->dead) ||
+	       READ_ONCE(r->unwaitable) ||
+	       (seq && READ_ONCE(r->wakes) != wake_seq);
+}
+
+/*
+ * dat_evd_wait's blocking part.  The library calls it only when its ring
+ * holds fewer than @threshold events; it returns as soon as the ring
+ * does, or the EVD became unwaitable (DAT_INVALID_STATE), or someone woke
+ * the waiter through KDAT_EVD_CTL_WAKE (DAT_SUCCESS with fewer events:
+ * the library looks again), or the timeout ends (DAT_TIMEOUT_EXPIRED).
+ */
 DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
 {
 	struct kdat_obj *o = kdat_uget(uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	bool seq = a->flags & KDAT_WAIT_SEQ;
 	struct kdat_evd *evd;
 	long t;
 	DAT_RETURN ret = DAT_SUCCESS;
@@ -668,21 +689,64 @@ DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		goto out;
 	}
+	if (a->flags & ~KDAT_WAIT_SEQ) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+		goto out;
+	}
 	kdat_uevd_collect(evd);
 	t = a->timeout_us == U32_MAX ? MAX_SCHEDULE_TIMEOUT :
 	    usecs_to_jiffies(a->timeout_us);
 	t = wait_event_interruptible_timeout(evd->uring->wq,
-					     kdat_uevd_count(evd) >=
-					     (u32)a->threshold ||
-					     READ_ONCE(evd->dead), t);
+					     kdat_uevd_woken(evd, a->threshold,
+							     seq, a->wake_seq),
+					     t);
+	a->count = kdat_uevd_count(evd);
 	if (t < 0)
 		ret = KDAT_ERR(DAT_INTERRUPTED_CALL, 0);
-	else if (kdat_uevd_count(evd) < (u32)a->threshold)
+	else if (a->count >= (u32)a->threshold)
+		ret = DAT_SUCCESS;
+	else if (READ_ONCE(evd->uring->unwaitable))
+		ret = KDAT_ERR(DAT_INVALID_STATE,
+			       DAT_INVALID_STATE_EVD_UNWAITABLE);
+	else if (!t)
 		ret = KDAT_ERR(DAT_TIMEOUT_EXPIRED, 0);
-	a->count = kdat_uevd_count(evd);
 out:
 	kdat_obj_put(o);
 	return ret;
+}
+
+/*
+ * dat_evd_set_unwaitable / _clear_unwaitable, and a plain wake-up.  Each
+ * bumps the ring header's `wakes` before it wakes the waiters, so a
+ * waiter that read `wakes` before it looked at its events cannot sleep
+ * through the change.
+ */
+DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
+{
+	struct kdat_obj *o = kdat_uget(uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	struct kdat_uring *r;
+	struct kdat_ring_hdr *h;
+	unsigned long flags;
+	struct kdat_evd *evd;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_EVD_ASYNC);
+	if (a->op < KDAT_EVD_CTL_UNWAITABLE || a->op > KDAT_EVD_CTL_WAKE) {
+		kdat_obj_put(o);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+	evd = container_of(o, struct kdat_evd, obj);
+	r = evd->uring;
+	h = kdat_uring_hdr(r);
+	spin_lock_irqsave(&evd->lock, flags);
+	if (a->op != KDAT_EVD_CTL_WAKE)
+		WRITE_ONCE(r->unwaitable, a->op == KDAT_EVD_CTL_UNWAITABLE);
+	r->wakes++;
+	smp_store_release(&h->wakes, r->wakes);
+	spin_unlock_irqrestore(&evd->lock, flags);
+	wake_up_all(&r->wq);
+	kdat_obj_put(o);
+	return DAT_SUCCESS;
 }
 
 DEFINE_IOC(evd_post_se, struct kdat_ioc_evd_post_se)
@@ -1107,6 +1171,7 @@ static const struct {
 	IOC(KDAT_IOC_PSP_CREATE, psp_create, struct kdat_ioc_psp_create),
 	IOC(KDAT_IOC_CR_QUERY, cr_query, struct kdat_ioc_cr_query),
 	IOC(KDAT_IOC_CR_ACCEPT, cr_accept, struct kdat_ioc_cr_accept),
+	IOC(KDAT_IOC_EVD_CTL, evd_ctl, struct kdat_ioc_evd_ctl),
 };
 
 /* Large enough for every argument struct above. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test run: host stage, then guest stage, then one summary line.
-#   tests/run-tests.sh            both stages
+# The whole test run: host stage, guest stage, install stage, then one
+# summary line.
+#   tests/run-tests.sh              all three stages
 #   STAGES=host tests/run-tests.sh  (stages: host guest install)
 # Every stage writes PASS:/FAIL: lines to build/test/<stage>.txt; the last
 # line printed is "N passed, N failed" over all of them.
@@ -9,7 +10,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT=$ROOT/build/test
-STAGES=${STAGES:-host guest}
+STAGES=${STAGES:-host guest install}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
 

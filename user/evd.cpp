@@ -16,6 +16,7 @@
 //   - private data is copied into the EP, valid until its next event.
 // Events the kernel dropped because a ring was full are reported once per
 // overflow on the IA's async EVD (DAT_ASYNC_ERROR_EVD_OVERFLOW).
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -24,8 +25,6 @@
 
 namespace kdat {
 
-/* A blocked wait re-checks dat_evd_set_unwaitable this often. */
-constexpr DAT_TIMEOUT kWaitSliceUs = 100000;
 
 constexpr std::uint64_t kEvdFlagsAll =
 	DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
@@ -111,6 +110,31 @@ void Evd::push_synthetic(const DAT_EVENT &ev)
 	synthetic.back().evd_handle = handle();
 }
 
+/* A waiter blocked in the kernel does not see library-made events. */
+void Evd::wake_waiter()
+{
+	if (waiter.load())
+		ctl(KDAT_EVD_CTL_WAKE);
+}
+
+DAT_RETURN Evd::ctl(std::uint32_t op)
+{
+	struct kdat_ioc_evd_ctl c = {};
+
+	c.evd = kid;
+	c.op = op;
+	return call(*ctx->dev, KDAT_IOC_EVD_CTL, c);
+}
+
+DAT_RETURN Evd::set_waitable(bool on)
+{
+	DAT_RETURN r = ctl(on ? KDAT_EVD_CTL_WAITABLE : KDAT_EVD_CTL_UNWAITABLE);
+
+	if (ok(r))
+		waitable = on;
+	return r;
+}
+
 static bool is_async_event(std::uint32_t n)
 {
 	return n >= DAT_ASYNC_ERROR_EVD_OVERFLOW &&
@@ -164,8 +188,10 @@ bool Evd::pop(DAT_EVENT &ev)
 		o.event_data.asynch_error_event_data.dat_handle = handle();
 		o.event_data.asynch_error_event_data.reason =
 			DAT_EVD_OVERFLOW_ERROR;
-		if (auto a = ctx->async_evd.lock())
+		if (auto a = ctx->async_evd.lock()) {
 			a->push_synthetic(o);
+			a->wake_waiter();
+		}
 	}
 	return got;
 }
@@ -301,9 +327,19 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 	const clock::time_point deadline =
 		clock::now() + std::chrono::microseconds(forever ? 0 : timeout);
 
+	/*
+	 * Look at the ring; block in the kernel only while it holds too few
+	 * events.  `wakes` is read before looking, so a set_unwaitable or a
+	 * library-made event that comes after the look ends the kernel wait.
+	 */
 	for (;;) {
-		std::uint32_t n = count();
-
+		std::uint32_t seq = ring.wakes();
+		std::uint32_t made, n;
+		{
+			std::lock_guard<std::mutex> g(consume_lock);
+			made = (std::uint32_t)synthetic.size();
+			n = ring.available() + made;
+		}
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event)) {
 				if (nmore)
@@ -316,7 +352,13 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 			return err(DAT_INVALID_STATE,
 				   DAT_INVALID_STATE_EVD_UNWAITABLE);
 
-		DAT_TIMEOUT slice = kWaitSliceUs;
+		struct kdat_ioc_evd_wait w = {};
+		w.evd = kid;
+		/* the kernel counts only its ring, not our own events */
+		w.threshold = threshold - (DAT_COUNT)made;
+		w.flags = KDAT_WAIT_SEQ;
+		w.wake_seq = seq;
+		w.timeout_us = DAT_TIMEOUT_INFINITE;
 		if (!forever) {
 			auto left = std::chrono::duration_cast<
 				std::chrono::microseconds>(deadline -
@@ -326,25 +368,18 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 					*nmore = (DAT_COUNT)n;
 				return err(DAT_TIMEOUT_EXPIRED);
 			}
-			if ((std::uint64_t)left.count() < slice)
-				slice = (DAT_TIMEOUT)left.count();
+			/* DAT_TIMEOUT_INFINITE is the kernel's "forever" too */
+			w.timeout_us = (DAT_TIMEOUT)std::min<std::int64_t>(
+				left.count(), DAT_TIMEOUT_INFINITE - 1);
 		}
-
-		/* the kernel counts only its ring, not our own events */
-		std::uint32_t made;
-		{
-			std::lock_guard<std::mutex> g(consume_lock);
-			made = (std::uint32_t)synthetic.size();
-		}
-		struct kdat_ioc_evd_wait w = {};
-		w.evd = kid;
-		w.threshold = threshold - (DAT_COUNT)made;
-		if (w.threshold <= 0)
-			continue;
-		w.timeout_us = slice;
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
 		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
+			continue;	/* look again (and at the clock) */
+		if (is_type(r, DAT_INVALID_STATE)) {
+			/* another handle of the same EVD made it unwaitable */
+			waitable = false;
 			continue;
+		}
 		if (nmore)
 			*nmore = (DAT_COUNT)count();
 		return r;	/* DAT_INTERRUPTED_CALL, DAT_INVALID_HANDLE ... */

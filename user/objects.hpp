@@ -277,16 +277,14 @@ struct Evd : Object {
 		enabled = on;
 		return DAT_SUCCESS;
 	}
-	DAT_RETURN set_waitable(bool on)
-	{
-		waitable = on;
-		return DAT_SUCCESS;
-	}
+	DAT_RETURN set_waitable(bool on);
 
 	/* Events ready to be dequeued. */
 	std::uint32_t count();
 	/* Queue an event the library made (e.g. an overflow report). */
 	void push_synthetic(const DAT_EVENT &ev);
+	/* Make a waiter blocked in the kernel look again. */
+	void wake_waiter();
 
 	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
 	void translate(const struct kdat_uevent &u, DAT_EVENT &ev);
@@ -297,6 +295,7 @@ struct Evd : Object {
 
 private:
 	bool pop(DAT_EVENT &ev);
+	DAT_RETURN ctl(std::uint32_t op);	/* KDAT_IOC_EVD_CTL */
 };
 
 struct Pz;

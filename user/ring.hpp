@@ -149,6 +149,12 @@ public:
 		}
 	}
 
+	/* KDAT_IOC_EVD_CTL calls so far (read before looking at the ring). */
+	u32 wakes() const
+	{
+		return aref(l_.hdr->wakes).load(std::memory_order_acquire);
+	}
+
 	/* Events the kernel lost because the ring was full. */
 	u32 dropped() const
 	{

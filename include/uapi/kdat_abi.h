@@ -74,7 +74,8 @@ struct kdat_ring_hdr {
 	__u32 entry_size;
 	__u32 entry_offset;	/* from the start of the mapping */
 	__u32 dropped;		/* event ring: events lost to overflow */
-	__u32 pad2[11];
+	__u32 wakes;		/* event ring: KDAT_EVD_CTL_* calls so far */
+	__u32 pad2[10];
 };
 
 /* SRQ post ring: the kernel has no buffer left; kick it after posting. */
@@ -209,13 +210,36 @@ struct kdat_ioc_evd_create {
 	__u64 ring_size;	/* out: bytes to mmap */
 };
 
+/*
+ * Block until the event ring holds @threshold events, the timeout ends,
+ * the EVD is made unwaitable (DAT_INVALID_STATE), or - with
+ * KDAT_WAIT_SEQ - the ring header's `wakes` differs from @wake_seq (the
+ * value the caller read before it last looked at the ring: a library
+ * that queues events of its own wakes its waiter through
+ * KDAT_EVD_CTL_WAKE without a lost-wakeup window).
+ */
 struct kdat_ioc_evd_wait {
 	struct kdat_ioc_hdr hdr;
 	__u32 evd;
 	__s32 threshold;
 	__u32 timeout_us;	/* 0xffffffff: forever */
 	__u32 count;		/* out: events in the ring */
+	__u32 flags;		/* KDAT_WAIT_* */
+	__u32 wake_seq;
 };
+
+#define KDAT_WAIT_SEQ		0x1	/* wake_seq is valid */
+
+/* dat_evd_set_unwaitable / _clear_unwaitable, and waking a waiter. */
+struct kdat_ioc_evd_ctl {
+	struct kdat_ioc_hdr hdr;
+	__u32 evd;
+	__u32 op;		/* KDAT_EVD_CTL_* */
+};
+
+#define KDAT_EVD_CTL_UNWAITABLE	1	/* waiters return, new waits fail */
+#define KDAT_EVD_CTL_WAITABLE	2
+#define KDAT_EVD_CTL_WAKE	3	/* waiters return to look again */
 
 struct kdat_ioc_evd_post_se {
 	struct kdat_ioc_hdr hdr;
@@ -407,5 +431,6 @@ struct kdat_ioc_cr_accept {
 #define KDAT_IOC_PSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x18, struct kdat_ioc_psp_create)
 #define KDAT_IOC_CR_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x19, struct kdat_ioc_cr_query)
 #define KDAT_IOC_CR_ACCEPT	_IOWR(KDAT_IOC_MAGIC, 0x1a, struct kdat_ioc_cr_accept)
+#define KDAT_IOC_EVD_CTL	_IOWR(KDAT_IOC_MAGIC, 0x1b, struct kdat_ioc_evd_ctl)
 
 #endif /* KDAT_ABI_H */

@@ -296,4 +296,64 @@ TEST(Process, PollReportsEvents)
 		  (DAT_RETURN)DAT_TIMEOUT_EXPIRED);
 }
 
+// The voluntary context switches of the calling thread so far.
+long thread_sleeps()
+{
+	struct rusage ru = {};
+	::getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/*
+ * dat_evd_wait sleeps in the kernel, once, for as long as it must: a
+ * waiter woken by another thread's dat_evd_set_unwaitable after 400 ms
+ * slept about once (a library that polled in slices would have slept
+ * several times), and returns DAT_INVALID_STATE; so does a waiter woken
+ * by an event (DAT_SUCCESS).
+ */
+TEST(Process, EvdWaitSleepsInTheKernelUntilWoken)
+{
+	Side s;
+	ASSERT_OK(s.open(srv_ia(), 4096));
+	DAT_EVD_HANDLE sw;
+	ASSERT_OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL,
+				 DAT_EVD_SOFTWARE_FLAG, &sw));
+
+	DAT_RETURN r = DAT_SUCCESS;
+	long sleeps = 0;
+	std::thread w([&] {
+		DAT_EVENT ev;
+		DAT_COUNT more;
+		long before = thread_sleeps();
+		r = dat_evd_wait(sw, DAT_TIMEOUT_INFINITE, 1, &ev, &more);
+		sleeps = thread_sleeps() - before;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(400));
+	ASSERT_OK(dat_evd_set_unwaitable(sw));
+	w.join();
+	EXPECT_EQ(DAT_GET_TYPE(r), (DAT_RETURN)DAT_INVALID_STATE);
+	EXPECT_EQ(DAT_GET_SUBTYPE(r),
+		  (DAT_RETURN)DAT_INVALID_STATE_EVD_UNWAITABLE);
+	EXPECT_LE(sleeps, 2) << "the waiter woke up " << sleeps << " times";
+	ASSERT_OK(dat_evd_clear_unwaitable(sw));
+
+	DAT_EVENT got;
+	std::thread w2([&] {
+		DAT_COUNT more;
+		long before = thread_sleeps();
+		r = dat_evd_wait(sw, DAT_TIMEOUT_INFINITE, 1, &got, &more);
+		sleeps = thread_sleeps() - before;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(400));
+	DAT_EVENT ev{};
+	ev.event_number = DAT_SOFTWARE_EVENT;
+	ev.event_data.software_event_data.pointer = &ev;
+	ASSERT_OK(dat_evd_post_se(sw, &ev));
+	w2.join();
+	ASSERT_OK(r);
+	EXPECT_EQ(got.event_data.software_event_data.pointer, &ev);
+	EXPECT_LE(sleeps, 2) << "the waiter woke up " << sleeps << " times";
+	ASSERT_OK(dat_evd_free(sw));
+}
+
 } // namespace

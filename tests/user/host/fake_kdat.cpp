@@ -87,6 +87,8 @@ struct OEvd : Obj {
 	RingMem ring;
 	u32 ktail = 0, reaped = 0;
 	std::vector<u32> shadow;	/* SRQ of each entry, 0 if none */
+	bool unwaitable = false;
+	u32 wakes = 0;
 };
 
 struct OLmr : Obj {
@@ -1078,26 +1080,50 @@ int File::ioctl(unsigned long req, void *arg)
 			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
 		if (a.threshold <= 0 || a.threshold > e->qlen)
 			return done(ARG(3));
+		if (a.flags & ~KDAT_WAIT_SEQ)
+			return done(ARG(1));
 		u32 id = a.evd;
+		bool seq = a.flags & KDAT_WAIT_SEQ;
 		auto ready = [&] {
 			OEvd *x = get<OEvd>(id, T_EVD);
 			if (!x)
 				return true;
 			collect(*x);
-			return evd_count(*x) >= (u32)a.threshold;
+			return evd_count(*x) >= (u32)a.threshold ||
+			       x->unwaitable || (seq && x->wakes != a.wake_seq);
 		};
+		bool woke = true;
 		if (a.timeout_us == 0xffffffffu)
 			k->cv.wait(g, ready);
 		else
-			k->cv.wait_for(g,
-				       std::chrono::microseconds(a.timeout_us),
-				       ready);
+			woke = k->cv.wait_for(g,
+					      std::chrono::microseconds(a.timeout_us),
+					      ready);
 		e = get<OEvd>(id, T_EVD);
 		if (!e)
 			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
 		a.count = evd_count(*e);
-		if (a.count < (u32)a.threshold)
+		if (a.count >= (u32)a.threshold)
+			return done(DAT_SUCCESS);
+		if (e->unwaitable)
+			return done(E(DAT_INVALID_STATE,
+				      DAT_INVALID_STATE_EVD_UNWAITABLE));
+		if (!woke)
 			return done(E(DAT_TIMEOUT_EXPIRED));
+		return done(DAT_SUCCESS);
+	}
+	case KDAT_IOC_EVD_CTL: {
+		ARGS(struct kdat_ioc_evd_ctl);
+		auto *e = get<OEvd>(a.evd, T_EVD);
+		if (!e)
+			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
+		if (a.op < KDAT_EVD_CTL_UNWAITABLE || a.op > KDAT_EVD_CTL_WAKE)
+			return done(ARG(2));
+		if (a.op != KDAT_EVD_CTL_WAKE)
+			e->unwaitable = a.op == KDAT_EVD_CTL_UNWAITABLE;
+		e->wakes++;
+		e->ring.store(e->ring.hdr()->wakes, e->wakes);
+		k->cv.notify_all();
 		return done(DAT_SUCCESS);
 	}
 	case KDAT_IOC_EVD_POST_SE: {

@@ -118,6 +118,49 @@ TEST_F(Evd, WaitBlocksInTheKernelUntilAnotherThreadPosts)
 	EXPECT_GE(kernel.ioctls(KDAT_IOC_EVD_WAIT), 1u);
 }
 
+/*
+ * A waiter sleeps in the kernel for as long as the ring is short of its
+ * threshold: one KDAT_IOC_EVD_WAIT however long it waits (no polling in
+ * slices), and the event that arrives ends it.
+ */
+TEST_F(Evd, WaitBlocksInOneKernelCallUntilTheEventArrives)
+{
+	DAT_EVENT e;
+	DAT_COUNT more = -1;
+	int x;
+
+	kernel.reset_counts();
+	std::thread t([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(350));
+		post(&x);
+	});
+	ASSERT_OK(dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more));
+	t.join();
+	EXPECT_EQ(&x, e.event_data.software_event_data.pointer);
+	EXPECT_EQ(0, more);
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
+}
+
+/* set_unwaitable reaches the kernel, so a waiter there returns at once. */
+TEST_F(Evd, UnwaitableEndsTheKernelWaitItself)
+{
+	DAT_EVENT e;
+	DAT_COUNT more;
+	DAT_RETURN r = DAT_SUCCESS;
+
+	kernel.reset_counts();
+	std::thread w([&] {
+		r = dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more);
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(350));
+	ASSERT_OK(dat_evd_set_unwaitable(se));
+	w.join();
+	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE), r);
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_CTL));
+	ASSERT_OK(dat_evd_clear_unwaitable(se));
+}
+
 TEST_F(Evd, OneWaiterAtATimeAndUnwaitableWakesIt)
 {
 	DAT_EVENT e;
