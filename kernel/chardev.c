@@ -204,16 +204,33 @@ struct kdat_uring *kdat_uring_alloc_events(struct kdat_ufile *uf, u32 qlen)
 	return kdat_uring_alloc(uf, qlen, sizeof(struct kdat_uevent), true);
 }
 
-struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth)
+/*
+ * The post ring of an SRQ of @depth receives of up to @max_iov segments.
+ * An entry holds @max_iov segments rounded up to a cache line (64 bytes
+ * hold two): a one-segment post writes one line, as in a hardware WQE,
+ * instead of the 400 bytes of an entry with room for KDAT_MAX_IOV.
+ */
+struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth,
+					u32 max_iov)
 {
-	struct kdat_uring *r = kdat_uring_alloc(uf, depth,
-						sizeof(struct kdat_srq_wqe),
-						false);
+	size_t sz = offsetof(struct kdat_srq_wqe, seg) +
+		    min_t(u32, max_iov, KDAT_MAX_IOV) *
+		    sizeof(struct kdat_useg);
+	struct kdat_uring *r;
 
+	sz = min(ALIGN(sz, 64), sizeof(struct kdat_srq_wqe));
+	r = kdat_uring_alloc(uf, depth, sz, false);
 	/* a new SRQ has no buffer: the first post must kick */
 	if (r)
 		kdat_uring_hdr(r)->flags = KDAT_RING_NEED_KICK;
 	return r;
+}
+
+/* Segments one entry of post ring @r has room for. */
+u32 kdat_uring_max_seg(struct kdat_uring *r)
+{
+	return (r->entry_size - offsetof(struct kdat_srq_wqe, seg)) /
+	       sizeof(struct kdat_useg);
 }
 
 /* The user's head, clamped between what we reaped and what we wrote. */

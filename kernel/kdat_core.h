@@ -301,7 +301,9 @@ void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 void kdat_uevd_collect(struct kdat_evd *evd);
 void kdat_uring_free(struct kdat_uring *r);
 struct kdat_uring *kdat_uring_alloc_events(struct kdat_ufile *uf, u32 qlen);
-struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth);
+struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth,
+					u32 max_iov);
+u32 kdat_uring_max_seg(struct kdat_uring *r);
 void kdat_uevd_destroy(struct kdat_evd *evd);
 void kdat_uevd_collect_ia(struct kdat_ia *ia);
 int kdat_registry_for_each(int (*fn)(const char *name, void *data),

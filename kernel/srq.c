@@ -243,7 +243,8 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	}
 	if (ia->ufile) {
 		srq->uring = kdat_uring_alloc_srq(ia->ufile,
-						  attr->max_recv_dtos);
+						  attr->max_recv_dtos,
+						  attr->max_recv_iov);
 		if (!srq->uring) {
 			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
 				       DAT_RESOURCE_MEMORY);
@@ -368,7 +369,7 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	struct kdat_ring_hdr *h;
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
-	u32 head, tail, raw, n, i;
+	u32 head, tail, raw, n, i, max_seg;
 	bool retried = false;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
@@ -376,6 +377,7 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	if (!r)
 		return;
 	h = kdat_uring_hdr(r);
+	max_seg = kdat_uring_max_seg(r);
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
@@ -387,7 +389,8 @@ again:
 		w = kdat_uring_entry(r, head);
 		c.as_64 = READ_ONCE(w->cookie);
 		n = READ_ONCE(w->nseg);
-		if (n > KDAT_MAX_IOV) {
+		/* never read past this entry's own segments */
+		if (n > max_seg) {
 			kdat_srq_ring_error(srq, c.as_64,
 					    KDAT_ERR(DAT_INVALID_PARAMETER,
 						     DAT_INVALID_ARG2));

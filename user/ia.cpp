@@ -32,8 +32,16 @@ void Context::publish(const std::shared_ptr<Object> &o)
 	handles().insert(o);
 }
 
+/* A retired SRQ's handle stops reaching it from the post fast path too. */
+static void detach_posts(Object &o)
+{
+	if (o.type == DAT_HANDLE_TYPE_SRQ)
+		static_cast<Srq &>(o).chan->detach();
+}
+
 void Context::retire(Object &o, const Tomb *tomb)
 {
+	detach_posts(o);
 	handles().erase(o.handle());
 	std::unique_lock<std::shared_mutex> g(ids_lock_);
 	ids_.erase(o.kid);
@@ -59,8 +67,10 @@ void Context::retire_all()
 		tombs_.clear();
 		tomb_order_.clear();
 	}
-	for (auto &o : all)
+	for (auto &o : all) {
+		detach_posts(*o);
 		handles().erase(o->handle());
+	}
 }
 
 std::shared_ptr<Object> Context::find(std::uint32_t kid) const

@@ -21,7 +21,8 @@
 //   Context::ids_lock_   ID map (shared for lookups)
 //   Context::lmr_lock_   LMR table (shared for checks)
 //   Evd::consume_lock    the event ring's consumer side
-//   Srq::post_lock       the post ring's producer side and its counters
+//   PostChannel::lock    an SRQ's post ring producer side and its counters
+//                        (Srq::post_lock names it)
 //   Ep::lock, Cr::lock   storage handed out by queries and events
 #pragma once
 
@@ -321,11 +322,35 @@ struct Lmr : Object {
 	DAT_RETURN free();
 };
 
+/*
+ * What dat_srq_post_recv needs to reach an SRQ without pinning it: a
+ * pin is two atomic read-modify-writes per call, as dear as the rest of a
+ * post.  Channels are never freed, only recycled, so a thread that cached
+ * one for a handle may always lock it; under the lock, `handle` says
+ * whether it still serves that handle, and while it does `srq` is alive:
+ * an SRQ detaches its channel under the lock when it is freed (and at the
+ * latest in its destructor, before its ring is unmapped).
+ */
+struct PostChannel {
+	SpinLock lock;
+	DAT_HANDLE handle = nullptr;	/* lock */
+	Srq *srq = nullptr;		/* lock */
+	PostChannel *next_free = nullptr;
+
+	/* A channel serving @srq (from the recycled ones if any). */
+	static PostChannel *attach(Srq *srq);
+	/* Stop serving (idempotent); recycle() once the SRQ is gone. */
+	void detach();
+	void recycle();
+};
+
 struct Srq : Object {
 	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_SRQ;
 
 	explicit Srq(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
+		: Object(c->provider, kType), ctx(std::move(c)),
+		  chan(PostChannel::attach(this)), post_lock(chan->lock) {}
+	~Srq();
 
 	std::shared_ptr<Context> ctx;
 	std::shared_ptr<Pz> pz;
@@ -334,6 +359,8 @@ struct Srq : Object {
 	Mapping map;
 	ring::PostProducer ring;
 	bool post_by_ioctl = false;
+
+	PostChannel *const chan;
 
 	/*
 	 * Outstanding buffers as the library counts them:
@@ -346,11 +373,12 @@ struct Srq : Object {
 	 *           reaped by an EVD free), learnt from KDAT_IOC_SRQ_QUERY
 	 *           when the count reaches max_recv_dtos (post_lock)
 	 */
-	SpinLock post_lock;
+	SpinLock &post_lock;			/* the channel's */
 	LmrCache lmr_cache;			/* post_lock */
 	std::uint64_t posted = 0;
 	std::atomic<std::uint64_t> returned{0};
 	std::uint64_t credit = 0;
+	std::uint64_t returned_seen = 0;	/* post_lock: returned, as last read */
 	bool kick_again = false;		/* post_lock */
 
 	struct Refused {
@@ -363,6 +391,13 @@ struct Srq : Object {
 	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);
 	DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			     DAT_DTO_COOKIE cookie, bool force_ioctl);
+	/*
+	 * The common post (one segment through the ring, its LMR cached,
+	 * room everywhere) with post_lock held; false, having done nothing,
+	 * if the post needs post_recv's full path.
+	 */
+	bool post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+		       DAT_DTO_COOKIE cookie, DAT_RETURN &ret);
 	DAT_RETURN query(std::uint64_t mask, DAT_SRQ_PARAM *param);
 	DAT_RETURN resize(DAT_COUNT max);
 	DAT_RETURN set_lw(DAT_COUNT lw);
@@ -373,7 +408,29 @@ struct Srq : Object {
 	void on_recv_completion() { returned.fetch_add(1); }
 	void on_refused(DAT_UINT64 cookie, DAT_RETURN why);
 
-	std::uint64_t outstanding() const;	/* post_lock held */
+	std::uint64_t outstanding() const	/* post_lock held */
+	{
+		std::uint64_t back = returned.load() + credit;
+
+		return posted > back ? posted - back : 0;
+	}
+
+	/*
+	 * Room for one more receive (post_lock held)?  `returned` only
+	 * grows, so the value read last over-counts what is outstanding:
+	 * while that still leaves room, the line the dequeuing threads
+	 * write is not read at all.
+	 */
+	bool room()
+	{
+		std::uint64_t max = (std::uint64_t)max_recv_dtos.load(
+			std::memory_order_relaxed);
+
+		if (posted < returned_seen + credit + max)
+			return true;
+		returned_seen = returned.load();
+		return posted < returned_seen + credit + max;
+	}
 
 private:
 	[[gnu::noinline, gnu::cold]] DAT_RETURN refresh();	/* post_lock held */

@@ -12,8 +12,8 @@
 // and a header that does not describe a sane ring is refused.
 //
 //   EventConsumer  event ring, kernel produces, we consume (one per EVD).
-//   PostProducer   SRQ post ring, we produce, the kernel consumes.  After
-//                  publishing, a full barrier, then the kernel's
+//   PostProducer   SRQ post ring, we produce, the kernel consumes.  The
+//                  tail is published with a full barrier, then the kernel's
 //                  KDAT_RING_NEED_KICK flag says whether it is starved and
 //                  must be kicked (KDAT_IOC_SRQ_KICK); the kernel sets the
 //                  flag, then fences, then re-reads tail, so one side always
@@ -175,7 +175,8 @@ public:
 	PostProducer() = default;
 	explicit PostProducer(const Layout &l)
 		: l_(l),
-		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed))
+		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed)),
+		  head_seen_(tail_ - pending())
 	{
 		std::size_t n = (l_.entry_size - kWqeHeader) /
 				sizeof(struct kdat_useg);
@@ -198,45 +199,53 @@ public:
 		return n > l_.entries ? l_.entries : n;
 	}
 
-	bool full() const { return pending() >= l_.entries; }
-
 	/*
-	 * Write one receive into the next slot and publish it.  The caller
-	 * checked !full() and n <= max_segments().  Returns true if the
-	 * kernel asked to be kicked.
+	 * No slot free?  Answered from the head seen last while that leaves
+	 * room (the kernel's head only moves forward, so a stale one can only
+	 * make the ring look fuller than it is), io_uring style: the
+	 * kernel-written line is read once per ring's worth of posts.
 	 */
-	/* The slot the next push writes (the caller checked !full()). */
+	bool full()
+	{
+		if (tail_ - head_seen_ < l_.entries)
+			return false;
+		head_seen_ = tail_ - pending();
+		return tail_ - head_seen_ >= l_.entries;
+	}
+
+	/* The slot the next publish() hands over (the caller checked !full()). */
 	struct kdat_srq_wqe *next_slot() const
 	{
 		return reinterpret_cast<struct kdat_srq_wqe *>(l_.slot(tail_));
 	}
 
-	/* Publish the slot next_slot() gave; true if the kernel wants a kick. */
+	/*
+	 * Hand the slot next_slot() gave to the kernel; true if the kernel
+	 * asked to be kicked.  The exchange publishes the tail and is a full
+	 * barrier in one locked instruction (a release store would need a
+	 * fence after it): the flags load cannot pass it, which pairs with
+	 * the kernel's barrier between setting the flag and re-reading tail.
+	 */
 	bool publish()
 	{
 		tail_++;
-		aref(l_.hdr->tail).store(tail_, std::memory_order_release);
-		std::atomic_thread_fence(std::memory_order_seq_cst);
-		return aref(l_.hdr->flags).load(std::memory_order_relaxed) &
+		aref(l_.hdr->tail).exchange(tail_, std::memory_order_seq_cst);
+		return aref(l_.hdr->flags).load(std::memory_order_seq_cst) &
 		       KDAT_RING_NEED_KICK;
 	}
 
+	/* Write one receive (n <= max_segments(), !full()) and publish it. */
 	bool push(std::uint64_t cookie, u32 n, const struct kdat_useg *segs)
 	{
 		/* slots are 8-byte aligned (validate); write the fields in place */
-		auto *w = reinterpret_cast<struct kdat_srq_wqe *>(l_.slot(tail_));
+		struct kdat_srq_wqe *w = next_slot();
 
 		w->cookie = cookie;
 		w->nseg = n;
 		w->pad = 0;
 		for (u32 i = 0; i < n; i++)
 			w->seg[i] = segs[i];
-		tail_++;
-		aref(l_.hdr->tail).store(tail_, std::memory_order_release);
-		/* pairs with the kernel's barrier between flags and tail */
-		std::atomic_thread_fence(std::memory_order_seq_cst);
-		return aref(l_.hdr->flags).load(std::memory_order_relaxed) &
-		       KDAT_RING_NEED_KICK;
+		return publish();
 	}
 
 	u32 tail() const { return tail_; }
@@ -244,6 +253,7 @@ public:
 private:
 	Layout l_;
 	u32 tail_ = 0;
+	u32 head_seen_ = 0;
 	u32 max_seg_ = 0;
 };
 

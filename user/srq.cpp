@@ -8,6 +8,9 @@
 // adds is the post path without a system call:
 //
 //   dat_srq_post_recv
+//     finds the SRQ through a per-thread cache of {handle, PostChannel}
+//     without pinning it (see PostChannel in objects.hpp), else through
+//     the handle table; then
 //     checks what it can with the kernel's codes (handle; num_segments in
 //     0..max_recv_iov; local_iov; each triplet against its own LMR table:
 //     context and range -> DAT_INVALID_PARAMETER, PZ ->
@@ -30,6 +33,53 @@
 namespace kdat {
 
 constexpr std::size_t kMaxRefused = 1024;
+
+/* ------------------------------------------------------------------ */
+/* Post channels                                                        */
+
+namespace {
+std::mutex free_chans_lock;
+PostChannel *free_chans;	/* recycled channels, never freed */
+} // namespace
+
+PostChannel *PostChannel::attach(Srq *srq)
+{
+	PostChannel *c = nullptr;
+	{
+		std::lock_guard<std::mutex> g(free_chans_lock);
+		if (free_chans) {
+			c = free_chans;
+			free_chans = c->next_free;
+		}
+	}
+	if (!c)
+		c = new PostChannel;	/* throws into the creating call */
+	std::lock_guard<SpinLock> g(c->lock);
+	c->handle = srq->handle();
+	c->srq = srq;
+	return c;
+}
+
+void PostChannel::detach()
+{
+	std::lock_guard<SpinLock> g(lock);
+	handle = nullptr;
+	srq = nullptr;
+}
+
+void PostChannel::recycle()
+{
+	detach();
+	std::lock_guard<std::mutex> g(free_chans_lock);
+	next_free = free_chans;
+	free_chans = this;
+}
+
+/* Before the ring is unmapped: no post can be writing it (channel lock). */
+Srq::~Srq()
+{
+	chan->recycle();
+}
 
 static bool env_wants_ioctl()
 {
@@ -89,13 +139,6 @@ DAT_RETURN Ia::srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
 	return DAT_SUCCESS;
 }
 
-std::uint64_t Srq::outstanding() const
-{
-	std::uint64_t back = returned.load() + credit;
-
-	return posted > back ? posted - back : 0;
-}
-
 /*
  * Learn the returns only the kernel saw.  After a query (which drains the
  * post ring) the truth is: the kernel's outstanding count, plus what is
@@ -148,40 +191,51 @@ DAT_RETURN Srq::post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
 }
 
 /*
- * The common case inline: one segment, ring posting, its LMR in the
- * cache, room in the count and the ring, the kernel not starved.
- * Anything else takes post_slow (the full checks, same codes and order).
+ * The common case: one segment, ring posting, its LMR in the cache, room
+ * in the count and the ring, no kick owed.  Anything else is left to
+ * post_slow (the full checks, same codes and order).
  */
+[[gnu::always_inline]] inline bool
+Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+	       DAT_RETURN &ret)
+{
+	if (n != 1 || !iov || post_by_ioctl || max_recv_iov < 1 ||
+	    ring.max_segments() < 1 || kick_again)
+		return false;
+	if (ctx->check_triplet(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+			       lmr_cache) != DAT_SUCCESS ||
+	    !room() || ring.full())
+		return false;
+
+	struct kdat_srq_wqe *w = ring.next_slot();
+
+	w->cookie = cookie.as_64;
+	w->nseg = 1;
+	w->pad = 0;
+	w->seg[0].lmr_context = iov[0].lmr_context;
+	w->seg[0].pad = 0;
+	w->seg[0].addr = iov[0].virtual_address;
+	w->seg[0].length = iov[0].segment_length;
+	posted++;
+	ret = DAT_SUCCESS;
+	if (__builtin_expect(ring.publish(), 0)) {
+		/* the kernel was starved: the receive is posted, kick it */
+		DAT_RETURN r = kick();
+		if (is_type(r, DAT_INVALID_HANDLE))
+			ret = r;
+	}
+	return true;
+}
+
 DAT_RETURN Srq::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie, bool force_ioctl)
 {
-	if (n == 1 && iov && !force_ioctl && !post_by_ioctl && max_recv_iov >= 1 &&
-	    ring.max_segments() >= 1) {
+	if (!force_ioctl) {
 		std::lock_guard<SpinLock> g(post_lock);
+		DAT_RETURN r;
 
-		if (ctx->check_triplet(iov[0], pz->kid,
-				       DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-				       lmr_cache) == DAT_SUCCESS &&
-		    outstanding() < (std::uint64_t)max_recv_dtos.load(std::memory_order_relaxed) &&
-		    !ring.full() && !kick_again) {
-			struct kdat_srq_wqe *w = ring.next_slot();
-
-			w->cookie = cookie.as_64;
-			w->nseg = 1;
-			w->pad = 0;
-			w->seg[0].lmr_context = iov[0].lmr_context;
-			w->seg[0].pad = 0;
-			w->seg[0].addr = iov[0].virtual_address;
-			w->seg[0].length = iov[0].segment_length;
-			bool starved = ring.publish();
-			posted++;
-			if (!starved)
-				return DAT_SUCCESS;
-			DAT_RETURN r = kick();
-			if (is_type(r, DAT_INVALID_HANDLE))
-				return r;
-			return DAT_SUCCESS;
-		}
+		if (post_fast(n, iov, cookie, r))
+			return r;
 	}
 	return post_slow(n, iov, cookie, force_ioctl);
 }
@@ -338,7 +392,7 @@ DAT_RETURN Srq::free()
 	DAT_RETURN r = ctx->kfree(kid, ktype::SRQ);
 
 	if (ok(r))
-		ctx->retire(*this);
+		ctx->retire(*this);	/* detaches the channel too */
 	return r;
 }
 
@@ -403,28 +457,22 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 }
 
 /*
- * The SRQ this thread posted to last, valid while no handle was erased
- * since it was looked up (the table's generation); the weak reference
- * pins it for the call without keeping a freed SRQ alive.
+ * The SRQ this thread posted to last, as its channel: no pin, no table
+ * lookup, no atomic read-modify-write but the channel lock (PostChannel).
  */
 struct PostCache {
-	DAT_HANDLE h = nullptr;
-	std::uint64_t gen = 0;
-	std::weak_ptr<Srq> srq;
+	DAT_HANDLE h;
+	PostChannel *ch;
 };
 static thread_local PostCache post_cache __attribute__((tls_model("initial-exec")));
 
-DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
-			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+/* Not the cached SRQ, or not the common post: through the handle table. */
+[[gnu::noinline]] static DAT_RETURN post_recv_lookup(DAT_SRQ_HANDLE srq,
+						    DAT_COUNT n,
+						    DAT_LMR_TRIPLET *iov,
+						    DAT_DTO_COOKIE cookie)
 {
 	return guard([&]() -> DAT_RETURN {
-		PostCache &c = post_cache;
-
-		if (srq && srq == c.h && c.gen == handles().generation()) {
-			if (auto o = c.srq.lock())
-				return o->post_recv(n, iov, cookie, false);
-		}
-		std::uint64_t gen = handles().generation();
 		HandleEntry e = handles().find(srq, DAT_HANDLE_TYPE_SRQ);
 		if (!e)
 			return SRQ_BAD;
@@ -432,11 +480,30 @@ DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			return call_provider(e.provider->srq_post_recv_func, srq,
 					     n, iov, cookie);
 		auto o = std::static_pointer_cast<Srq>(e.obj);
-		c.h = srq;
-		c.gen = gen;
-		c.srq = o;
+		post_cache.h = srq;
+		post_cache.ch = o->chan;
 		return o->post_recv(n, iov, cookie, false);
 	});
+}
+
+DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
+			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+{
+	PostCache &c = post_cache;
+
+	if (__builtin_expect(srq && srq == c.h, 1)) {
+		PostChannel *ch = c.ch;
+		DAT_RETURN r;
+		bool done = false;
+
+		ch->lock.lock();
+		if (__builtin_expect(ch->handle == srq, 1))
+			done = ch->srq->post_fast(n, iov, cookie, r);
+		ch->lock.unlock();
+		if (__builtin_expect(done, 1))
+			return r;
+	}
+	return post_recv_lookup(srq, n, iov, cookie);
 }
 
 DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,

@@ -31,12 +31,11 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
-#include <linux/inet.h>
-#include <linux/in.h>
 #include <linux/ktime.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
 #include <dat/kdat.h>
+#include "kt_conn.h"
 
 static char *srv_ia = "rxe0";
 module_param(srv_ia, charp, 0444);
@@ -69,7 +68,6 @@ MODULE_PARM_DESC(window, "sends in flight per client EP (1..64)");
 #define DEMO_QUAL		4700	/* the PSP's connection qualifier */
 #define DEMO_MAGIC		0x6b646174	/* "kdat" */
 #define DEMO_MAX_EPS		1024
-#define DEMO_CONNECT_BATCH	32	/* connection requests in flight */
 #define DEMO_WAIT_MS		10000	/* bound on every wait */
 #define DEMO_MAX_SNAPS		8
 
@@ -80,26 +78,15 @@ struct demo_msg {
 	u32 seq;			/* per-EP sequence number */
 };
 
-/* One side of the connections: an IA and what hangs off it. */
-struct demo_side {
-	const char *name;
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lmr_ctx;
-	void *buf;
-	size_t buf_len;
-	DAT_EP_HANDLE *ep;		/* neps */
-};
-
 struct demo_snap {
 	const char *when;
 	DAT_SRQ_PARAM p;
 };
 
 struct demo {
-	struct demo_side srv, cli;
+	struct kt_ctx kt;		/* why[]: the first failure */
+	struct kt_side srv, cli;
+	DAT_EP_HANDLE *sep, *cep;	/* neps server and client EPs */
 	DAT_SRQ_HANDLE srq;
 	DAT_PSP_HANDLE psp;
 	int connected;
@@ -131,46 +118,21 @@ struct demo {
 	int closed;			/* IAs closed gracefully */
 	struct demo_snap snap[DEMO_MAX_SNAPS];
 	int nsnap;
-	char why[128];			/* the first failure */
 };
 
 static struct demo *the_demo;
 
 #define demo_info(fmt, ...)	pr_info("kdat_demo: " fmt "\n", ##__VA_ARGS__)
 
-static __printf(2, 3) void demo_fail(struct demo *d, const char *fmt, ...)
-{
-	char msg[sizeof(d->why)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pr_err("kdat_demo: error: %s\n", msg);
-	if (!d->why[0])
-		strscpy(d->why, msg, sizeof(d->why));
-}
+#define demo_fail(d, fmt, ...)	kt_fail(&(d)->kt, fmt, ##__VA_ARGS__)
 
 static bool demo_failed(struct demo *d)
 {
-	return d->why[0] != '\0';
-}
-
-/* Record a failed DAT call by its function name and the error's names. */
-static bool demo_check(struct demo *d, DAT_RETURN r, const char *call)
-{
-	const char *major = "", *minor = "";
-
-	if (r == DAT_SUCCESS)
-		return true;
-	dat_strerror(r, &major, &minor);
-	demo_fail(d, "%.*s: %s%s%s (0x%x)", (int)strcspn(call, "("), call,
-		  major, *minor ? " " : "", minor, r);
-	return false;
+	return d->kt.why[0] != '\0';
 }
 
 /* Check a DAT call; on failure record it and evaluate to false. */
-#define DEMO_OK(d, call)	demo_check(d, (call), #call)
+#define DEMO_OK(d, call)	kt_check(&(d)->kt, (call), #call)
 
 /* Wait (bounded) for @cond, polling; true if it became true. */
 #define DEMO_WAIT_FOR(cond)						\
@@ -190,7 +152,7 @@ static DAT_DTO_COOKIE demo_cookie(u64 v)
 	return c;
 }
 
-static DAT_LMR_TRIPLET demo_seg(struct demo_side *s, size_t slot)
+static DAT_LMR_TRIPLET demo_seg(struct kt_side *s, size_t slot)
 {
 	DAT_LMR_TRIPLET t = {
 		.lmr_context = s->lmr_ctx,
@@ -199,11 +161,6 @@ static DAT_LMR_TRIPLET demo_seg(struct demo_side *s, size_t slot)
 	};
 
 	return t;
-}
-
-static bool demo_next_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
-{
-	return DEMO_WAIT_FOR(dat_evd_dequeue(evd, ev) == DAT_SUCCESS);
 }
 
 static DAT_SRQ_PARAM demo_srq_query(struct demo *d)
@@ -270,7 +227,7 @@ static void demo_srv_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	}
 	m = d->srv.buf + slot * size;
 	if (m->magic != DEMO_MAGIC || m->ep >= (u32)neps ||
-	    c->ep_handle != d->srv.ep[m->ep] ||
+	    c->ep_handle != d->sep[m->ep] ||
 	    m->seq != d->next_seq[m->ep] ||
 	    c->transfered_length != (DAT_VLEN)size) {
 		atomic_inc(&d->bad);
@@ -394,7 +351,7 @@ static bool demo_send(struct demo *d, u32 g)
 	m->ep = i;
 	m->seq = seq;
 	atomic_inc(&d->inflight[i]);
-	if (!DEMO_OK(d, dat_ep_post_send(d->cli.ep[i], 1, &t, demo_cookie(i),
+	if (!DEMO_OK(d, dat_ep_post_send(d->cep[i], 1, &t, demo_cookie(i),
 					 DAT_COMPLETION_DEFAULT_FLAG))) {
 		atomic_dec(&d->inflight[i]);
 		return false;
@@ -473,45 +430,21 @@ static bool demo_burst(struct demo *d, u32 from, u32 n, const char *stalled,
 /* ------------------------------------------------------------------ */
 /* Setup                                                                */
 
-static bool demo_side_open(struct demo *d, struct demo_side *s,
+static bool demo_side_open(struct demo *d, struct kt_side *s,
 			   const char *name, size_t buf_len,
 			   DAT_UPCALL_FUNC upcall, DAT_COUNT dto_qlen)
 {
 	DAT_UPCALL_OBJECT up = { .instance_data = d, .upcall_func = upcall };
-	DAT_REGION_DESCRIPTION r;
-	DAT_RMR_CONTEXT rctx;
-	DAT_VLEN rsize;
-	DAT_VADDR raddr;
 
-	s->name = name;
-	s->async_evd = DAT_HANDLE_NULL;
-	s->ep = kcalloc(neps, sizeof(*s->ep), GFP_KERNEL);
 	s->buf_len = buf_len;
 	s->buf = kzalloc(buf_len, GFP_KERNEL);
-	if (!s->ep || !s->buf) {
+	if (!s->buf) {
 		demo_fail(d, "%s: out of memory", name);
 		return false;
 	}
-	r.for_va = s->buf;
-	return DEMO_OK(d, dat_ia_open((const DAT_NAME_PTR)name, 64,
-				      &s->async_evd, &s->ia)) &&
-	       DEMO_OK(d, dat_pz_create(s->ia, &s->pz)) &&
-	       DEMO_OK(d, dat_evd_kcreate(s->ia, dto_qlen,
-					  DAT_UPCALL_SINGLE_INSTANCE, &up,
-					  DAT_EVD_DTO_FLAG, &s->dto_evd)) &&
-	       DEMO_OK(d, dat_evd_kcreate(s->ia, 2 * neps + 16,
-					  DAT_UPCALL_DISABLE, NULL,
-					  DAT_EVD_CONNECTION_FLAG,
-					  &s->conn_evd)) &&
-	       DEMO_OK(d, dat_evd_kcreate(s->ia, neps + 16,
-					  DAT_UPCALL_DISABLE, NULL,
-					  DAT_EVD_CR_FLAG, &s->cr_evd)) &&
-	       DEMO_OK(d, dat_lmr_kcreate(s->ia, DAT_MEM_TYPE_VIRTUAL, r,
-					  buf_len, s->pz,
-					  DAT_MEM_PRIV_LOCAL_READ_FLAG |
-					  DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-					  DAT_MEM_OPTIMIZE_DONT_CARE, &s->lmr,
-					  &s->lmr_ctx, &rctx, &rsize, &raddr));
+	return !kt_side_open(&d->kt, s, name, &up, dto_qlen, 2 * neps + 16,
+			     neps + 16, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+			     DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
 }
 
 static DAT_EP_ATTR demo_ep_attr(void)
@@ -537,7 +470,6 @@ static bool demo_setup(struct demo *d)
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
 	DAT_EP_ATTR a = demo_ep_attr();
-	int i;
 
 	/*
 	 * Every SRQ completion of every EP goes to the server's one DTO EVD:
@@ -552,98 +484,19 @@ static bool demo_setup(struct demo *d)
 	    !DEMO_OK(d, dat_psp_create(d->srv.ia, DEMO_QUAL, d->srv.cr_evd,
 				       DAT_PSP_CONSUMER_FLAG, &d->psp)))
 		return false;
-	for (i = 0; i < neps; i++) {
-		if (!DEMO_OK(d, dat_ep_create_with_srq(d->srv.ia, d->srv.pz,
-						       d->srv.dto_evd,
-						       d->srv.dto_evd,
-						       d->srv.conn_evd, d->srq,
-						       &a, &d->srv.ep[i])) ||
-		    !DEMO_OK(d, dat_ep_create(d->cli.ia, d->cli.pz,
-					      d->cli.dto_evd, d->cli.dto_evd,
-					      d->cli.conn_evd, &a,
-					      &d->cli.ep[i])))
-			return false;
-	}
-	return true;
-}
-
-/* Wait for @n ESTABLISHED events on @evd. */
-static bool demo_established(struct demo *d, struct demo_side *s, int n)
-{
-	DAT_EVENT ev;
-
-	while (n--) {
-		if (!demo_next_event(s->conn_evd, &ev)) {
-			demo_fail(d, "%s: a connection was not established",
-				  s->name);
-			return false;
-		}
-		if (ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
-			demo_fail(d, "%s: connection event 0x%x", s->name,
-				  ev.event_number);
-			return false;
-		}
-	}
-	return true;
+	return !kt_eps_create(&d->kt, &d->srv, d->srq, &d->cli, &a, d->sep,
+			      d->cep, neps);
 }
 
 /*
- * Connect every client, DEMO_CONNECT_BATCH requests at a time: the
- * clients connect, the server accepts each request on the server EP whose
- * index the request carries, and both sides see ESTABLISHED.
+ * Connect every client, KT_CONNECT_BATCH requests at a time: the clients
+ * connect, the server accepts each request on the server EP whose index
+ * the request carries, and both sides see ESTABLISHED.
  */
 static bool demo_connect(struct demo *d)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	struct sockaddr *addr = (struct sockaddr *)&sin;
-	DAT_CR_PARAM crp;
-	DAT_CR_HANDLE cr;
-	DAT_EVENT ev;
-	int b, i, n;
-	u32 tag;
-
-	sin.sin_addr.s_addr = in_aton(srv_addr);
-	for (b = 0; b < neps; b += n) {
-		n = min(neps - b, DEMO_CONNECT_BATCH);
-		for (i = b; i < b + n; i++) {
-			tag = i;
-			if (!DEMO_OK(d, dat_ep_connect(d->cli.ep[i], addr,
-						       DEMO_QUAL,
-						       DAT_TIMEOUT_INFINITE,
-						       sizeof(tag), &tag,
-						       DAT_QOS_BEST_EFFORT,
-						       DAT_CONNECT_DEFAULT_FLAG)))
-				return false;
-		}
-		for (i = 0; i < n; i++) {
-			if (!demo_next_event(d->srv.cr_evd, &ev) ||
-			    ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
-				demo_fail(d, "connection request %d of batch %d did not come",
-					  i, b);
-				return false;
-			}
-			cr = ev.event_data.cr_arrival_event_data.cr_handle;
-			if (!DEMO_OK(d, dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp)))
-				return false;
-			if (crp.private_data_size != sizeof(tag)) {
-				demo_fail(d, "private data of %d bytes",
-					  crp.private_data_size);
-				return false;
-			}
-			memcpy(&tag, crp.private_data, sizeof(tag));
-			if (tag < (u32)b || tag >= (u32)(b + n)) {
-				demo_fail(d, "request from unknown client %u", tag);
-				return false;
-			}
-			if (!DEMO_OK(d, dat_cr_accept(cr, d->srv.ep[tag], 0, NULL)))
-				return false;
-		}
-		if (!demo_established(d, &d->srv, n) ||
-		    !demo_established(d, &d->cli, n))
-			return false;
-		d->connected += n;
-	}
-	return true;
+	return !kt_connect(&d->kt, &d->srv, &d->cli, srv_addr, DEMO_QUAL,
+			   d->sep, d->cep, 0, neps, &d->connected);
 }
 
 /* ------------------------------------------------------------------ */
@@ -667,12 +520,13 @@ static void demo_free(struct demo *d, DAT_HANDLE *h,
  * SRQ and PSP (server), the LMR, the EVDs, the PZ, then close the IA,
  * gracefully: that refuses if anything was left behind.
  */
-static void demo_side_close(struct demo *d, struct demo_side *s)
+static void demo_side_close(struct demo *d, struct kt_side *s,
+			    DAT_EP_HANDLE *ep)
 {
 	int i;
 
-	for (i = 0; s->ep && i < neps; i++)
-		demo_free(d, &s->ep[i], dat_ep_free, "an EP");
+	for (i = 0; ep && i < neps; i++)
+		demo_free(d, &ep[i], dat_ep_free, "an EP");
 	if (s == &d->srv) {
 		demo_free(d, &d->srq, dat_srq_free, "the SRQ");
 		demo_free(d, &d->psp, dat_psp_free, "the PSP");
@@ -692,13 +546,13 @@ static void demo_side_close(struct demo *d, struct demo_side *s)
 }
 
 /* Count connection events of @num on @s's connection EVD. */
-static int demo_count_events(struct demo_side *s, DAT_EVENT_NUMBER num,
+static int demo_count_events(struct kt_side *s, DAT_EVENT_NUMBER num,
 			     int want)
 {
 	DAT_EVENT ev;
 	int n = 0;
 
-	while (n < want && demo_next_event(s->conn_evd, &ev))
+	while (n < want && kt_next_event(s->conn_evd, &ev))
 		if (ev.event_number == num)
 			n++;
 	return n;
@@ -712,7 +566,7 @@ static void demo_teardown(struct demo *d)
 	if (d->connected) {
 		/* the clients hang up; both sides see DISCONNECTED */
 		for (i = 0; i < neps; i++)
-			dat_ep_disconnect(d->cli.ep[i], DAT_CLOSE_GRACEFUL_FLAG);
+			dat_ep_disconnect(d->cep[i], DAT_CLOSE_GRACEFUL_FLAG);
 		n = demo_count_events(&d->cli, DAT_CONNECTION_EVENT_DISCONNECTED,
 				      d->connected);
 		if (n != d->connected)
@@ -726,8 +580,8 @@ static void demo_teardown(struct demo *d)
 		demo_info("disconnected %d connections", d->connected);
 		demo_snapshot(d, "after disconnect");
 	}
-	demo_side_close(d, &d->cli);
-	demo_side_close(d, &d->srv);
+	demo_side_close(d, &d->cli, d->cep);
+	demo_side_close(d, &d->srv, d->sep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -848,7 +702,7 @@ static void demo_summary(struct demo *d)
 	demo_info("IAs closed gracefully     %d of 2 (refused if any object was left)",
 		  d->closed);
 	if (demo_failed(d))
-		demo_info("result: FAIL (%s)", d->why);
+		demo_info("result: FAIL (%s)", d->kt.why);
 	else
 		demo_info("result: PASS");
 }
@@ -856,9 +710,9 @@ static void demo_summary(struct demo *d)
 static void demo_free_state(struct demo *d)
 {
 	kfree(d->srv.buf);
-	kfree(d->srv.ep);
 	kfree(d->cli.buf);
-	kfree(d->cli.ep);
+	kfree(d->sep);
+	kfree(d->cep);
 	kfree(d->got);
 	kfree(d->next_seq);
 	kfree(d->held);
@@ -875,15 +729,20 @@ static int __init kdat_demo_init(void)
 	if (!d)
 		return -ENOMEM;
 	the_demo = d;
+	d->kt.name = "kdat_demo";
+	d->kt.log = true;
 	init_waitqueue_head(&d->wq);
 	spin_lock_init(&d->hold_lock);
 	if (!demo_params_ok(d))
 		goto out;
+	d->sep = kcalloc(neps, sizeof(*d->sep), GFP_KERNEL);
+	d->cep = kcalloc(neps, sizeof(*d->cep), GFP_KERNEL);
 	d->got = kcalloc(neps, sizeof(*d->got), GFP_KERNEL);
 	d->next_seq = kcalloc(neps, sizeof(*d->next_seq), GFP_KERNEL);
 	d->inflight = kcalloc(neps, sizeof(*d->inflight), GFP_KERNEL);
 	d->held = kcalloc(depth, sizeof(*d->held), GFP_KERNEL);
-	if (!d->got || !d->next_seq || !d->inflight || !d->held) {
+	if (!d->sep || !d->cep || !d->got || !d->next_seq || !d->inflight ||
+	    !d->held) {
 		demo_fail(d, "out of memory");
 		goto out;
 	}

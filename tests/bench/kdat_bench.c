@@ -33,13 +33,12 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
-#include <linux/inet.h>
-#include <linux/in.h>
 #include <linux/ktime.h>
 #include <linux/completion.h>
 #include <linux/atomic.h>
 #include <rdma/ib_verbs.h>
 #include <dat/kdat.h>
+#include "kt_conn.h"
 
 static char *srv_ia = "rxe0";
 module_param(srv_ia, charp, 0444);
@@ -76,88 +75,41 @@ module_param(micro, bool, 0444);
 MODULE_PARM_DESC(micro, "measure the cost of single calls instead of the rate");
 
 #define BENCH_MAX_EPS		1024
-#define BENCH_CONNECT_BATCH	32
-#define BENCH_WAIT_MS		10000
 #define BENCH_RUN_MS		300000	/* give up on the traffic after this */
 #define BENCH_MICRO_N		4096	/* calls timed per micro measurement */
 
-/* One client EP and its send window (under lock: upcall and init post). */
-struct bench_ep {
-	DAT_EP_HANDLE ep;
+/* A client EP's send window (under lock: upcall and init post). */
+struct bench_win {
 	spinlock_t lock;		/* window state: upcall vs. first fill */
 	u32 quota;			/* messages this EP sends */
 	u32 posted;			/* sends posted */
 	u32 done;			/* sends known complete */
 };
 
-struct bench_side {
-	const char *name;
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lmr_ctx;
-	void *buf;
-};
-
 struct bench {
-	struct bench_side srv, cli;
+	struct kt_ctx kt;		/* why[]: the first failure */
+	struct kt_side srv, cli;
 	DAT_SRQ_HANDLE srq;
 	DAT_PSP_HANDLE psp;
 	DAT_EP_HANDLE *sep;		/* server EPs */
-	struct bench_ep *cep;		/* client EPs */
+	DAT_EP_HANDLE *cep;		/* client EPs */
+	struct bench_win *win;		/* their send windows */
 	u32 total;
 	atomic_t received;
 	atomic_t errors;
 	bool stopping;
 	ktime_t t_end;
 	struct completion done;
-	char why[128];
 };
 
-static __printf(2, 3) void bench_fail(struct bench *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (b->why[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->why, sizeof(b->why), fmt, ap);
-	va_end(ap);
-}
-
-/* Record a failed DAT call by its function name and the error's names. */
-static bool bench_check(struct bench *b, DAT_RETURN r, const char *call)
-{
-	const char *major = "", *minor = "";
-
-	if (r == DAT_SUCCESS)
-		return true;
-	dat_strerror(r, &major, &minor);
-	bench_fail(b, "%.*s: %s%s%s (0x%x)", (int)strcspn(call, "("), call,
-		   major, *minor ? " " : "", minor, r);
-	return false;
-}
-
-#define BENCH_OK(b, call)	bench_check(b, (call), #call)
+#define bench_fail(b, fmt, ...)	kt_fail(&(b)->kt, fmt, ##__VA_ARGS__)
+#define BENCH_OK(b, call)	kt_check(&(b)->kt, (call), #call)
 
 static DAT_DTO_COOKIE bench_cookie(u64 v)
 {
 	DAT_DTO_COOKIE c = { .as_64 = v };
 
 	return c;
-}
-
-static bool bench_next_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(BENCH_WAIT_MS);
-
-	while (dat_evd_dequeue(evd, ev) != DAT_SUCCESS) {
-		if (time_after(jiffies, end))
-			return false;
-		usleep_range(100, 500);
-	}
-	return true;
 }
 
 /* Stop the run early: the waiter wakes up and reports. */
@@ -212,7 +164,7 @@ static void bench_srv_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
  */
 static void bench_pump(struct bench *b, u32 i)
 {
-	struct bench_ep *e = &b->cep[i];
+	struct bench_win *e = &b->win[i];
 	DAT_LMR_TRIPLET t = {
 		.lmr_context = b->cli.lmr_ctx,
 		.virtual_address = (DAT_VADDR)(uintptr_t)b->cli.buf,
@@ -226,7 +178,7 @@ static void bench_pump(struct bench *b, u32 i)
 		flags = seq % signal == signal - 1 || seq == e->quota - 1 ?
 			DAT_COMPLETION_DEFAULT_FLAG :
 			DAT_COMPLETION_SUPPRESS_FLAG;
-		if (dat_ep_post_send(e->ep, 1, &t,
+		if (dat_ep_post_send(b->cep[i], 1, &t,
 				     bench_cookie((u64)i << 32 | seq),
 				     flags) != DAT_SUCCESS) {
 			bench_error(b);
@@ -252,27 +204,22 @@ static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 			bench_error(b);
 		return;
 	}
-	spin_lock_irqsave(&b->cep[i].lock, flags);
-	b->cep[i].done = (u32)c->user_cookie.as_64 + 1;
+	spin_lock_irqsave(&b->win[i].lock, flags);
+	b->win[i].done = (u32)c->user_cookie.as_64 + 1;
 	bench_pump(b, i);
-	spin_unlock_irqrestore(&b->cep[i].lock, flags);
+	spin_unlock_irqrestore(&b->win[i].lock, flags);
 }
 
 /* ------------------------------------------------------------------ */
 /* Setup and teardown                                                   */
 
-static bool bench_side_open(struct bench *b, struct bench_side *s,
+static bool bench_side_open(struct bench *b, struct kt_side *s,
 			    const char *name, size_t buf_len,
 			    DAT_UPCALL_FUNC upcall, DAT_COUNT dto_qlen)
 {
 	DAT_UPCALL_OBJECT up = { .instance_data = b, .upcall_func = upcall };
-	DAT_REGION_DESCRIPTION r;
-	DAT_RMR_CONTEXT rctx;
-	DAT_VLEN rsize;
-	DAT_VADDR raddr;
 
-	s->name = name;
-	s->async_evd = DAT_HANDLE_NULL;
+	s->buf_len = buf_len;
 	s->buf = kvzalloc(buf_len, GFP_KERNEL);
 	if (!s->buf) {
 		bench_fail(b, "%s: no memory for %zu bytes", name, buf_len);
@@ -284,26 +231,9 @@ static bool bench_side_open(struct bench *b, struct bench_side *s,
 			   buf_len);
 		return false;
 	}
-	r.for_va = s->buf;
-	return BENCH_OK(b, dat_ia_open((const DAT_NAME_PTR)name, 64,
-				       &s->async_evd, &s->ia)) &&
-	       BENCH_OK(b, dat_pz_create(s->ia, &s->pz)) &&
-	       BENCH_OK(b, dat_evd_kcreate(s->ia, dto_qlen,
-					   DAT_UPCALL_SINGLE_INSTANCE, &up,
-					   DAT_EVD_DTO_FLAG, &s->dto_evd)) &&
-	       BENCH_OK(b, dat_evd_kcreate(s->ia, 2 * neps + 16,
-					   DAT_UPCALL_DISABLE, NULL,
-					   DAT_EVD_CONNECTION_FLAG,
-					   &s->conn_evd)) &&
-	       BENCH_OK(b, dat_evd_kcreate(s->ia, neps + 16,
-					   DAT_UPCALL_DISABLE, NULL,
-					   DAT_EVD_CR_FLAG, &s->cr_evd)) &&
-	       BENCH_OK(b, dat_lmr_kcreate(s->ia, DAT_MEM_TYPE_VIRTUAL, r,
-					   buf_len, s->pz,
-					   DAT_MEM_PRIV_LOCAL_READ_FLAG |
-					   DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-					   DAT_MEM_OPTIMIZE_DONT_CARE, &s->lmr,
-					   &s->lmr_ctx, &rctx, &rsize, &raddr));
+	return !kt_side_open(&b->kt, s, name, &up, dto_qlen, 2 * neps + 16,
+			     neps + 16, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+			     DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
 }
 
 static bool bench_setup(struct bench *b)
@@ -338,87 +268,11 @@ static bool bench_setup(struct bench *b)
 					DAT_PSP_CONSUMER_FLAG, &b->psp)))
 		return false;
 	for (i = 0; i < neps; i++) {
-		spin_lock_init(&b->cep[i].lock);
-		b->cep[i].quota = iters / neps + (i < iters % neps);
-		if (!BENCH_OK(b, dat_ep_create_with_srq(b->srv.ia, b->srv.pz,
-							b->srv.dto_evd,
-							b->srv.dto_evd,
-							b->srv.conn_evd, b->srq,
-							&a, &b->sep[i])) ||
-		    !BENCH_OK(b, dat_ep_create(b->cli.ia, b->cli.pz,
-					       b->cli.dto_evd, b->cli.dto_evd,
-					       b->cli.conn_evd, &a,
-					       &b->cep[i].ep)))
-			return false;
+		spin_lock_init(&b->win[i].lock);
+		b->win[i].quota = iters / neps + (i < iters % neps);
 	}
-	return true;
-}
-
-static bool bench_established(struct bench *b, struct bench_side *s, int n)
-{
-	DAT_EVENT ev;
-
-	while (n--) {
-		if (!bench_next_event(s->conn_evd, &ev) ||
-		    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
-			bench_fail(b, "%s: a connection was not established",
-				   s->name);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Connect BENCH_CONNECT_BATCH clients at a time; private data = index. */
-static bool bench_connect(struct bench *b)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	struct sockaddr *addr = (struct sockaddr *)&sin;
-	DAT_CR_PARAM crp;
-	DAT_CR_HANDLE cr;
-	DAT_EVENT ev;
-	int first, i, n;
-	u32 tag;
-
-	sin.sin_addr.s_addr = in_aton(srv_addr);
-	for (first = 0; first < neps; first += n) {
-		n = min(neps - first, BENCH_CONNECT_BATCH);
-		for (i = first; i < first + n; i++) {
-			tag = i;
-			if (!BENCH_OK(b, dat_ep_connect(b->cep[i].ep, addr, qual,
-							DAT_TIMEOUT_INFINITE,
-							sizeof(tag), &tag,
-							DAT_QOS_BEST_EFFORT,
-							DAT_CONNECT_DEFAULT_FLAG)))
-				return false;
-		}
-		for (i = 0; i < n; i++) {
-			if (!bench_next_event(b->srv.cr_evd, &ev) ||
-			    ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
-				bench_fail(b, "a connection request did not come");
-				return false;
-			}
-			cr = ev.event_data.cr_arrival_event_data.cr_handle;
-			if (!BENCH_OK(b, dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp)))
-				return false;
-			if (crp.private_data_size != sizeof(tag)) {
-				bench_fail(b, "private data of %d bytes",
-					   crp.private_data_size);
-				return false;
-			}
-			memcpy(&tag, crp.private_data, sizeof(tag));
-			if (tag < (u32)first || tag >= (u32)(first + n)) {
-				bench_fail(b, "request from unknown client %u", tag);
-				return false;
-			}
-			if (!BENCH_OK(b, dat_cr_accept(cr, b->sep[tag], 0, NULL)))
-				return false;
-		}
-		if (!bench_established(b, &b->srv, n) ||
-		    !bench_established(b, &b->cli, n))
-			return false;
-	}
-	return true;
+	return !kt_eps_create(&b->kt, &b->srv, b->srq, &b->cli, &a, b->sep,
+			      b->cep, neps);
 }
 
 /*
@@ -426,7 +280,7 @@ static bool bench_connect(struct bench *b)
  * CRs, PSPs, SRQs, LMRs, EVDs, PZs); the clients go first so the server
  * sees plain disconnects.
  */
-static void bench_side_close(struct bench_side *s)
+static void bench_side_close(struct kt_side *s)
 {
 	if (s->ia)
 		dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG);
@@ -546,7 +400,10 @@ static void bench_run(struct bench *b)
 	int i;
 
 	t_conn = ktime_get();
-	if (!bench_setup(b) || !bench_connect(b))
+	/* KT_CONNECT_BATCH at a time; private data = index */
+	if (!bench_setup(b) ||
+	    kt_connect(&b->kt, &b->srv, &b->cli, srv_addr, qual, b->sep,
+		       b->cep, 0, neps, NULL))
 		return;
 	t_conn = ktime_sub(ktime_get(), t_conn);
 	for (i = 0; i < depth; i++)
@@ -555,9 +412,9 @@ static void bench_run(struct bench *b)
 
 	t0 = ktime_get();
 	for (i = 0; i < neps; i++) {
-		spin_lock_irq(&b->cep[i].lock);
+		spin_lock_irq(&b->win[i].lock);
 		bench_pump(b, i);
-		spin_unlock_irq(&b->cep[i].lock);
+		spin_unlock_irq(&b->win[i].lock);
 	}
 	if (!wait_for_completion_timeout(&b->done,
 					 msecs_to_jiffies(BENCH_RUN_MS))) {
@@ -586,12 +443,14 @@ static int __init kdat_bench_init(void)
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
+	b->kt.name = "kdat_bench";
 	init_completion(&b->done);
 	if (bench_params_ok(b)) {
 		b->total = iters;
 		b->sep = kcalloc(neps, sizeof(*b->sep), GFP_KERNEL);
 		b->cep = kcalloc(neps, sizeof(*b->cep), GFP_KERNEL);
-		if (!b->sep || !b->cep)
+		b->win = kcalloc(neps, sizeof(*b->win), GFP_KERNEL);
+		if (!b->sep || !b->cep || !b->win)
 			bench_fail(b, "out of memory");
 		else if (micro)
 			bench_micro(b);
@@ -601,10 +460,11 @@ static int __init kdat_bench_init(void)
 	WRITE_ONCE(b->stopping, true);
 	bench_side_close(&b->cli);
 	bench_side_close(&b->srv);
-	if (b->why[0])
-		pr_err("kdat_bench: FAILED: %s\n", b->why);
+	if (b->kt.why[0])
+		pr_err("kdat_bench: FAILED: %s\n", b->kt.why);
 	kfree(b->sep);
 	kfree(b->cep);
+	kfree(b->win);
 	kfree(b);
 	return 0;
 }

@@ -39,25 +39,19 @@
 # Exit status: 0 if every run produced a result.
 set -uo pipefail
 
-QS=${QS:-1 16 128}
-REPEAT=${REPEAT:-3}
-ITERS=${ITERS:-20480}
-SIZE=${SIZE:-64}
-DEPTH=${DEPTH:-512}
 POST_DEPTH=${POST_DEPTH:-512}
 POST_N=${POST_N:-8192}
 POST_REPS=${POST_REPS:-7}
-PT_EXTRA=${PT_EXTRA:-}
-PT_TIMEOUT=${PT_TIMEOUT:-60}
 UB_TIMEOUT=${UB_TIMEOUT:-150}
 UB_EXTRA=${UB_EXTRA:-}
 OUTDIR=${1:-${OUTDIR:-}}
-SRV_ADDR=192.0.2.1
-PT_PORT=18515
 LOG=$(mktemp -d)
 status=0
 
 log() { echo "run-user-bench: $*" >&2; }
+
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ -z ${UBENCH:-} ]]; then
 	for UBENCH in build/user/tests/bench/user_bench build/ubench/user_bench; do
@@ -69,19 +63,8 @@ if [[ ! -x $UBENCH ]]; then
 	exit 1
 fi
 
-# Counters of the receiving device: RNR NAKs sent (a sender found the SRQ
-# empty and waits for the RNR timer) and packets received.
-ctr() { cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
-
-depth_for() { local d=$((32767 / $1)); echo $((d < DEPTH ? d : DEPTH)); }
-window_for() {
-	local w=$(($(depth_for "$1") / (2 * $1)))
-	((w < 1)) && w=1
-	((w > 64)) && w=64
-	echo "$w"
-}
-
 # user_bench rate Q -> msg/s on stdout (empty on failure)
+# shellcheck disable=SC2317 # called through rate_runs
 run_user() {
 	local q=$1 out line
 	# shellcheck disable=SC2086 # UB_EXTRA is a list of parameters
@@ -96,38 +79,6 @@ run_user() {
 	fi
 }
 
-# perftest Q -> msg/s on stdout (empty on failure); as in run-bench.sh
-run_perftest() {
-	local q=$1 n=$((ITERS / $1)) spid crc src rate
-	# shellcheck disable=SC2206 # PT_EXTRA is a list of options
-	local args=(--use-srq -x 1 -q "$q" -s "$SIZE" -n "$n" -F
-		-r "$(depth_for "$q")" -t "$(window_for "$q")" $PT_EXTRA)
-	timeout "$PT_TIMEOUT" ib_send_bw -d rxe0 "${args[@]}" >"$LOG/pt-srv" 2>&1 &
-	spid=$!
-	for _ in $(seq 200); do
-		ss -Hltn "sport = :$PT_PORT" | grep -q . && break
-		sleep 0.05
-	done
-	timeout "$PT_TIMEOUT" ib_send_bw -d rxe1 "${args[@]}" "$SRV_ADDR" >"$LOG/pt-cli" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	{
-		echo "== ib_send_bw ${args[*]} (client $crc, server $src)"
-		grep -A1 'MsgRate' "$LOG/pt-srv"
-	} >>"$LOG/perftest.log"
-	# the receiver's report: "#bytes #iterations BW-peak BW-avg MsgRate[Mpps]"
-	rate=$(awk 'f && NF >= 5 { printf "%.0f", $5 * 1000000; exit } /MsgRate/ { f = 1 }' "$LOG/pt-srv")
-	if [[ $crc != 0 || $src != 0 || -z $rate ]]; then
-		log "perftest -q $q failed (client $crc, server $src):"
-		grep -v -e GID -e address "$LOG/pt-srv" "$LOG/pt-cli" | tail -n 4 >&2
-		return
-	fi
-	echo "$rate"
-}
-
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.2f-%.2f", lo, hi }'; }
 # field NAME of a "key=value ..." line
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 
@@ -135,12 +86,7 @@ if ! insmod kernel/kdat.ko; then
 	log "cannot load kernel/kdat.ko (build it first: make module)"
 	exit 1
 fi
-for q in $QS; do
-	if ((ITERS / q < q)); then
-		log "ITERS=$ITERS is too small for perftest with $q QPs (needs ITERS / Q >= Q)"
-		exit 1
-	fi
-done
+check_iters
 start=$SECONDS
 
 # 1. receive-post cost, no traffic
@@ -171,21 +117,7 @@ timeout "$UB_TIMEOUT" "$UBENCH" parts depth="$POST_DEPTH" size="$SIZE" >"$LOG/pa
 
 # 2. message rate, alternating with perftest
 RUNS=$LOG/runs # "Q rep user perftest rnr_user rnr_perftest"
-: >"$RUNS"
-for ((rep = 1; rep <= REPEAT; rep++)); do
-	for q in $QS; do
-		rnr0=$(ctr send_rnr_err)
-		u=$(run_user "$q")
-		rnr1=$(ctr send_rnr_err)
-		p=$(run_perftest "$q")
-		rnr2=$(ctr send_rnr_err)
-		[[ -n $u && -n $p ]] || status=1
-		printf '%s %s %s %s %s %s\n' "$q" "$rep" "${u:--}" "${p:--}" \
-			$((rnr1 - rnr0)) $((rnr2 - rnr1)) >>"$RUNS"
-		log "$(printf 'run %d Q=%-3s kdat-user %7s msg/s   perftest %7s msg/s   RNR NAKs %d/%d   (%ds)' \
-			"$rep" "$q" "${u:--}" "${p:--}" $((rnr1 - rnr0)) $((rnr2 - rnr1)) $((SECONDS - start)))"
-	done
-done
+rate_runs run_user kdat-user
 rmmod kdat || { log "rmmod kdat failed"; status=1; }
 
 col() { awk -v c="$1" '$c != "" && $c != "-" { print $c }' "$POSTS"; }
@@ -209,16 +141,10 @@ TABLE=$LOG/table
 	echo "Message rate through one SRQ (rxe1 -> rxe0, ${SIZE}-byte sends, $ITERS messages per run,"
 	echo "median of $REPEAT runs; kdat-user = libdat server thread reaping and re-posting)"
 	echo
-	printf '%5s %6s %7s %16s %16s %15s %12s\n' EPs depth window "kdat-user msg/s" "perftest msg/s" \
-		"user/perftest" "ratio range"
-	for q in $QS; do
-		umed=$(awk -v q="$q" '$1 == q && $3 != "-" { print $3 }' "$RUNS" | median)
-		pmed=$(awk -v q="$q" '$1 == q && $4 != "-" { print $4 }' "$RUNS" | median)
-		ratios=$(awk -v q="$q" '$1 == q && $3 != "-" && $4 != "-" && $4 > 0 { printf "%.3f\n", $3 / $4 }' "$RUNS")
-		printf '%5s %6s %7s %16s %16s %15s %12s\n' "$q" "$(depth_for "$q")" "$(window_for "$q")" \
-			"$(printf '%.0f' "${umed:-0}")" "$(printf '%.0f' "${pmed:-0}")" \
-			"$(printf '%.2f' "$(median <<<"$ratios")")" "$(range <<<"$ratios")"
-	done
+	fmt='%5s %6s %7s %16s %16s %15s %12s\n'
+	# shellcheck disable=SC2059 # one format for the header and the rows
+	printf "$fmt" EPs depth window "kdat-user msg/s" "perftest msg/s" "user/perftest" "ratio range"
+	rate_rows "$fmt"
 	echo "goal: user/perftest >= 0.9"
 	echo
 	echo "post runs (rep, ns/post: dat dat_steady ioctl verbs getppid, ratios dat/verbs ioctl/dat):"
@@ -229,12 +155,4 @@ TABLE=$LOG/table
 	sed 's/^/  /' "$LOG/parts"
 	echo "total time $((SECONDS - start)) s"
 } >"$TABLE"
-cat "$TABLE"
-if [[ -n $OUTDIR ]]; then
-	mkdir -p "$OUTDIR"
-	cp "$TABLE" "$OUTDIR/user-bench.txt"
-	cat "$LOG/user.log" "$LOG/perftest.log" >"$OUTDIR/user-bench-runs.log" 2>/dev/null
-	log "table written to $OUTDIR/user-bench.txt"
-fi
-rm -rf "$LOG"
-exit $status
+finish user-bench "$LOG/user.log" "$LOG/perftest.log"

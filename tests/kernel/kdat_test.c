@@ -21,6 +21,7 @@
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <dat/kdat.h>
+#include "kt_conn.h"
 
 static char *srv_ia = "rxe0";
 static char *cli_ia = "rxe1";
@@ -76,61 +77,37 @@ static u16 next_qual = QUAL_BASE;
 	})
 
 /* ------------------------------------------------------------------ */
-/* Fixture: one side of a connection                                   */
+/* Fixture: one side of a connection (struct kt_side, kt_conn.h)       */
 
-struct side {
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
-	DAT_PZ_HANDLE pz;
-	void *buf;
-	size_t buf_len;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lmr_ctx;
-};
+static struct kt_ctx kt = { .name = "kdat_test", .log = true };
 
 struct pair {
-	struct side s, c;		/* server (SRQ owner) and client */
+	struct kt_side s, c;		/* server (SRQ owner) and client */
 	DAT_SRQ_HANDLE srq;
 	DAT_PSP_HANDLE psp;
 	int n;
 	DAT_EP_HANDLE sep[128], cep[128];
 };
 
-static DAT_RETURN lmr_on(struct side *x, DAT_PZ_HANDLE pz, void *buf,
+static DAT_RETURN lmr_on(struct kt_side *x, DAT_PZ_HANDLE pz, void *buf,
 			 size_t len, DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *ctx)
 {
-	DAT_REGION_DESCRIPTION r = { .for_va = buf };
-	DAT_RMR_CONTEXT rctx;
-	DAT_VLEN rsize;
-	DAT_VADDR raddr;
-
-	return dat_lmr_kcreate(x->ia, DAT_MEM_TYPE_VIRTUAL, r, len, pz,
-			       DAT_MEM_PRIV_ALL_FLAG, DAT_MEM_OPTIMIZE_DONT_CARE,
-			       lmr, ctx, &rctx, &rsize, &raddr);
+	return kt_lmr_create(x->ia, pz, buf, len, DAT_MEM_PRIV_ALL_FLAG, lmr,
+			     ctx);
 }
 
-static int side_open(struct side *x, const char *name, size_t buf_len)
+static int side_open(struct kt_side *x, const char *name, size_t buf_len)
 {
 	memset(x, 0, sizeof(*x));
-	x->async_evd = DAT_HANDLE_NULL;
-	if (dat_ia_open((const DAT_NAME_PTR)name, 64, &x->async_evd, &x->ia))
-		return -ENODEV;
-	if (dat_pz_create(x->ia, &x->pz) ||
-	    dat_evd_kcreate(x->ia, 4096, DAT_UPCALL_DISABLE, NULL,
-			    DAT_EVD_DTO_FLAG, &x->dto_evd) ||
-	    dat_evd_kcreate(x->ia, 256, DAT_UPCALL_DISABLE, NULL,
-			    DAT_EVD_CONNECTION_FLAG, &x->conn_evd) ||
-	    dat_evd_kcreate(x->ia, 256, DAT_UPCALL_DISABLE, NULL,
-			    DAT_EVD_CR_FLAG, &x->cr_evd))
-		return -ENOMEM;
 	x->buf_len = buf_len;
 	x->buf = kzalloc(buf_len, GFP_KERNEL);
-	if (!x->buf || lmr_on(x, x->pz, x->buf, buf_len, &x->lmr, &x->lmr_ctx))
+	if (!x->buf)
 		return -ENOMEM;
-	return 0;
+	return kt_side_open(&kt, x, name, NULL, 4096, 256, 256,
+			    DAT_MEM_PRIV_ALL_FLAG);
 }
 
-static void side_close(struct side *x)
+static void side_close(struct kt_side *x)
 {
 	if (x->ia)
 		dat_ia_close(x->ia, DAT_CLOSE_ABRUPT_FLAG);
@@ -138,7 +115,7 @@ static void side_close(struct side *x)
 	memset(x, 0, sizeof(*x));
 }
 
-static DAT_LMR_TRIPLET seg(struct side *x, size_t off, size_t len)
+static DAT_LMR_TRIPLET seg(struct kt_side *x, size_t off, size_t len)
 {
 	DAT_LMR_TRIPLET t = {
 		.lmr_context = x->lmr_ctx,
@@ -195,54 +172,19 @@ static DAT_SRQ_PARAM srq_q(DAT_SRQ_HANDLE srq)
 }
 
 /*
- * Connect server EP @sep to client EP @cep through a fresh PSP; both see
- * ESTABLISHED.  The CR carries @tag as private data.
+ * Connect server EP @sep to client EP @cep through the pair's PSP (created
+ * on first use); both see ESTABLISHED.  The CR carries @tag as private data.
  */
 static int connect_one(struct pair *p, DAT_EP_HANDLE sep, DAT_EP_HANDLE cep,
 		       u32 tag)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	DAT_CR_PARAM crp;
-	DAT_EVENT ev;
-	DAT_RETURN r;
-
-	sin.sin_addr.s_addr = in_aton(srv_addr);
 	if (!p->psp) {
 		if (dat_psp_create(p->s.ia, next_qual, p->s.cr_evd,
 				   DAT_PSP_CONSUMER_FLAG, &p->psp))
 			return -EADDRINUSE;
 	}
-	r = dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
-			   DAT_TIMEOUT_INFINITE, sizeof(tag), &tag,
-			   DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
-	if (r) {
-		pr_err("kdat_test: connect: 0x%x\n", r);
-		return -EIO;
-	}
-	if (!next_event(p->s.cr_evd, &ev) ||
-	    ev.event_number != DAT_CONNECTION_REQUEST_EVENT) {
-		if (dat_evd_dequeue(p->c.conn_evd, &ev) == DAT_SUCCESS)
-			pr_err("kdat_test: client got event 0x%x\n",
-			       ev.event_number);
-		return -ETIMEDOUT;
-	}
-	if (dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle,
-			 DAT_CR_FIELD_ALL, &crp) ||
-	    crp.private_data_size != sizeof(tag) ||
-	    memcmp(crp.private_data, &tag, sizeof(tag)))
-		return -EPROTO;
-	if (dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, sep,
-			  0, NULL))
-		return -EIO;
-	if (!next_event(p->s.conn_evd, &ev) ||
-	    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
-	    ev.event_data.connect_event_data.ep_handle != sep)
-		return -ENOTCONN;
-	if (!next_event(p->c.conn_evd, &ev) ||
-	    ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
-	    ev.event_data.connect_event_data.ep_handle != cep)
-		return -ENOTCONN;
-	return 0;
+	return kt_connect(&kt, &p->s, &p->c, srv_addr, next_qual, &sep, &cep,
+			  tag, 1, NULL);
 }
 
 /* Open both sides, an SRQ of @depth on the server and @n connected pairs. */
@@ -260,11 +202,8 @@ static int pair_open(struct pair *p, int n, DAT_COUNT depth)
 	if (dat_srq_create(p->s.ia, p->s.pz, &sa, &p->srq))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (dat_ep_create_with_srq(p->s.ia, p->s.pz, p->s.dto_evd,
-					   p->s.dto_evd, p->s.conn_evd, p->srq,
-					   &a, &p->sep[i]) ||
-		    dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
-				  p->c.conn_evd, &a, &p->cep[i]))
+		if (kt_eps_create(&kt, &p->s, p->srq, &p->c, &a, &p->sep[i],
+				  &p->cep[i], 1))
 			return -ENOMEM;
 		ret = connect_one(p, p->sep[i], p->cep[i], i);
 		if (ret) {
@@ -310,7 +249,7 @@ static DAT_RETURN post_srq(struct pair *p, size_t off, size_t len, u64 ck)
 static void t_srq_create_bad_handles(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
-	struct side x = {}, y = {};
+	struct kt_side x = {}, y = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_PZ_HANDLE freed;
 
@@ -338,7 +277,7 @@ static void t_srq_create_bad_attr(void)
 {
 	DAT_IA_ATTR ia_attr;
 	DAT_SRQ_ATTR sa;
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	long before;
 
@@ -377,7 +316,7 @@ static void t_srq_create_attributes_at_least_requested(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 2,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_SRQ_PARAM q;
 
@@ -404,7 +343,7 @@ static void t_srq_create_nondefault_lw_fires_at_once(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1,
 			    .low_watermark = 2 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq = NULL;
 	DAT_EVENT ev;
 
@@ -424,7 +363,7 @@ static void t_srq_create_mt_safe(void)
 	/* dat_srq_create is MT-safe: many SRQs on one PZ are independent */
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
 	DAT_SRQ_HANDLE srq[16];
-	struct side x = {};
+	struct kt_side x = {};
 	int i;
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
@@ -473,7 +412,7 @@ out:
 static void t_srq_query_bad_args(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_SRQ_PARAM q;
 
@@ -506,7 +445,7 @@ static void t_srq_post_recv_bad_args(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 2 };
 	DAT_LMR_TRIPLET t[3];
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	int i;
 
@@ -550,7 +489,7 @@ out:
 static void t_srq_post_recv_pz_mismatch_is_protection_violation(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_PZ_HANDLE pz2;
 	DAT_LMR_HANDLE lmr2;
@@ -580,7 +519,7 @@ static void t_srq_post_recv_privileges(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
 	DAT_REGION_DESCRIPTION r;
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_LMR_HANDLE lmr2;
 	DAT_LMR_CONTEXT ctx2;
@@ -671,7 +610,7 @@ static void t_srq_post_recv_valid_in_error_free_states(void)
 {
 	/* posting works before any EP is attached, and after EPs left */
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_EP_ATTR a = ep_attr();
@@ -746,7 +685,7 @@ out:
 static void t_srq_resize_refuses_below_watermark(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EVENT ev;
 
@@ -764,7 +703,7 @@ out:
 static void t_srq_resize_bad_args(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
@@ -861,7 +800,7 @@ out:
 static void t_srq_set_lw_bad_args(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
@@ -884,7 +823,7 @@ static void t_srq_free_refused_while_ep_uses_it(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
@@ -923,7 +862,7 @@ static void t_ep_with_srq_created_unconnected_with_exact_attrs(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_EP_PARAM q;
@@ -961,7 +900,7 @@ static void t_ep_with_srq_bad_args(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct side x = {}, y = {};
+	struct kt_side x = {}, y = {};
 	DAT_SRQ_HANDLE srq, srq_y;
 	DAT_EP_HANDLE ep;
 	DAT_EP_PARAM prm = {};
@@ -1014,7 +953,7 @@ static void t_ep_with_srq_refuses_ep_post_recv(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_LMR_TRIPLET t;
@@ -1037,7 +976,7 @@ static void t_ep_with_srq_completion_flag_rules(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr(), b;
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep1, ep2, ep3;
 	DAT_EVD_HANDLE mixed, sol;
@@ -1576,7 +1515,7 @@ static void t_ia_reports_srq_attributes(void)
 {
 	DAT_IA_ATTR ia;
 	DAT_PROVIDER_ATTR pa;
-	struct side x = {};
+	struct kt_side x = {};
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
 	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia,
@@ -1595,7 +1534,7 @@ out:
 
 static void t_handles_wrong_type_and_stale(void)
 {
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_HANDLE_TYPE type;
 	DAT_PZ_HANDLE pz;
 	DAT_EVENT ev;
@@ -1698,7 +1637,7 @@ static int catastrophe_thread(void *unused)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct side x = {};
+	struct kt_side x = {};
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_EVENT ev;

@@ -352,7 +352,28 @@ TEST(PostRing, GarbageHeadIsClamped)
 	FakeRing k(4, sizeof(struct kdat_srq_wqe));
 	PostProducer p(k.layout(kWqeHeader + sizeof(struct kdat_useg)));
 
+	struct kdat_useg seg = {};
+	for (int i = 0; i < 4; i++)
+		p.push(i, 1, &seg);
+	EXPECT_TRUE(p.full());
 	k.hdr()->head = 12345;	/* a kernel bug must not look like room */
 	EXPECT_EQ(4u, p.pending());
 	EXPECT_TRUE(p.full());
+}
+
+/* The head is read again only when the ring looks full; room then shows. */
+TEST(PostRing, FullRereadsTheKernelHead)
+{
+	FakeRing k(4, sizeof(struct kdat_srq_wqe));
+	PostProducer p(k.layout(kWqeHeader + sizeof(struct kdat_useg)));
+	struct kdat_useg seg = {};
+
+	for (int i = 0; i < 4; i++) {
+		EXPECT_FALSE(p.full());
+		p.push(i, 1, &seg);
+	}
+	EXPECT_TRUE(p.full());
+	k.hdr()->head = 3;	/* the kernel took three */
+	EXPECT_FALSE(p.full());
+	EXPECT_EQ(1u, p.pending());
 }

@@ -460,3 +460,63 @@ TEST_F(Srq, QueryCountsReceivesRepostedAfterReaping)
 	EXPECT_OK(dat_evd_free(recv));
 	EXPECT_OK(dat_evd_free(req));
 }
+
+/*
+ * A thread's post fast path remembers the SRQ it posted to last; a freed
+ * SRQ must still be DAT_INVALID_HANDLE there, also after its post channel
+ * went to a new SRQ.
+ */
+TEST_F(Srq, PostAfterFreeIsInvalidHandleOnTheCachedPath)
+{
+	DAT_SRQ_HANDLE old = make_srq(8);
+
+	ASSERT_OK(post(old, 0));
+	ASSERT_OK(post(old, 1));	/* the cached path */
+	EXPECT_OK(dat_srq_free(old));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_SRQ), post(old, 2));
+
+	DAT_SRQ_HANDLE neu = make_srq(8);	/* takes the recycled channel */
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_SRQ), post(old, 3));
+	ASSERT_OK(post(neu, 4));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_SRQ), post(old, 5));
+	ASSERT_OK(post(neu, 6));
+	EXPECT_EQ(2, query(neu).outstanding_dto_count);
+	EXPECT_OK(dat_srq_free(neu));
+}
+
+/*
+ * Posting while another thread frees the SRQ (a consumer bug, but no
+ * reason to crash): every post either succeeds or says
+ * DAT_INVALID_HANDLE, and once the free has returned they all say so.
+ */
+TEST_F(Srq, PostRacingFreeIsSuccessOrInvalidHandle)
+{
+	for (int round = 0; round < 20; round++) {
+		DAT_SRQ_HANDLE srq = make_srq(4096);
+		std::atomic<bool> freed{false}, go{false};
+		int bad = 0, after_free_ok = 0;
+
+		std::thread poster([&] {
+			while (!go.load())
+				;
+			for (int i = 0; i < 4000; i++) {
+				bool was_freed = freed.load();
+				DAT_RETURN r = post(srq, i);
+
+				if (r == DAT_SUCCESS) {
+					after_free_ok += was_freed;
+					continue;
+				}
+				if (DAT_GET_TYPE(r) != DAT_INVALID_HANDLE)
+					bad++;
+			}
+		});
+		go = true;
+		std::this_thread::sleep_for(std::chrono::microseconds(50 * round));
+		EXPECT_OK(dat_srq_free(srq));
+		freed = true;
+		poster.join();
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(0, after_free_ok);
+	}
+}
