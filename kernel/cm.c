@@ -367,6 +367,13 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	cp.initiator_depth = ep->attr.max_rdma_read_out;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
+	/*
+	 * Receives a user posted to the SRQ before accepting wait in its
+	 * post ring (the kernel took only the first, on the kick); move them
+	 * into the SRQ now, so the peer's first messages find them all.
+	 */
+	if (ep->srq)
+		kdat_srq_drain(ep->srq);
 	rdma_lock_handler(id);
 	id->context = &ep->obj;
 	err = rdma_accept(id, &cp);
@@ -588,6 +595,9 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 	}
 	ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
 	spin_unlock_irq(&ep->lock);
+	/* as on accept: the SRQ holds what was posted before connecting */
+	if (ep->srq)
+		kdat_srq_drain(ep->srq);
 
 	memcpy(&dst, addr, sizeof(dst));
 	dst.sin_port = htons((u16)qual);

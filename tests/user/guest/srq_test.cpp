@@ -238,6 +238,55 @@ TEST_F(Srq, EmptySrqBehavesLikeEmptyRecvQueue)
 		  DAT_DTO_SUCCESS);
 }
 
+// RNR NAKs rxe0 has sent so far (the receiver found no buffer).
+static long rnr_naks_sent()
+{
+	std::ifstream f(std::string("/sys/class/infiniband/") + srv_ia() +
+			"/ports/1/hw_counters/send_rnr_err");
+	long v = -1;
+	f >> v;
+	return v;
+}
+
+// Receives posted before the connections (only the first of which the
+// kernel took, on the kick) are all in the SRQ once they are accepted: a
+// burst of as many messages as buffers, from four EPs at once, finds a
+// buffer for each: no RNR NAK.
+TEST_F(Srq, BuffersPostedBeforeAcceptMeetTheFirstBurst)
+{
+	constexpr int kEps = 4, kPerEp = 64, kN = kEps * kPerEp;
+	make_srq(kN);
+	for (int i = 0; i < kN; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	DAT_EP_ATTR a = ep_attr();
+	for (int e = 0; e < kEps; e++) {
+		DAT_EP_HANDLE se, ce;
+		ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto,
+						 s.conn, srq, &a, &se));
+		ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a,
+					&ce));
+		connect(se, ce, e);
+		sep.push_back(se);
+		cep.push_back(ce);
+	}
+	long before = rnr_naks_sent();
+	ASSERT_GE(before, 0) << "no RNR counter on " << srv_ia();
+	for (int i = 0; i < kPerEp; i++)
+		for (int e = 0; e < kEps; e++) {
+			DAT_LMR_TRIPLET t = c.seg((e * kPerEp + i) * 64, 64);
+			ASSERT_OK(dat_ep_post_send(cep[e], 1, &t, cookie(i),
+						   DAT_COMPLETION_DEFAULT_FLAG));
+		}
+	DAT_EVENT ev;
+	for (int got = 0; got < kN;) {
+		ASSERT_TRUE(wait_event(s.dto, &ev)) << got << " of " << kN;
+		got++;
+	}
+	for (int i = 0; i < kN; i++)
+		ASSERT_TRUE(wait_event(c.dto, &ev));
+	EXPECT_EQ(rnr_naks_sent(), before);
+}
+
 // dat_srq_resize -----------------------------------------------------------
 
 TEST_F(Srq, ResizeRefusesBelowOutstanding)
