@@ -25,9 +25,8 @@
 # /etc/dat.conf is a configuration file: it is installed only if there is
 # none (libdat reads /etc/dat.conf whatever the prefix), and uninstall
 # removes it only if it is still the one installed (unchanged).  The
-# shipped file names the test rig's IAs rxe0 and rxe1; a dat.conf hides
-# every IA it does not list, so on a machine with other RDMA devices use
-# DAT_CONF=no (libdat then offers every kernel IA) or edit the file.
+# shipped file names the test rig's IAs rxe0 and rxe1; libdat offers every
+# kernel IA under its own name whether or not dat.conf lists it.
 #
 # The kernel module is not installed here: scripts/dkms.sh install (make
 # dkms-install) does that through DKMS.

@@ -441,6 +441,15 @@ private:
 	std::recursive_mutex lock_;
 	bool loaded_ = false;
 	bool have_conf_ = false;
+
+	/* Does a dat.conf line register IA name @name? */
+	bool names_in_conf(const char *name) const
+	{
+		for (const ConfEntry &e : conf_)
+			if (e.ia_name == name)
+				return true;
+		return false;
+	}
 	std::vector<ConfEntry> conf_;
 	std::vector<Registered> registered_;
 	std::list<BuiltinProvider> builtins_;	/* never freed */
@@ -583,7 +592,7 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 
 	load_conf();
 	p = find_registered(name, major, minor, ts, &why, &info);
-	if (!p && have_conf_) {
+	if (!p && names_in_conf(name)) {
 		const ConfEntry *best = nullptr;
 
 		for (const ConfEntry &e : conf_) {
@@ -611,7 +620,11 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 			return err(DAT_PROVIDER_NOT_FOUND, why);
 		}
 	} else if (!p) {
-		/* no dat.conf: every kernel IA through the built-in provider */
+		/*
+		 * Not in dat.conf (or no dat.conf): every kernel IA through
+		 * the built-in provider, so a dat.conf that lists some devices
+		 * does not hide the others.
+		 */
 		ConfEntry e;
 
 		e.ia_name = name;
@@ -770,19 +783,19 @@ DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
 		std::lock_guard<std::recursive_mutex> g(lock_);
 
 		load_conf();
-		if (have_conf_) {
-			for (const ConfEntry &e : conf_)
-				all.push_back(e.info());
-		} else {
-			for (const std::string &name : kernel_ia_names()) {
-				ConfEntry e;
+		for (const ConfEntry &e : conf_)
+			all.push_back(e.info());
+		/* kernel IAs dat.conf does not name, as dat_ia_open offers them */
+		for (const std::string &name : kernel_ia_names()) {
+			if (names_in_conf(name.c_str()))
+				continue;
+			ConfEntry e;
 
-				e.ia_name = name;
-				e.dapl_major = DAT_VERSION_MAJOR;
-				e.dapl_minor = DAT_VERSION_MINOR;
-				e.thread_safe = true;
-				all.push_back(e.info());
-			}
+			e.ia_name = name;
+			e.dapl_major = DAT_VERSION_MAJOR;
+			e.dapl_minor = DAT_VERSION_MINOR;
+			e.thread_safe = true;
+			all.push_back(e.info());
 		}
 		for (const Registered &r : registered_) {
 			bool dup = false;

@@ -276,83 +276,96 @@ TEST(Process, MemlockLimitIsHonoured)
 	EXPECT_TRUE(wait_for([&] { return live_objects() == baseline; }));
 }
 
+// A software-event EVD of 8 entries on @s, opened on the server IA.
+DAT_EVD_HANDLE software_evd(Side &s)
+{
+	DAT_EVD_HANDLE sw = DAT_HANDLE_NULL;
+	EXPECT_EQ(s.open(srv_ia(), 4096), (DAT_RETURN)DAT_SUCCESS);
+	EXPECT_EQ(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL,
+				 DAT_EVD_SOFTWARE_FLAG, &sw),
+		  (DAT_RETURN)DAT_SUCCESS);
+	return sw;
+}
+
+DAT_RETURN post_software_event(DAT_EVD_HANDLE evd, void *pointer)
+{
+	DAT_EVENT ev{};
+	ev.event_number = DAT_SOFTWARE_EVENT;
+	ev.event_data.software_event_data.pointer = pointer;
+	return dat_evd_post_se(evd, &ev);
+}
+
 TEST(Process, PollReportsEvents)
 {
 	Side s;
-	ASSERT_OK(s.open(srv_ia(), 4096));
-	DAT_EVD_HANDLE sw;
-	ASSERT_OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL,
-				 DAT_EVD_SOFTWARE_FLAG, &sw));
-	DAT_EVENT ev{};
-	ev.event_number = DAT_SOFTWARE_EVENT;
-	ev.event_data.software_event_data.pointer = &ev;
-	ASSERT_OK(dat_evd_post_se(sw, &ev));
+	DAT_EVD_HANDLE sw = software_evd(s);
+	int x;
+	ASSERT_OK(post_software_event(sw, &x));
 	DAT_EVENT got;
 	ASSERT_TRUE(wait_event(sw, &got));
 	EXPECT_EQ(got.event_number, DAT_SOFTWARE_EVENT);
-	EXPECT_EQ(got.event_data.software_event_data.pointer, &ev);
+	EXPECT_EQ(got.event_data.software_event_data.pointer, &x);
 	DAT_COUNT more;
 	EXPECT_EQ(DAT_GET_TYPE(dat_evd_wait(sw, 1000, 1, &got, &more)),
 		  (DAT_RETURN)DAT_TIMEOUT_EXPIRED);
 }
 
-// The voluntary context switches of the calling thread so far.
-long thread_sleeps()
-{
-	struct rusage ru = {};
-	::getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_nvcsw;
-}
+// One dat_evd_wait(forever) in its own thread: its result, its event and
+// how often the thread went to sleep (voluntary context switches).
+struct Waiter {
+	DAT_RETURN r = DAT_SUCCESS;
+	DAT_EVENT ev{};
+	long sleeps = 0;
+	std::thread t;
+
+	explicit Waiter(DAT_EVD_HANDLE evd)
+		: t([this, evd] {
+			  DAT_COUNT more;
+			  long before = nvcsw();
+			  r = dat_evd_wait(evd, DAT_TIMEOUT_INFINITE, 1, &ev,
+					   &more);
+			  sleeps = nvcsw() - before;
+		  })
+	{
+	}
+	static long nvcsw()
+	{
+		struct rusage ru = {};
+		::getrusage(RUSAGE_THREAD, &ru);
+		return ru.ru_nvcsw;
+	}
+};
 
 /*
  * dat_evd_wait sleeps in the kernel, once, for as long as it must: a
  * waiter woken by another thread's dat_evd_set_unwaitable after 400 ms
  * slept about once (a library that polled in slices would have slept
- * several times), and returns DAT_INVALID_STATE; so does a waiter woken
- * by an event (DAT_SUCCESS).
+ * several times) and returns DAT_INVALID_STATE; a waiter woken by an
+ * event the same, with DAT_SUCCESS.
  */
 TEST(Process, EvdWaitSleepsInTheKernelUntilWoken)
 {
 	Side s;
-	ASSERT_OK(s.open(srv_ia(), 4096));
-	DAT_EVD_HANDLE sw;
-	ASSERT_OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL,
-				 DAT_EVD_SOFTWARE_FLAG, &sw));
+	DAT_EVD_HANDLE sw = software_evd(s);
 
-	DAT_RETURN r = DAT_SUCCESS;
-	long sleeps = 0;
-	std::thread w([&] {
-		DAT_EVENT ev;
-		DAT_COUNT more;
-		long before = thread_sleeps();
-		r = dat_evd_wait(sw, DAT_TIMEOUT_INFINITE, 1, &ev, &more);
-		sleeps = thread_sleeps() - before;
-	});
+	Waiter w1(sw);
 	std::this_thread::sleep_for(std::chrono::milliseconds(400));
-	ASSERT_OK(dat_evd_set_unwaitable(sw));
-	w.join();
-	EXPECT_EQ(DAT_GET_TYPE(r), (DAT_RETURN)DAT_INVALID_STATE);
-	EXPECT_EQ(DAT_GET_SUBTYPE(r),
+	EXPECT_EQ(dat_evd_set_unwaitable(sw), (DAT_RETURN)DAT_SUCCESS);
+	w1.t.join();
+	EXPECT_EQ(DAT_GET_TYPE(w1.r), (DAT_RETURN)DAT_INVALID_STATE);
+	EXPECT_EQ(DAT_GET_SUBTYPE(w1.r),
 		  (DAT_RETURN)DAT_INVALID_STATE_EVD_UNWAITABLE);
-	EXPECT_LE(sleeps, 2) << "the waiter woke up " << sleeps << " times";
+	EXPECT_LE(w1.sleeps, 2) << "the waiter woke up " << w1.sleeps << " times";
 	ASSERT_OK(dat_evd_clear_unwaitable(sw));
 
-	DAT_EVENT got;
-	std::thread w2([&] {
-		DAT_COUNT more;
-		long before = thread_sleeps();
-		r = dat_evd_wait(sw, DAT_TIMEOUT_INFINITE, 1, &got, &more);
-		sleeps = thread_sleeps() - before;
-	});
+	Waiter w2(sw);
 	std::this_thread::sleep_for(std::chrono::milliseconds(400));
-	DAT_EVENT ev{};
-	ev.event_number = DAT_SOFTWARE_EVENT;
-	ev.event_data.software_event_data.pointer = &ev;
-	ASSERT_OK(dat_evd_post_se(sw, &ev));
-	w2.join();
-	ASSERT_OK(r);
-	EXPECT_EQ(got.event_data.software_event_data.pointer, &ev);
-	EXPECT_LE(sleeps, 2) << "the waiter woke up " << sleeps << " times";
+	int x;
+	EXPECT_EQ(post_software_event(sw, &x), (DAT_RETURN)DAT_SUCCESS);
+	w2.t.join();
+	ASSERT_OK(w2.r);
+	EXPECT_EQ(w2.ev.event_data.software_event_data.pointer, &x);
+	EXPECT_LE(w2.sleeps, 2) << "the waiter woke up " << w2.sleeps << " times";
 	ASSERT_OK(dat_evd_free(sw));
 }
 

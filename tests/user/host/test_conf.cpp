@@ -248,14 +248,16 @@ TEST_F(Registry, MalformedLinesAreSkippedWithAMessageOnStderr)
 {
 	std::string path = write_conf(
 		"rxe0 u1.2 threadsafe default libdat.so.1 kdat.1.0 \"\" \"\"\n"
-		"rxe1 u1.2 threadsafe\n");
+		"bogus u1.2 threadsafe\n");
 
 	::testing::internal::CaptureStderr();
 	auto v = list();
 	std::string err = ::testing::internal::GetCapturedStderr();
 
-	ASSERT_EQ(1u, v.size());
+	/* rxe0 from dat.conf, then rxe1 as the kernel lists it; no "bogus" */
+	ASSERT_EQ(2u, v.size());
 	EXPECT_STREQ("rxe0", v[0].ia_name);
+	EXPECT_STREQ("rxe1", v[1].ia_name);
 	EXPECT_EQ("libdat: " + path +
 			  ":2: expected 8 fields, found 3; line skipped\n",
 		  err);
@@ -314,9 +316,32 @@ TEST_F(Registry, ConfEntryNamesTheKernelIa)
 	EXPECT_OK(dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr));
 	EXPECT_STREQ("rxe1", a.adapter_name);
 	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	/* the kernel IA under its own name is offered too (not in dat.conf) */
+	async = nullptr;
+	ASSERT_OK(dat_ia_open((DAT_NAME_PTR) "rxe1", 8, &async, &ia));
+	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * A dat.conf that lists some devices does not hide the others: what the
+ * kernel module lists and dat.conf does not name is listed and opens
+ * under its own name; a name neither knows is DAT_NAME_NOT_REGISTERED.
+ */
+TEST_F(Registry, KernelIasDatConfDoesNotNameAreOfferedToo)
+{
+	write_conf("rxe0 u1.2 threadsafe default libdat.so.1 kdat.1.0 \"rxe0\" \"\"\n");
+	auto v = list();
+
+	ASSERT_EQ(2u, v.size());
+	EXPECT_STREQ("rxe0", v[0].ia_name);
+	EXPECT_STREQ("rxe1", v[1].ia_name);
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = nullptr;
+	ASSERT_OK(dat_ia_open((DAT_NAME_PTR) "rxe1", 8, &async, &ia));
+	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 	async = nullptr;
 	EXPECT_DAT(E(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED),
-		   dat_ia_open((DAT_NAME_PTR) "rxe1", 8, &async, &ia));
+		   dat_ia_open((DAT_NAME_PTR) "mlx5_0", 8, &async, &ia));
 }
 
 TEST_F(Registry, OpenMatchesVersionAndThreadSafety)
