@@ -21,6 +21,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -51,6 +52,7 @@ struct kdat_obj {
 	struct list_head ia_node;	/* on ia->objs, under ia->lock */
 	DAT_CONTEXT context;
 	struct rcu_head rcu;
+	struct llist_node deferred;	/* last put where sleeping is barred */
 	bool linked;			/* in the handle table */
 	u32 uid;			/* ID in the owning file, 0 if none */
 	/* frees the containing object; called once, from the last put */
@@ -62,6 +64,7 @@ void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
 		   DAT_PROVIDER *provider, struct kdat_ia *ia,
 		   void (*release)(struct kdat_obj *obj));
 int kdat_obj_publish(struct kdat_obj *obj);
+void kdat_obj_flush_deferred(void);
 void kdat_obj_unpublish(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type);
 void kdat_obj_put(struct kdat_obj *obj);

@@ -34,6 +34,7 @@ err_debugfs:
 static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
+	kdat_obj_flush_deferred();
 	ib_unregister_client(&kdat_ib_client);
 	kdat_debugfs_exit();
 	kdat_registry_exit();

@@ -14,6 +14,8 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/rculist.h>
+#include <linux/llist.h>
+#include <linux/workqueue.h>
 
 #include "kdat_core.h"
 
@@ -42,9 +44,8 @@ static const char *const kdat_type_names[KDAT_NTYPES] = {
 	[DAT_HANDLE_TYPE_RSP] = "rsp",	[DAT_HANDLE_TYPE_SRQ] = "srq",
 };
 
-static void kdat_obj_release(struct kref *ref)
+static void kdat_obj_do_release(struct kdat_obj *obj)
 {
-	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
 	DAT_HANDLE_TYPE type = obj->type;
 	struct kdat_ia *ia = type == DAT_HANDLE_TYPE_IA ? NULL : obj->ia;
 
@@ -55,6 +56,46 @@ static void kdat_obj_release(struct kref *ref)
 	/* children pin their IA (and so the device table) */
 	if (ia)
 		kdat_obj_put(&ia->obj);
+}
+
+/*
+ * The last reference can go where sleeping is not allowed: a user EVD's
+ * completions are handled in softirq (IB_POLL_SOFTIRQ), and reaping an
+ * event there drops the reference it held on its SRQ.  Releases may sleep
+ * (a PZ's ib_dealloc_pd, a ring's file lock), so those run from a work
+ * item instead.
+ */
+static LLIST_HEAD(kdat_deferred);
+static atomic_long_t kdat_deferred_count;	/* debugfs: deferred_releases */
+
+static void kdat_deferred_fn(struct work_struct *work)
+{
+	struct llist_node *n = llist_del_all(&kdat_deferred);
+	struct kdat_obj *obj, *t;
+
+	llist_for_each_entry_safe(obj, t, n, deferred)
+		kdat_obj_do_release(obj);
+}
+
+static DECLARE_WORK(kdat_deferred_work, kdat_deferred_fn);
+
+static void kdat_obj_release(struct kref *ref)
+{
+	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
+
+	if (!in_task()) {
+		atomic_long_inc(&kdat_deferred_count);
+		if (llist_add(&obj->deferred, &kdat_deferred))
+			schedule_work(&kdat_deferred_work);
+		return;
+	}
+	kdat_obj_do_release(obj);
+}
+
+/* Wait for the releases deferred so far (unload, leak checks). */
+void kdat_obj_flush_deferred(void)
+{
+	flush_work(&kdat_deferred_work);
 }
 
 void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
@@ -154,6 +195,8 @@ static int kdat_objects_show(struct seq_file *m, void *v)
 			seq_printf(m, "%s %ld\n", kdat_type_names[i],
 				   atomic_long_read(&kdat_live[i]));
 	seq_printf(m, "total %ld\n", kdat_live_objects());
+	seq_printf(m, "deferred_releases %ld\n",
+		   atomic_long_read(&kdat_deferred_count));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -725,7 +768,10 @@ int kdat_registry_init(void)
 
 void kdat_registry_exit(void)
 {
-	long n = kdat_live_objects();
+	long n;
+
+	kdat_obj_flush_deferred();
+	n = kdat_live_objects();
 
 	/* The guest tests grep for this line. */
 	if (n)

@@ -583,6 +583,59 @@ TEST_F(Srq, DisconnectFlushesToRecvEvdExactlyOnce)
 	EXPECT_TRUE(no_event(s.dto));
 }
 
+// Releases the kernel deferred to a work item (the last reference of an
+// object dropped in softirq), from debugfs.
+static long deferred_releases()
+{
+	std::ifstream f("/sys/kernel/debug/kdat/objects");
+	std::string k;
+	long v;
+	while (f >> k >> v)
+		if (k == "deferred_releases")
+			return v;
+	return -1;
+}
+
+// An SRQ freed while a completion of its buffer still waits in a ring is
+// kept by that event; the event is reaped when the kernel next handles a
+// completion on the EVD - in softirq, where its SRQ, PZ reference and
+// ring cannot be released: the release is deferred, and everything is
+// still freed (the fixture checks that nothing is left).
+TEST_F(Srq, SrqFreedUnderAnUnreapedEventIsReleasedFromSoftirqSafely)
+{
+	open_pairs(1, 4);
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE se2, ce2;
+	ASSERT_OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, &a, &se2));
+	ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a, &ce2));
+	connect(se2, ce2, 1);
+	ASSERT_OK(post_srq(0, 64, 1));
+	DAT_LMR_TRIPLET t = s.seg(1024, 64);
+	ASSERT_OK(dat_ep_post_recv(se2, 1, &t, cookie(2),
+				   DAT_COMPLETION_DEFAULT_FLAG));
+	ASSERT_TRUE(send(0, 0, 8));
+	// the receive is in the server's ring, not consumed: free its EP and SRQ
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	DAT_EVENT ev;
+	ASSERT_OK(dat_ep_disconnect(sep[0], DAT_CLOSE_ABRUPT_FLAG));
+	ASSERT_TRUE(wait_event(s.conn, &ev));
+	ASSERT_OK(dat_ep_free(sep[0]));
+	sep.clear();
+	ASSERT_OK(dat_srq_free(srq));
+	srq = DAT_HANDLE_NULL;
+	long before = deferred_releases();
+	ASSERT_GE(before, 0);
+	// consume it without a system call; the next completion reaps it
+	ASSERT_OK(dat_evd_dequeue(s.dto, &ev));
+	EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 1u);
+	DAT_LMR_TRIPLET ct = c.seg(0, 8);
+	ASSERT_OK(dat_ep_post_send(ce2, 1, &ct, cookie(3),
+				   DAT_COMPLETION_DEFAULT_FLAG));
+	ASSERT_TRUE(wait_event(s.dto, &ev));
+	EXPECT_EQ(ev.event_data.dto_completion_event_data.ep_handle, se2);
+	EXPECT_TRUE(wait_for([&] { return deferred_releases() > before; }));
+}
+
 TEST_F(Srq, IaReportsSrqAttributes)
 {
 	DAT_IA_ATTR ia;
