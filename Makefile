@@ -6,7 +6,8 @@
 #   make module     the kernel module (KDIR= selects the kernel headers)
 #   make test       host, guest and install stages; ends "N passed, N failed"
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
-#   make bench      message rate against perftest, in the guest
+#   make bench      message rate against perftest, in the guest (kernel consumer)
+#   make bench-user libdat: post cost and message rate against rdma-core/perftest
 #   make dkms-install / dkms-uninstall
 #
 # KDIR defaults to the running kernel's build directory, as for every
@@ -21,7 +22,7 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules user examples test test-host run bench clean \
+.PHONY: all module test-modules user examples test test-host run bench bench-user clean \
 	deps install uninstall dkms-install dkms-uninstall test-install
 
 all: user
@@ -78,6 +79,13 @@ bench: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
 		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
+
+# libdat: receive post cost against ibv_post_srq_recv and the ioctl path,
+# message rate against perftest (docs/benchmarks-user.md).
+bench-user: deps
+	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
+	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/ubench -t 1800 -- \
+		env OUTDIR=$(CURDIR)/build/vm/ubench tests/bench/run-user-bench.sh
 
 # libdat, headers, tools, dat.conf, udev rule, man pages (PREFIX, DESTDIR).
 install: user
