@@ -1027,6 +1027,25 @@ DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
 	return ret;
 }
 
+/*
+ * dat_ep_modify: the attributes @a->mask names, through the provider's
+ * own modify (which checks the mask, the values and the EP's state).
+ */
+DEFINE_IOC(ep_modify, struct kdat_ioc_ep_modify)
+{
+	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	DAT_EP_PARAM p;
+	DAT_RETURN ret;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_EP);
+	memset(&p, 0, sizeof(p));
+	kdat_uep_attr_in(&a->attr, &p.ep_attr);
+	ret = kdat_ib_ep_modify(o, a->mask, &p);
+	kdat_obj_put(o);
+	return ret;
+}
+
 static DAT_RETURN kdat_ep_op(struct kdat_ufile *uf, struct kdat_ioc_ep_op *a,
 			     unsigned int cmd)
 {
@@ -1189,6 +1208,7 @@ static const struct {
 	IOC(KDAT_IOC_CR_QUERY, cr_query, struct kdat_ioc_cr_query),
 	IOC(KDAT_IOC_CR_ACCEPT, cr_accept, struct kdat_ioc_cr_accept),
 	IOC(KDAT_IOC_EVD_CTL, evd_ctl, struct kdat_ioc_evd_ctl),
+	IOC(KDAT_IOC_EP_MODIFY, ep_modify, struct kdat_ioc_ep_modify),
 };
 
 /* Large enough for every argument struct above. */
@@ -1202,6 +1222,7 @@ union kdat_ioc_any {
 	struct kdat_ioc_cr_query cr_query;
 	struct kdat_ioc_ep_query ep_query;
 	struct kdat_ioc_cr_accept cr_accept;
+	struct kdat_ioc_ep_modify ep_modify;
 };
 
 /* Reserved fields must be zero, so a later ABI can give them a meaning. */
@@ -1217,6 +1238,8 @@ static bool kdat_reserved_zero(unsigned int cmd, const union kdat_ioc_any *k)
 		return !k->ep_post.pad;
 	case KDAT_IOC_EVD_POST_SE:
 		return !k->evd_post_se.pad;
+	case KDAT_IOC_EP_MODIFY:
+		return !k->ep_modify.pad && !k->ep_modify.attr.pad;
 	default:
 		return true;
 	}

@@ -619,9 +619,23 @@ DAT_RETURN kdat_ib_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
+/* Are the attributes dat_ep_modify can change the same in @x and @y? */
+static bool kdat_ep_attr_same(const DAT_EP_ATTR *x, const DAT_EP_ATTR *y)
+{
+	return x->max_request_dtos == y->max_request_dtos &&
+	       x->max_request_iov == y->max_request_iov &&
+	       x->max_message_size == y->max_message_size &&
+	       x->max_rdma_size == y->max_rdma_size &&
+	       x->max_rdma_read_in == y->max_rdma_read_in &&
+	       x->max_rdma_read_out == y->max_rdma_read_out;
+}
+
 /*
  * Modify: only attributes that shape the not-yet-created QP, only while
  * the EP is unconnected and idle.  The SRQ of an EP can never change.
+ * Concurrent modifies of one EP (two threads of a process) apply one
+ * after the other: one that finds the attributes changed since it read
+ * them starts over from the new ones.
  */
 DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 			     const DAT_EP_PARAM *p)
@@ -633,15 +647,19 @@ DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
 				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT;
 	struct kdat_ep *ep = to_ep(h);
-	struct kdat_wr_ring sq = {}, old;
-	DAT_EP_ATTR a;
+	struct kdat_wr_ring sq, old;
+	DAT_EP_ATTR a, cur;
 	DAT_RETURN ret;
 
 	if (!p)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (mask & ~ok)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	a = ep->attr;
+again:
+	spin_lock_irq(&ep->lock);
+	cur = ep->attr;
+	spin_unlock_irq(&ep->lock);
+	a = cur;
 	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
 		a.max_request_dtos = p->ep_attr.max_request_dtos;
 	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV)
@@ -657,6 +675,7 @@ DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq);
 	if (ret != DAT_SUCCESS)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	memset(&sq, 0, sizeof(sq));
 	if (kdat_ring_init(ep, &sq, a.max_request_dtos, a.max_request_iov,
 			   false)) {
 		kdat_ring_free(&sq);
@@ -668,6 +687,11 @@ DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		spin_unlock_irq(&ep->lock);
 		kdat_ring_free(&sq);
 		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	}
+	if (!kdat_ep_attr_same(&ep->attr, &cur)) {
+		spin_unlock_irq(&ep->lock);
+		kdat_ring_free(&sq);
+		goto again;
 	}
 	old = ep->sq;
 	ep->sq = sq;

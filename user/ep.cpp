@@ -174,14 +174,22 @@ DAT_RETURN Ep::query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p)
 	return DAT_SUCCESS;
 }
 
-/* No ioctl changes an EP's attributes after creation. */
+/*
+ * The kernel's modify (KDAT_IOC_EP_MODIFY) decides everything: which mask
+ * bits it accepts, the values, the EP's state.  Only a NULL @param cannot
+ * cross the ABI; the kernel checks it first, with the same code.  The
+ * library keeps no copy of the attributes, so nothing here goes stale.
+ */
 DAT_RETURN Ep::modify(DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 {
 	if (!param)
 		return bad_arg(3);
-	if (mask & ~DAT_EP_FIELD_ALL)
-		return bad_arg(2);
-	return err(DAT_NOT_IMPLEMENTED);
+
+	struct kdat_ioc_ep_modify m = {};
+	m.ep = kid;
+	m.mask = mask;
+	attr_to_abi(param->ep_attr, m.attr);
+	return call(*ctx->dev, KDAT_IOC_EP_MODIFY, m);
 }
 
 DAT_RETURN Ep::connect(DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,

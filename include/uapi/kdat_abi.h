@@ -403,6 +403,22 @@ struct kdat_ioc_cr_accept {
 	__u8 pdata[KDAT_PDATA_LEN];
 };
 
+/*
+ * dat_ep_modify: @mask is the DAT_EP_PARAM_MASK; the attribute fields it
+ * names are taken from @attr, the others are ignored.  The kernel changes
+ * what it can change (today: max_message_size, max_rdma_size,
+ * max_request_dtos, max_request_iov, max_rdma_read_in/_out, while the EP
+ * is unconnected and idle) and refuses any other bit with
+ * DAT_INVALID_PARAMETER/DAT_INVALID_ARG2.  pad and attr.pad must be zero.
+ */
+struct kdat_ioc_ep_modify {
+	struct kdat_ioc_hdr hdr;
+	__u32 ep;
+	__u32 pad;
+	__u64 mask;		/* DAT_EP_PARAM_MASK */
+	struct kdat_uep_attr attr;
+};
+
 #define KDAT_IOC_MAGIC	0xDA
 #define KDAT_IOC_VERSION	_IOWR(KDAT_IOC_MAGIC, 0x00, struct kdat_ioc_version)
 #define KDAT_IOC_IA_LIST	_IOWR(KDAT_IOC_MAGIC, 0x01, struct kdat_ioc_ia_list)
@@ -432,5 +448,6 @@ struct kdat_ioc_cr_accept {
 #define KDAT_IOC_CR_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x19, struct kdat_ioc_cr_query)
 #define KDAT_IOC_CR_ACCEPT	_IOWR(KDAT_IOC_MAGIC, 0x1a, struct kdat_ioc_cr_accept)
 #define KDAT_IOC_EVD_CTL	_IOWR(KDAT_IOC_MAGIC, 0x1b, struct kdat_ioc_evd_ctl)
+#define KDAT_IOC_EP_MODIFY	_IOWR(KDAT_IOC_MAGIC, 0x1c, struct kdat_ioc_ep_modify)
 
 #endif /* KDAT_ABI_H */

@@ -906,6 +906,37 @@ void default_ep_attr(struct kdat_uep_attr &a)
 	a.max_request_iov = 1;
 }
 
+/*
+ * kernel/ep.c kdat_ep_check_attr with the limits the fake device reports
+ * (KDAT_IOC_IA_QUERY): 4096 WRs, KDAT_MAX_IOV segments, 16 RDMA reads.
+ */
+bool ep_attr_ok(const struct kdat_uep_attr &a, bool with_srq)
+{
+	constexpr s32 max_wr = 4096, max_iov = KDAT_MAX_IOV, max_rd = 16;
+	constexpr u32 excl = DAT_COMPLETION_UNSIGNALLED_FLAG |
+			     DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+			     DAT_COMPLETION_EVD_THRESHOLD_FLAG;
+
+	if (!a.max_message_size || a.max_message_size > (1ull << 31) ||
+	    a.max_rdma_size > (1ull << 31) || a.max_request_dtos <= 0 ||
+	    a.max_request_dtos > max_wr || a.max_request_iov <= 0 ||
+	    a.max_request_iov > max_iov || a.max_rdma_read_in < 0 ||
+	    a.max_rdma_read_in > max_rd || a.max_rdma_read_out < 0 ||
+	    a.max_rdma_read_out > max_rd)
+		return false;
+	if (a.request_completion_flags &
+	    ~(excl | DAT_COMPLETION_SUPPRESS_FLAG))
+		return false;
+	if ((a.recv_completion_flags & ~excl) ||
+	    __builtin_popcount(a.recv_completion_flags) > 1)
+		return false;
+	if (!with_srq &&
+	    (a.max_recv_dtos <= 0 || a.max_recv_dtos > max_wr ||
+	     a.max_recv_iov <= 0 || a.max_recv_iov > max_iov))
+		return false;
+	return !with_srq || a.max_recv_dtos >= 0;
+}
+
 std::vector<std::uint8_t> gather(const struct kdat_useg *s, u32 n)
 {
 	std::vector<std::uint8_t> v;
@@ -1335,6 +1366,43 @@ int File::ioctl(unsigned long req, void *arg)
 		std::memset(a.remote_addr, 0, sizeof(a.remote_addr));
 		std::memcpy(a.remote_addr, &ep->remote, sizeof(ep->remote));
 		a.attr = ep->attr;
+		return done(DAT_SUCCESS);
+	}
+	case KDAT_IOC_EP_MODIFY: {
+		/* kernel/ep.c kdat_ib_ep_modify, in its order */
+		ARGS(struct kdat_ioc_ep_modify);
+		const u64 ok = DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS |
+			       DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV |
+			       DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE |
+			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE |
+			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT;
+		if (a.pad || a.attr.pad)
+			return -EINVAL;		/* kdat_reserved_zero */
+		auto *ep = get<OEp>(a.ep, T_EP);
+		if (!ep)
+			return done(HANDLE(DAT_INVALID_HANDLE_EP));
+		if (a.mask & ~ok)
+			return done(ARG(2));
+		struct kdat_uep_attr at = ep->attr;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+			at.max_request_dtos = a.attr.max_request_dtos;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV)
+			at.max_request_iov = a.attr.max_request_iov;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE)
+			at.max_message_size = a.attr.max_message_size;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE)
+			at.max_rdma_size = a.attr.max_rdma_size;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
+			at.max_rdma_read_in = a.attr.max_rdma_read_in;
+		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
+			at.max_rdma_read_out = a.attr.max_rdma_read_out;
+		if (!ep_attr_ok(at, ep->srq != 0))
+			return done(ARG(3));
+		if (ep->state != DAT_EP_STATE_UNCONNECTED)
+			return done(E(DAT_INVALID_STATE,
+				      DAT_INVALID_STATE_EP_NOTREADY));
+		ep->attr = at;
 		return done(DAT_SUCCESS);
 	}
 	case KDAT_IOC_EP_CONNECT: {

@@ -149,7 +149,6 @@ TEST_F(Cm, RejectAndUnreachable)
 				 nullptr, DAT_QOS_BEST_EFFORT,
 				 DAT_CONNECT_DEFAULT_FLAG));
 	next_event(cli.conn, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
-	EXPECT_OK(dat_psp_free(psp));
 	EXPECT_OK(dat_ep_free(cep));
 }
 
@@ -261,4 +260,245 @@ TEST_F(Cm, GracefulCloseRefusedWhileObjectsLive)
 	EXPECT_DAT(E(DAT_INVALID_STATE), dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
 	EXPECT_OK(dat_pz_free(pz));
 	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
+}
+
+/*
+ * dat_ep_modify (KDAT_IOC_EP_MODIFY): the kernel's kdat_ib_ep_modify
+ * decides; the library only marshals, and checks only the NULL param the
+ * ABI cannot carry, with the kernel's code.
+ */
+TEST_F(Cm, EpModifyChangesAttributesSeenByQueryAndPosts)
+{
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EP_HANDLE sep, cep;
+	DAT_EP_PARAM before, after, p = {};
+
+	ASSERT_OK(dat_ep_create(srv.ia, srv.pz, srv.dto, srv.dto, srv.conn, &at, &sep));
+	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn, &at, &cep));
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &before));
+
+	/* every field the kernel lets change, plus values of fields not in
+	   the mask that must be ignored */
+	p.ep_attr = before.ep_attr;
+	p.ep_attr.max_request_dtos = 32;
+	p.ep_attr.max_request_iov = 2;
+	p.ep_attr.max_message_size = 8192;
+	p.ep_attr.max_rdma_size = 65536;
+	p.ep_attr.max_rdma_read_in = 4;
+	p.ep_attr.max_rdma_read_out = 2;
+	p.ep_attr.max_recv_dtos = 99;		/* not in the mask */
+	p.ep_attr.max_recv_iov = 7;		/* not in the mask */
+	kernel.reset_counts();
+	ASSERT_OK(dat_ep_modify(cep,
+				DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS |
+				DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV |
+				DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE |
+				DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE |
+				DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+				DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, &p));
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EP_MODIFY));
+	EXPECT_EQ(1u, kernel.total_ioctls());
+
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &after));
+	EXPECT_EQ(32, after.ep_attr.max_request_dtos);
+	EXPECT_EQ(2, after.ep_attr.max_request_iov);
+	EXPECT_EQ(8192u, after.ep_attr.max_message_size);
+	EXPECT_EQ(65536u, after.ep_attr.max_rdma_size);
+	EXPECT_EQ(4, after.ep_attr.max_rdma_read_in);
+	EXPECT_EQ(2, after.ep_attr.max_rdma_read_out);
+	EXPECT_EQ(before.ep_attr.max_recv_dtos, after.ep_attr.max_recv_dtos);
+	EXPECT_EQ(before.ep_attr.max_recv_iov, after.ep_attr.max_recv_iov);
+	EXPECT_EQ(DAT_EP_STATE_UNCONNECTED, after.ep_state);
+
+	/* a mask of nothing changes nothing and succeeds */
+	ASSERT_OK(dat_ep_modify(cep, 0, &p));
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &after));
+	EXPECT_EQ(2, after.ep_attr.max_request_iov);
+
+	/* the new max_request_iov governs the posts of the connection */
+	connect_eps(srv, cli, sep, cep, 5010);
+	DAT_EVENT e;
+	DAT_LMR_TRIPLET r = srv.seg(1024, 64);
+	DAT_DTO_COOKIE c;
+	c.as_64 = 1;
+	ASSERT_OK(dat_ep_post_recv(sep, 1, &r, c, DAT_COMPLETION_DEFAULT_FLAG));
+	std::memcpy(cli.buf.data(), "ab", 2);
+	std::memcpy(cli.buf.data() + 100, "c", 2);
+	DAT_LMR_TRIPLET two[2] = { cli.seg(0, 2), cli.seg(100, 2) };
+	ASSERT_OK(dat_ep_post_send(cep, 2, two, c, DAT_COMPLETION_DEFAULT_FLAG));
+	e = next_event(cli.dto, DAT_DTO_COMPLETION_EVENT);
+	EXPECT_EQ(4u, e.event_data.dto_completion_event_data.transfered_length);
+	e = next_event(srv.dto, DAT_DTO_COMPLETION_EVENT);
+	EXPECT_STREQ("abc", srv.buf.data() + 1024);
+
+	EXPECT_OK(dat_ep_free(cep));
+	next_event(srv.conn, DAT_CONNECTION_EVENT_DISCONNECTED);
+	EXPECT_OK(dat_ep_free(sep));
+}
+
+TEST_F(Cm, EpModifyRefusesBadMaskValuesAndHandlesWithKernelCodes)
+{
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EP_HANDLE ep, freed;
+	DAT_EP_PARAM before, after, p = {};
+
+	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn, &at, &ep));
+	ASSERT_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &before));
+	p.ep_attr = before.ep_attr;
+
+	/* fields the kernel can not change: DAT_INVALID_ARG2, from the kernel */
+	for (DAT_EP_PARAM_MASK m :
+	     { DAT_EP_FIELD_SRQ_HANDLE, DAT_EP_FIELD_RECV_EVD_HANDLE,
+	       DAT_EP_FIELD_REQUEST_EVD_HANDLE, DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+	       DAT_EP_FIELD_PZ_HANDLE, DAT_EP_FIELD_EP_STATE,
+	       DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS,
+	       DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS,
+	       DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE,
+	       DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS | DAT_EP_FIELD_EP_ATTR_QOS,
+	       DAT_EP_FIELD_ALL, DAT_EP_PARAM_MASK(1) << 40 }) {
+		kernel.reset_counts();
+		EXPECT_DAT(ARG(2), dat_ep_modify(ep, m, &p)) << std::hex << m;
+		EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EP_MODIFY)) << std::hex << m;
+	}
+
+	/* values the kernel refuses: DAT_INVALID_ARG3 */
+	struct Bad {
+		DAT_EP_PARAM_MASK mask;
+		void (*set)(DAT_EP_ATTR &);
+	} bad[] = {
+		{ DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+		  [](DAT_EP_ATTR &a) { a.max_request_dtos = 0; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+		  [](DAT_EP_ATTR &a) { a.max_request_dtos = -1; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV,
+		  [](DAT_EP_ATTR &a) { a.max_request_iov = 0; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV,
+		  [](DAT_EP_ATTR &a) { a.max_request_iov = KDAT_MAX_IOV + 1; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE,
+		  [](DAT_EP_ATTR &a) { a.max_message_size = 0; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE,
+		  [](DAT_EP_ATTR &a) { a.max_message_size = (1ull << 31) + 1; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE,
+		  [](DAT_EP_ATTR &a) { a.max_rdma_size = 1ull << 32; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN,
+		  [](DAT_EP_ATTR &a) { a.max_rdma_read_in = -1; } },
+		{ DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT,
+		  [](DAT_EP_ATTR &a) { a.max_rdma_read_out = -1; } },
+	};
+	for (const Bad &b : bad) {
+		DAT_EP_PARAM q = p;
+		b.set(q.ep_attr);
+		EXPECT_DAT(ARG(3), dat_ep_modify(ep, b.mask, &q)) << std::hex << b.mask;
+	}
+	/* a bad value outside the mask is not looked at */
+	{
+		DAT_EP_PARAM q = p;
+		q.ep_attr.max_request_dtos = 0;
+		q.ep_attr.max_rdma_read_in = 2;
+		EXPECT_OK(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, &q));
+		q.ep_attr.max_rdma_read_in = before.ep_attr.max_rdma_read_in;
+		EXPECT_OK(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, &q));
+	}
+
+	/* NULL param: the kernel's first check, so also before the mask */
+	kernel.reset_counts();
+	EXPECT_DAT(ARG(3), dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+					 nullptr));
+	EXPECT_DAT(ARG(3), dat_ep_modify(ep, DAT_EP_FIELD_SRQ_HANDLE, nullptr));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+
+	/* nothing of the refused calls stuck */
+	ASSERT_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &after));
+	EXPECT_EQ(0, std::memcmp(&before.ep_attr, &after.ep_attr,
+				 sizeof(before.ep_attr)));
+
+	/* handles: NULL, wrong type, freed */
+	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn, &at, &freed));
+	ASSERT_OK(dat_ep_free(freed));
+	kernel.reset_counts();
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   dat_ep_modify(nullptr, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &p));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   dat_ep_modify(cli.pz, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &p));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   dat_ep_modify(freed, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &p));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	EXPECT_OK(dat_ep_free(ep));
+}
+
+TEST_F(Cm, EpModifyRefusedUnlessUnconnected)
+{
+	DAT_EP_HANDLE sep, cep;
+	DAT_EP_PARAM before, after, p = {};
+	const DAT_EP_PARAM_MASK m = DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS;
+
+	connect_pair(srv, cli, nullptr, sep, cep, 5011);
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &before));
+	p.ep_attr = before.ep_attr;
+	p.ep_attr.max_request_dtos = before.ep_attr.max_request_dtos * 2;
+
+	const DAT_RETURN notready =
+		E(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	EXPECT_DAT(notready, dat_ep_modify(cep, m, &p));
+	EXPECT_DAT(notready, dat_ep_modify(sep, m, &p));
+	/* the kernel checks the mask and the values before the state */
+	EXPECT_DAT(ARG(2), dat_ep_modify(cep, DAT_EP_FIELD_SRQ_HANDLE, &p));
+	{
+		DAT_EP_PARAM q = p;
+		q.ep_attr.max_request_dtos = 0;
+		EXPECT_DAT(ARG(3), dat_ep_modify(cep, m, &q));
+	}
+
+	/* disconnected: still refused; after dat_ep_reset it works again */
+	ASSERT_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	next_event(cli.conn, DAT_CONNECTION_EVENT_DISCONNECTED);
+	next_event(srv.conn, DAT_CONNECTION_EVENT_DISCONNECTED);
+	EXPECT_DAT(notready, dat_ep_modify(cep, m, &p));
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &after));
+	EXPECT_EQ(before.ep_attr.max_request_dtos, after.ep_attr.max_request_dtos);
+	ASSERT_OK(dat_ep_reset(cep));
+	ASSERT_OK(dat_ep_modify(cep, m, &p));
+	ASSERT_OK(dat_ep_query(cep, DAT_EP_FIELD_ALL, &after));
+	EXPECT_EQ(p.ep_attr.max_request_dtos, after.ep_attr.max_request_dtos);
+
+	/* an EP waiting for its connection is not unconnected either */
+	struct sockaddr_in sin = ipv4("192.0.2.1");
+	DAT_PSP_HANDLE psp;
+	ASSERT_OK(dat_psp_create(srv.ia, 5012, srv.cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	ASSERT_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, 5012, 1000000, 0,
+				 nullptr, DAT_QOS_BEST_EFFORT,
+				 DAT_CONNECT_DEFAULT_FLAG));
+	EXPECT_DAT(notready, dat_ep_modify(cep, m, &p));
+	DAT_EVENT e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
+	ASSERT_OK(dat_cr_reject(e.event_data.cr_arrival_event_data.cr_handle));
+	next_event(cli.conn, DAT_CONNECTION_EVENT_PEER_REJECTED);
+
+	EXPECT_OK(dat_psp_free(psp));
+	EXPECT_OK(dat_ep_free(cep));
+	EXPECT_OK(dat_ep_free(sep));
+}
+
+TEST_F(Cm, EpModifyOfSrqEpKeepsItsSrq)
+{
+	DAT_SRQ_ATTR sa = { 16, 1, DAT_SRQ_LW_DEFAULT };
+	DAT_SRQ_HANDLE srq, srq2;
+	DAT_EP_ATTR at = ep_attr(0);
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM p = {}, q;
+
+	ASSERT_OK(dat_srq_create(srv.ia, srv.pz, &sa, &srq));
+	ASSERT_OK(dat_srq_create(srv.ia, srv.pz, &sa, &srq2));
+	ASSERT_OK(dat_ep_create_with_srq(srv.ia, srv.pz, srv.dto, srv.dto,
+					 srv.conn, srq, &at, &ep));
+	p.srq_handle = srq2;
+	p.ep_attr = at;
+	p.ep_attr.max_request_iov = 3;
+	EXPECT_DAT(ARG(2), dat_ep_modify(ep, DAT_EP_FIELD_SRQ_HANDLE, &p));
+	ASSERT_OK(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, &p));
+	ASSERT_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	EXPECT_EQ(srq, q.srq_handle);
+	EXPECT_EQ(3, q.ep_attr.max_request_iov);
+	EXPECT_OK(dat_ep_free(ep));
+	EXPECT_OK(dat_srq_free(srq2));
+	EXPECT_OK(dat_srq_free(srq));
 }

@@ -170,6 +170,29 @@ inline DAT_EVENT next_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER expected)
 }
 
 /*
+ * Connect existing client EP @cep of @cli to existing server EP @sep of
+ * @srv through a PSP on @qual; both sides see ESTABLISHED.
+ */
+inline void connect_eps(Side &srv, Side &cli, DAT_EP_HANDLE sep,
+			DAT_EP_HANDLE cep, DAT_CONN_QUAL qual)
+{
+	DAT_PSP_HANDLE psp;
+	struct sockaddr_in sin = ipv4("192.0.2.1");
+
+	ASSERT_OK(dat_psp_create(srv.ia, qual, srv.cr, DAT_PSP_CONSUMER_FLAG,
+				 &psp));
+	ASSERT_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual, 1000000,
+				 0, nullptr, DAT_QOS_BEST_EFFORT,
+				 DAT_CONNECT_DEFAULT_FLAG));
+	DAT_EVENT e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
+	ASSERT_OK(dat_cr_accept(e.event_data.cr_arrival_event_data.cr_handle,
+				sep, 0, nullptr));
+	next_event(srv.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	next_event(cli.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	ASSERT_OK(dat_psp_free(psp));
+}
+
+/*
  * Connect client EP @cep of @cli to a new server EP of @srv (with @srq if
  * given) through a PSP on @qual; both sides see ESTABLISHED.
  */
@@ -180,8 +203,6 @@ inline void connect_pair(Side &srv, Side &cli, DAT_SRQ_HANDLE srq,
 			 DAT_EVD_HANDLE srv_req = nullptr)
 {
 	DAT_EP_ATTR at = ep_attr();
-	DAT_PSP_HANDLE psp;
-	struct sockaddr_in sin = ipv4("192.0.2.1");
 
 	if (!srv_recv)
 		srv_recv = srv.dto;
@@ -196,17 +217,7 @@ inline void connect_pair(Side &srv, Side &cli, DAT_SRQ_HANDLE srq,
 					srv.conn, &at, &sep));
 	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn,
 				&at, &cep));
-	ASSERT_OK(dat_psp_create(srv.ia, qual, srv.cr, DAT_PSP_CONSUMER_FLAG,
-				 &psp));
-	ASSERT_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual, 1000000,
-				 0, nullptr, DAT_QOS_BEST_EFFORT,
-				 DAT_CONNECT_DEFAULT_FLAG));
-	DAT_EVENT e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
-	ASSERT_OK(dat_cr_accept(e.event_data.cr_arrival_event_data.cr_handle,
-				sep, 0, nullptr));
-	next_event(srv.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	next_event(cli.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	ASSERT_OK(dat_psp_free(psp));
+	connect_eps(srv, cli, sep, cep, qual);
 }
 
 /* Send @text from @ep (segment at @off of @s's buffer). */
