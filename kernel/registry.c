@@ -83,7 +83,9 @@ static void kdat_obj_release(struct kref *ref)
 {
 	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
 
-	if (!in_task()) {
+	/* softirq, or a lock held (preemptible() is always false without
+	   CONFIG_PREEMPT_COUNT: then every release is deferred) */
+	if (!preemptible()) {
 		atomic_long_inc(&kdat_deferred_count);
 		if (llist_add(&obj->deferred, &kdat_deferred))
 			schedule_work(&kdat_deferred_work);

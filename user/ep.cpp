@@ -185,10 +185,24 @@ DAT_RETURN Ep::modify(DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 	if (!param)
 		return bad_arg(3);
 
+	/* only what the mask names: the rest may be uninitialized */
+	const DAT_EP_ATTR &a = param->ep_attr;
+	const std::uint64_t m64 = raw(mask);
 	struct kdat_ioc_ep_modify m = {};
 	m.ep = kid;
-	m.mask = mask;
-	attr_to_abi(param->ep_attr, m.attr);
+	m.mask = m64;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE)
+		m.attr.max_message_size = a.max_message_size;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE)
+		m.attr.max_rdma_size = a.max_rdma_size;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+		m.attr.max_request_dtos = a.max_request_dtos;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV)
+		m.attr.max_request_iov = a.max_request_iov;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
+		m.attr.max_rdma_read_in = a.max_rdma_read_in;
+	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
+		m.attr.max_rdma_read_out = a.max_rdma_read_out;
 	return call(*ctx->dev, KDAT_IOC_EP_MODIFY, m);
 }
 

@@ -128,6 +128,8 @@ DAT_RETURN Evd::ctl(std::uint32_t op)
 
 DAT_RETURN Evd::set_waitable(bool on)
 {
+	/* the kernel's state and ours change together */
+	std::lock_guard<std::mutex> g(waitable_lock);
 	DAT_RETURN r = ctl(on ? KDAT_EVD_CTL_WAITABLE : KDAT_EVD_CTL_UNWAITABLE);
 
 	if (ok(r))
@@ -375,14 +377,11 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
 		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
 			continue;	/* look again (and at the clock) */
-		if (is_type(r, DAT_INVALID_STATE)) {
-			/* another handle of the same EVD made it unwaitable */
-			waitable = false;
-			continue;
-		}
 		if (nmore)
 			*nmore = (DAT_COUNT)count();
-		return r;	/* DAT_INTERRUPTED_CALL, DAT_INVALID_HANDLE ... */
+		/* DAT_INVALID_STATE (made unwaitable), DAT_INTERRUPTED_CALL,
+		   DAT_INVALID_HANDLE ... */
+		return r;
 	}
 }
 

@@ -319,11 +319,11 @@ static void fill_ia_attr(const struct kdat_uia_attr &u,
 /* Provider-specific attributes: static strings, valid forever. */
 static DAT_NAMED_ATTR provider_specific[] = {
 	{ "kdat_device", "/dev/" KDAT_DEVICE_NAME },
-	{ "kdat_abi_version", "1" },
+	{ "kdat_abi_version", "2" },
 	{ "srq_post", "ring" },
 	{ "srq_post_ioctl_env", "KDAT_SRQ_POST=ioctl" },
 };
-static_assert(KDAT_ABI_VERSION == 1, "update kdat_abi_version above");
+static_assert(KDAT_ABI_VERSION == 2, "update kdat_abi_version above");
 
 void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
 {

@@ -261,7 +261,8 @@ struct Evd : Object {
 
 	std::atomic<bool> waiter{false};
 	std::atomic<bool> enabled{true};
-	std::atomic<bool> waitable{true};
+	std::atomic<bool> waitable{true};	/* written under waitable_lock */
+	std::mutex waitable_lock;
 
 	/* Map the ring the kernel created (ring_offset, ring_size). */
 	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);

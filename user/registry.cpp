@@ -581,6 +581,35 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 	return DAT_SUCCESS;
 }
 
+/*
+ * The IAs the kernel lists; empty, with why /dev/kdat could not be used
+ * in @why, if it cannot be opened.
+ */
+static std::vector<std::string> kernel_ia_names(DAT_RETURN *why = nullptr)
+{
+	std::vector<std::string> out;
+	DAT_RETURN r;
+	auto dev = open_device(&r);
+
+	if (why)
+		*why = dev ? (DAT_RETURN)DAT_SUCCESS : r;
+	if (!dev)
+		return out;
+	struct kdat_ioc_ia_list l = {};
+	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)) || !l.count)
+		return out;
+	std::vector<char> names((std::size_t)l.count * KDAT_NAME_LEN);
+	l.max = l.count;
+	l.names = (__u64)(uintptr_t)names.data();
+	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)))
+		return out;
+	for (__u32 i = 0; i < l.count && i < l.max; i++) {
+		const char *n = &names[(std::size_t)i * KDAT_NAME_LEN];
+		out.emplace_back(n, strnlen(n, KDAT_NAME_LEN));
+	}
+	return out;
+}
+
 DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 			  DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
 			  DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN ts)
@@ -633,6 +662,21 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		e.thread_safe = true;
 		if (!info_matches(e.info(), name, major, minor, ts, &why))
 			return err(DAT_PROVIDER_NOT_FOUND, why);
+		/*
+		 * Only a name the kernel lists: anything else stays
+		 * unregistered.  Without a dat.conf, a device that cannot be
+		 * used says why (no module, no permission).
+		 */
+		DAT_RETURN dev_r;
+		bool listed = false;
+		for (const std::string &k : kernel_ia_names(&dev_r))
+			listed |= k == name;
+		if (!listed) {
+			if (!ok(dev_r) && conf_.empty())
+				return dev_r;
+			return err(DAT_PROVIDER_NOT_FOUND,
+				   DAT_NAME_NOT_REGISTERED);
+		}
 		p = add_builtin(name, name, e.info());
 		info = e.info();
 	}
@@ -742,30 +786,6 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 		return DAT_SUCCESS;
 	}
 	return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
-}
-
-/* The IAs the kernel lists (empty if /dev/kdat cannot be opened). */
-static std::vector<std::string> kernel_ia_names()
-{
-	std::vector<std::string> out;
-	DAT_RETURN r;
-	auto dev = open_device(&r);
-
-	if (!dev)
-		return out;
-	struct kdat_ioc_ia_list l = {};
-	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)) || !l.count)
-		return out;
-	std::vector<char> names((std::size_t)l.count * KDAT_NAME_LEN);
-	l.max = l.count;
-	l.names = (__u64)(uintptr_t)names.data();
-	if (!ok(call(*dev, KDAT_IOC_IA_LIST, l)))
-		return out;
-	for (__u32 i = 0; i < l.count && i < l.max; i++) {
-		const char *n = &names[(std::size_t)i * KDAT_NAME_LEN];
-		out.emplace_back(n, strnlen(n, KDAT_NAME_LEN));
-	}
-	return out;
 }
 
 DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,

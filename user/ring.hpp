@@ -200,6 +200,19 @@ public:
 	}
 
 	/*
+	 * Entries published and not yet taken, from the shared header alone:
+	 * for threads that do not hold the producer's lock.
+	 */
+	u32 unconsumed() const
+	{
+		u32 tail = aref(l_.hdr->tail).load(std::memory_order_acquire);
+		u32 head = aref(l_.hdr->head).load(std::memory_order_acquire);
+		u32 n = tail - head;
+
+		return n > l_.entries ? l_.entries : n;
+	}
+
+	/*
 	 * No slot free?  Answered from the head seen last while that leaves
 	 * room (the kernel's head only moves forward, so a stale one can only
 	 * make the ring look fuller than it is), io_uring style: the

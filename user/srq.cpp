@@ -335,7 +335,8 @@ DAT_RETURN Srq::kquery(std::uint64_t mask, struct kdat_ioc_srq_query &q)
 		q.srq = kid;
 		q.mask = (__u32)mask;
 		r = call(*ctx->dev, KDAT_IOC_SRQ_QUERY, q);
-		if (!ok(r) || !ring.pending())
+		/* may run without post_lock: read the shared indices */
+		if (!ok(r) || !ring.unconsumed())
 			break;
 	}
 	return r;

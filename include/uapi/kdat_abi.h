@@ -33,7 +33,7 @@
 #include <sys/ioctl.h>
 #endif
 
-#define KDAT_ABI_VERSION	1
+#define KDAT_ABI_VERSION	2	/* 2: evd_wait wake_seq, EVD_CTL, EP_MODIFY */
 #define KDAT_DEVICE_NAME	"kdat"		/* /dev/kdat */
 #define KDAT_NAME_LEN		64
 #define KDAT_ADDR_LEN		128		/* a struct sockaddr_storage */

@@ -143,7 +143,7 @@ int main(void)
 
 	fd = open("/dev/kdat", O_RDWR | O_CLOEXEC);
 	CHECK(fd >= 0, "open /dev/kdat: %s", strerror(errno));
-	CHECK(IOC(KDAT_IOC_VERSION, &v) == 0 && v.abi_version == 1, "version");
+	CHECK(IOC(KDAT_IOC_VERSION, &v) == 0 && v.abi_version == KDAT_ABI_VERSION, "version");
 	CHECK(ioctl(fd, _IOWR(0xDA, 0x7f, struct kdat_ioc_version), &v) == -1 &&
 	      errno == ENOTTY, "unknown ioctl must be ENOTTY");
 	open_side(&s, "rxe0");

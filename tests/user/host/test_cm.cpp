@@ -336,6 +336,24 @@ TEST_F(Cm, EpModifyChangesAttributesSeenByQueryAndPosts)
 	EXPECT_OK(dat_ep_free(sep));
 }
 
+/* Fields the mask does not name are never read: they may hold anything. */
+TEST_F(Cm, EpModifyReadsOnlyTheFieldsTheMaskNames)
+{
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM p, q;
+
+	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn, &at, &ep));
+	std::memset(&p, 0xa5, sizeof(p));	/* garbage, enums included */
+	p.ep_attr.max_request_dtos = 24;
+	ASSERT_OK(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &p));
+	ASSERT_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	EXPECT_EQ(24, q.ep_attr.max_request_dtos);
+	EXPECT_EQ(at.max_request_iov, q.ep_attr.max_request_iov);
+	EXPECT_EQ(at.max_message_size, q.ep_attr.max_message_size);
+	EXPECT_OK(dat_ep_free(ep));
+}
+
 TEST_F(Cm, EpModifyRefusesBadMaskValuesAndHandlesWithKernelCodes)
 {
 	DAT_EP_ATTR at = ep_attr();

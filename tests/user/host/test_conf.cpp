@@ -322,6 +322,21 @@ TEST_F(Registry, ConfEntryNamesTheKernelIa)
 	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* A name neither dat.conf nor the kernel knows is not registered by trying. */
+TEST_F(Registry, FailedOpenOfAnUnknownNameRegistersNothing)
+{
+	write_conf("rxe0 u1.2 threadsafe default libdat.so.1 kdat.1.0 \"rxe0\" \"\"\n");
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = nullptr;
+
+	EXPECT_DAT(E(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED),
+		   dat_ia_open((DAT_NAME_PTR) "typo0", 8, &async, &ia));
+	auto v = list();
+	ASSERT_EQ(2u, v.size());
+	EXPECT_STREQ("rxe0", v[0].ia_name);
+	EXPECT_STREQ("rxe1", v[1].ia_name);
+}
+
 /*
  * A dat.conf that lists some devices does not hide the others: what the
  * kernel module lists and dat.conf does not name is listed and opens
