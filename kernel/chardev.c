@@ -216,14 +216,14 @@ struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth,
 	size_t sz = offsetof(struct kdat_srq_wqe, seg) +
 		    min_t(u32, max_iov, KDAT_MAX_IOV) *
 		    sizeof(struct kdat_useg);
-	struct kdat_uring *r;
 
 	sz = min(ALIGN(sz, 64), sizeof(struct kdat_srq_wqe));
-	r = kdat_uring_alloc(uf, depth, sz, false);
-	/* a new SRQ has no buffer: the first post must kick */
-	if (r)
-		kdat_uring_hdr(r)->flags = KDAT_RING_NEED_KICK;
-	return r;
+	/*
+	 * No NEED_KICK yet: a new SRQ has no buffer, but no EP either, so
+	 * nothing can consume one; the flag is raised once an EP joins a
+	 * starved SRQ (kdat_srq_drain).
+	 */
+	return kdat_uring_alloc(uf, depth, sz, false);
 }
 
 /* Segments one entry of post ring @r has room for. */

@@ -373,6 +373,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		kdat_obj_put(&ep->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
+	/* an EP can take buffers now: move the ring's, ask for kicks */
+	if (srq)
+		kdat_srq_drain(srq);
 	*ep_handle = ep;
 	kdat_obj_put(&ep->obj);
 	return DAT_SUCCESS;

@@ -414,10 +414,13 @@ again:
 	smp_store_release(&h->head, head);
 	/*
 	 * No buffer left on the SRQ (whether or not entries wait in the ring
-	 * for room): ask the user to kick after its next post, so a buffer it
-	 * re-posts after reaping an event gets drained.
+	 * for room) while an EP could take one: ask the user to kick after
+	 * its next post, so a buffer it re-posts after reaping an event gets
+	 * drained.  An SRQ without EPs needs no kick: whatever waits in the
+	 * ring is drained when an EP joins (and again when it is accepted or
+	 * connects), before any message can arrive.
 	 */
-	if (READ_ONCE(srq->available) == 0) {
+	if (READ_ONCE(srq->available) == 0 && atomic_read(&srq->eps)) {
 		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
 		/*
 		 * Pairs with the user's fence between its tail and flags: a

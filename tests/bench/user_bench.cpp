@@ -9,8 +9,9 @@
 //     Cost of one receive post into an empty SRQ of depth buffers, three
 //     ways, on the same device:
 //       dat     dat_srq_post_recv: libdat writes the SRQ's mmapped post
-//               ring (no system call; the first post into an empty SRQ
-//               kicks the kernel once, KDAT_IOC_SRQ_KICK)
+//               ring (no system call: the kernel asks for a kick only
+//               when the SRQ is starved and an EP could take a buffer;
+//               this SRQ has no EP, as the verbs SRQ has no QP)
 //       ioctl   dat_kdat_srq_post_recv_ioctl: one KDAT_IOC_SRQ_POST each
 //       verbs   rdma-core's ibv_post_srq_recv on an ibv SRQ of the same
 //               depth on the same device (librxe writes a shared ring)
@@ -19,7 +20,7 @@
 //     depth batches make one repetition of a method, and the methods take
 //     turns (rotated order) within each repetition.  Reported: ns per post
 //     of every repetition and the median over reps; "dat_steady" leaves the
-//     first post of each batch (the one that kicks) out.
+//     first post of each batch (the first touch of the ring) out.
 //       user_bench: post: rep=R dat=.. dat_steady=.. ioctl=.. verbs=.. getppid=..
 //       user_bench: post: depth=D posts=N reps=R median ns/post: dat=.. ...
 //           ... dat/verbs=.. ioctl/dat=..     (one line)
@@ -464,7 +465,7 @@ int post_main(Args &a)
  *   +triplet    a triplet outside its LMR: lookup + the LMR-table check
  *   post        a whole post into an empty SRQ (ring write; batch of depth)
  *   post_steady the same without the first post of a batch
- *   first_post  that first post alone (it kicks the kernel: one ioctl)
+ *   first_post  that first post alone (first touch of the ring)
  *   verbs       ibv_post_srq_recv into an empty ibv SRQ (batch of depth),
  *               first_verbs its first post
  *   ioctl       dat_kdat_srq_post_recv_ioctl (batch of depth), first_ioctl
@@ -782,11 +783,11 @@ struct RateBench {
 		for (int i = 0; i < depth; i++)
 			post_buf(i);
 		/*
-		 * The ring's first post kicks the kernel; the rest wait in the
-		 * ring until a receive completes (or a kick or query), so many
-		 * senders starting at once would find one buffer and get RNR
-		 * NAKs.  A query drains the ring: every buffer is in the SRQ
-		 * when the traffic starts, as with the kernel consumer.
+		 * The EPs exist, so the ring's first post kicks the kernel and
+		 * the rest wait in the ring until a receive completes (or a
+		 * kick or query; accepting drained what was posted before).
+		 * A query drains the ring: every buffer is in the SRQ when the
+		 * traffic starts, as with the kernel consumer.
 		 */
 		if (prime) {
 			DAT_SRQ_PARAM sp;

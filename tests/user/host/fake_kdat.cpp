@@ -621,7 +621,8 @@ void File::drain_ring(OSrq &s)
 		s.khead++;
 	}
 	s.ring.store(h->head, s.khead);
-	if (s.avail.empty() && s.khead == tail)
+	/* as the kernel: starved, and an EP could take a buffer */
+	if (s.avail.empty() && s.khead == tail && s.eps)
 		std::atomic_ref<u32>(h->flags).store(KDAT_RING_NEED_KICK);
 	else
 		std::atomic_ref<u32>(h->flags).store(0);
@@ -1223,7 +1224,7 @@ int File::ioctl(unsigned long req, void *arg)
 		s->armed = a.low_watermark != 0;
 		s->ring = make_ring((u32)a.max_recv_dtos,
 				    sizeof(struct kdat_srq_wqe));
-		s->ring.hdr()->flags = KDAT_RING_NEED_KICK;
+		/* no NEED_KICK until an EP joins (drain at EP create) */
 		if (s->armed && (s32)s->avail.size() < s->lw) {
 			s->armed = false;
 			async_event(a.ia,
@@ -1344,8 +1345,10 @@ int File::ioctl(unsigned long req, void *arg)
 		ep->conn_evd = a.connect_evd;
 		ep->srq = a.srq;
 		ep->attr = at;
-		if (s)
+		if (s) {
 			s->eps++;
+			drain(*s);
+		}
 		a.ep = ep->id;
 		return done(DAT_SUCCESS);
 	}
