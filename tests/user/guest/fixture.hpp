@@ -31,17 +31,20 @@ inline const char *srv_ia() { return env_or("KDAT_SRV_IA", "rxe0"); }
 inline const char *cli_ia() { return env_or("KDAT_CLI_IA", "rxe1"); }
 inline const char *srv_addr() { return env_or("KDAT_SRV_ADDR", "192.0.2.1"); }
 
-// Live kdat objects, from debugfs (the leak checks use it).
-inline long live_objects()
+// One counter of /sys/kernel/debug/kdat/objects, -1 if absent.
+inline long kdat_counter(const char *key)
 {
 	std::ifstream f("/sys/kernel/debug/kdat/objects");
 	std::string k;
 	long v;
 	while (f >> k >> v)
-		if (k == "total")
+		if (k == key)
 			return v;
 	return -1;
 }
+
+// Live kdat objects (the leak checks use it).
+inline long live_objects() { return kdat_counter("total"); }
 
 inline DAT_DTO_COOKIE cookie(uint64_t v)
 {

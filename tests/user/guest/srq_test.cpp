@@ -584,17 +584,8 @@ TEST_F(Srq, DisconnectFlushesToRecvEvdExactlyOnce)
 }
 
 // Releases the kernel deferred to a work item (the last reference of an
-// object dropped in softirq), from debugfs.
-static long deferred_releases()
-{
-	std::ifstream f("/sys/kernel/debug/kdat/objects");
-	std::string k;
-	long v;
-	while (f >> k >> v)
-		if (k == "deferred_releases")
-			return v;
-	return -1;
-}
+// object dropped in softirq).
+static long deferred_releases() { return kdat_counter("deferred_releases"); }
 
 // An SRQ freed while a completion of its buffer still waits in a ring is
 // kept by that event; the event is reaped when the kernel next handles a
