@@ -245,31 +245,28 @@ static u32 kdat_uevd_user_head(struct kdat_uring *r)
 
 /*
  * Reap what the user consumed since last time.  The SRQ accounting is done
- * outside evd->lock (a put may free an SRQ), in small batches.
+ * under evd->lock with the index it follows, so whoever returns from here
+ * - an ioctl about to post into the SRQ, while a completion collects on
+ * another CPU - finds every consumed event counted (lock order: evd->lock,
+ * then srq->lock).  A last SRQ reference dropped here is released from a
+ * work item (kdat_obj_put defers when it may not sleep).
  */
 void kdat_uevd_collect(struct kdat_evd *evd)
 {
 	struct kdat_uring *r = evd->uring;
-	struct kdat_event batch[16];
+	struct kdat_event e;
 	unsigned long flags;
-	int i, n;
 
-	do {
-		n = 0;
-		spin_lock_irqsave(&evd->lock, flags);
-		while (n < ARRAY_SIZE(batch) &&
-		       r->reaped != kdat_uevd_user_head(r)) {
-			u32 slot = r->reaped & (r->entries - 1);
+	spin_lock_irqsave(&evd->lock, flags);
+	while (r->reaped != kdat_uevd_user_head(r)) {
+		u32 slot = r->reaped & (r->entries - 1);
 
-			batch[n].srq = r->shadow[slot];
-			r->shadow[slot] = NULL;
-			r->reaped++;
-			n++;
-		}
-		spin_unlock_irqrestore(&evd->lock, flags);
-		for (i = 0; i < n; i++)
-			kdat_event_reaped(&batch[i]);
-	} while (n == ARRAY_SIZE(batch));
+		e.srq = r->shadow[slot];
+		r->shadow[slot] = NULL;
+		r->reaped++;
+		kdat_event_reaped(&e);
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
 }
 
 static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
