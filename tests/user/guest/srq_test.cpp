@@ -5,6 +5,8 @@
 // for kernel consumers).
 #include "fixture.hpp"
 
+#include <dat/dat_kdat.h>
+
 #include <set>
 
 using namespace kt;
@@ -350,6 +352,42 @@ TEST_F(Srq, ResizeUnderTrafficLosesNothing)
 		posted++;
 	}
 	EXPECT_EQ(query().outstanding_dto_count, 16);
+}
+
+// A re-post right after dequeuing finds room in the kernel's count too:
+// the dequeued receive is counted as returned before the post is checked,
+// also while completions on the other CPU reap concurrently.  Through the
+// one-ioctl path, which the kernel checks synchronously, at depth with
+// every buffer in use: any miscount is DAT_INSUFFICIENT_RESOURCES.
+TEST_F(Srq, RepostAfterDequeueIsNeverRefusedUnderTraffic)
+{
+	constexpr int kDepth = 8, kMsgs = 600;
+	open_pairs(2, kDepth);
+	for (int i = 0; i < kDepth; i++) {
+		DAT_LMR_TRIPLET t = s.seg(i * 64, 64);
+		ASSERT_OK(dat_kdat_srq_post_recv_ioctl(srq, 1, &t, cookie(i)));
+	}
+	int sent = 0, got = 0;
+	while (got < kMsgs) {
+		while (sent < kMsgs && sent - got < kDepth) {
+			DAT_LMR_TRIPLET t = c.seg(0, 16);
+			ASSERT_OK(dat_ep_post_send(cep[sent & 1], 1, &t,
+						   cookie(sent),
+						   DAT_COMPLETION_SUPPRESS_FLAG));
+			sent++;
+		}
+		DAT_EVENT ev;
+		ASSERT_TRUE(wait_event(s.dto, &ev)) << "lost after " << got;
+		ASSERT_EQ(ev.event_data.dto_completion_event_data.status,
+			  DAT_DTO_SUCCESS);
+		uint64_t ck = ev.event_data.dto_completion_event_data.user_cookie.as_64;
+		DAT_LMR_TRIPLET t = s.seg(ck * 64, 64);
+		DAT_RETURN r = dat_kdat_srq_post_recv_ioctl(srq, 1, &t, cookie(ck));
+		ASSERT_EQ(r, (DAT_RETURN)DAT_SUCCESS)
+			<< "re-post " << got << " refused: 0x" << std::hex << r;
+		got++;
+	}
+	EXPECT_EQ(query().outstanding_dto_count, kDepth);
 }
 
 // dat_srq_set_lw -----------------------------------------------------------
