@@ -368,9 +368,10 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	/*
-	 * Receives a user posted to the SRQ before accepting wait in its
-	 * post ring (the kernel took only the first, on the kick); move them
-	 * into the SRQ now, so the peer's first messages find them all.
+	 * Receives a user posted to the SRQ since it last drained may wait
+	 * in its post ring (a kick moves only what is there when it runs);
+	 * move them into the SRQ now, so the peer's first messages find
+	 * them all.
 	 */
 	if (ep->srq)
 		kdat_srq_drain(ep->srq);
