@@ -25,7 +25,6 @@
 
 namespace kdat {
 
-
 constexpr std::uint64_t kEvdFlagsAll =
 	DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG |
 	DAT_EVD_CONNECTION_FLAG | DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG;

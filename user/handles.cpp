@@ -100,7 +100,6 @@ bool HandleTable::erase(DAT_HANDLE h)
 		return false;
 	last = std::move(it->second.obj);
 	s.map.erase(it);
-	gen_.fetch_add(1, std::memory_order_acq_rel);
 	return true;
 }
 
@@ -111,10 +110,8 @@ void HandleTable::erase_owned_by(DAT_HANDLE ia)
 
 		for (auto it = s.map.begin(); it != s.map.end();) {
 			if (!it->second.builtin() && it->second.owner == ia &&
-			    it->first != ia) {
+			    it->first != ia)
 				it = s.map.erase(it);
-				gen_.fetch_add(1, std::memory_order_acq_rel);
-			}
 			else
 				++it;
 		}

@@ -132,13 +132,6 @@ public:
 	/* The entry of @h if it is live and of @type. */
 	HandleEntry find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const;
 
-	/* Bumped by every erase: a handle seen live at gen g still is if
-	 * the generation is still g. */
-	std::uint64_t generation() const
-	{
-		return gen_.load(std::memory_order_acquire);
-	}
-
 	std::size_t size() const;
 
 private:
@@ -159,7 +152,6 @@ private:
 	}
 
 	mutable std::array<Shard, kShards> shards_;
-	std::atomic<std::uint64_t> gen_{0};
 };
 
 /* The process-wide table (never destroyed). */

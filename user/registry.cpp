@@ -440,7 +440,6 @@ private:
 	/* recursive: dat_provider_init calls dat_registry_add_provider */
 	std::recursive_mutex lock_;
 	bool loaded_ = false;
-	bool have_conf_ = false;
 
 	/* Does a dat.conf line register IA name @name? */
 	bool names_in_conf(const char *name) const
@@ -486,7 +485,6 @@ void Registry::load_conf()
 	for (const std::string &e : p.errors)
 		std::fprintf(stderr, "libdat: %s\n", e.c_str());
 	conf_ = std::move(p.entries);
-	have_conf_ = true;
 }
 
 DAT_PROVIDER *Registry::find_registered(const char *name, DAT_UINT32 major,
@@ -581,6 +579,18 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 	return DAT_SUCCESS;
 }
 
+/* The registry entry of kernel IA @name served under its own name. */
+static ConfEntry kernel_ia_entry(const std::string &name)
+{
+	ConfEntry e;
+
+	e.ia_name = name;
+	e.dapl_major = DAT_VERSION_MAJOR;
+	e.dapl_minor = DAT_VERSION_MINOR;
+	e.thread_safe = true;
+	return e;
+}
+
 /*
  * The IAs the kernel lists; empty, with why /dev/kdat could not be used
  * in @why, if it cannot be opened.
@@ -654,12 +664,8 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		 * the built-in provider, so a dat.conf that lists some devices
 		 * does not hide the others.
 		 */
-		ConfEntry e;
+		const ConfEntry e = kernel_ia_entry(name);
 
-		e.ia_name = name;
-		e.dapl_major = DAT_VERSION_MAJOR;
-		e.dapl_minor = DAT_VERSION_MINOR;
-		e.thread_safe = true;
 		if (!info_matches(e.info(), name, major, minor, ts, &why))
 			return err(DAT_PROVIDER_NOT_FOUND, why);
 		/*
@@ -807,15 +813,8 @@ DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
 			all.push_back(e.info());
 		/* kernel IAs dat.conf does not name, as dat_ia_open offers them */
 		for (const std::string &name : kernel_ia_names()) {
-			if (names_in_conf(name.c_str()))
-				continue;
-			ConfEntry e;
-
-			e.ia_name = name;
-			e.dapl_major = DAT_VERSION_MAJOR;
-			e.dapl_minor = DAT_VERSION_MINOR;
-			e.thread_safe = true;
-			all.push_back(e.info());
+			if (!names_in_conf(name.c_str()))
+				all.push_back(kernel_ia_entry(name).info());
 		}
 		for (const Registered &r : registered_) {
 			bool dup = false;
@@ -845,7 +844,6 @@ void Registry::reset()
 	std::lock_guard<std::recursive_mutex> g(lock_);
 
 	loaded_ = false;
-	have_conf_ = false;
 	conf_.clear();
 	/* built-in tables stay allocated: objects may still point to them */
 	registered_.clear();
