@@ -89,11 +89,18 @@ struct pair {
 	DAT_EP_HANDLE sep[128], cep[128];
 };
 
+/*
+ * Local privileges: remote ones need the PZ's global rkey, which the
+ * module hands out only when loaded with remote_access=1 (the RDMA case
+ * below); by default a kernel LMR asking for them is refused.
+ */
+#define KT_LOCAL_PRIV	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
+			 DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+
 static DAT_RETURN lmr_on(struct kt_side *x, DAT_PZ_HANDLE pz, void *buf,
 			 size_t len, DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *ctx)
 {
-	return kt_lmr_create(x->ia, pz, buf, len, DAT_MEM_PRIV_ALL_FLAG, lmr,
-			     ctx);
+	return kt_lmr_create(x->ia, pz, buf, len, KT_LOCAL_PRIV, lmr, ctx);
 }
 
 static int side_open(struct kt_side *x, const char *name, size_t buf_len)
@@ -103,8 +110,7 @@ static int side_open(struct kt_side *x, const char *name, size_t buf_len)
 	x->buf = kzalloc(buf_len, GFP_KERNEL);
 	if (!x->buf)
 		return -ENOMEM;
-	return kt_side_open(&kt, x, name, NULL, 4096, 256, 256,
-			    DAT_MEM_PRIV_ALL_FLAG);
+	return kt_side_open(&kt, x, name, NULL, 4096, 256, 256, KT_LOCAL_PRIV);
 }
 
 static void side_close(struct kt_side *x)
