@@ -264,9 +264,16 @@ bool kdat_obj_use(struct kdat_obj *obj)
 	return true;
 }
 
+/*
+ * Drop a shared use.  A call that claimed the object it was using (an IA
+ * close, kdat_obj_claim_wait with @held 1) finds the claim here and has
+ * nothing left to drop.
+ */
 void kdat_obj_unuse(struct kdat_obj *obj)
 {
-	if (atomic_dec_return_release(&obj->usecnt) <= 1)
+	int old = atomic_fetch_add_unless(&obj->usecnt, -1, -1);
+
+	if (old > 0 && old <= 2)
 		wake_up_var(&obj->usecnt);
 }
 
