@@ -531,9 +531,10 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_obj;
 	}
-	if (kdat_ia_link(ia, &psp->obj)) {
+	err = kdat_ia_link(ia, &psp->obj);
+	if (err) {
 		kdat_obj_unpublish(&psp->obj);
-		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		ret = kdat_ia_link_error(err);
 		goto err_obj;
 	}
 	*psp_handle = psp;

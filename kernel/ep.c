@@ -255,6 +255,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	DAT_EP_ATTR a;
 	DAT_RETURN ret;
 	bool bad, joined_recv = false;
+	int err;
 
 	o = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
 	if (!o || o->ia != ia) {
@@ -340,8 +341,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 
 	/* count the EP as a user of everything it names, all or nothing */
 	mutex_lock(&ia->lock);
-	ret = KDAT_ERR(DAT_INVALID_STATE, 0);
-	if (ia->closing || kdat_ia_dead(ia))
+	err = kdat_ia_link_locked(ia, &ep->obj);
+	ret = kdat_ia_link_error(err);
+	if (err)
 		goto err_locked;
 	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
 	if (list_empty(&pz->obj.ia_node))
@@ -375,7 +377,6 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	ep->recv_evd = recv_evd;
 	ep->request_evd = req_evd;
 	ep->connect_evd = conn_evd;
-	kdat_ia_link_locked(ia, &ep->obj);
 	mutex_unlock(&ia->lock);
 
 	/* an EP can take buffers now: move the ring's, ask for kicks */
@@ -388,6 +389,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 err_locked:
 	if (joined_recv)
 		kdat_evd_leave_stream(recv_evd);
+	list_del_init(&ep->obj.ia_node);
 	mutex_unlock(&ia->lock);
 	kdat_obj_unpublish(&ep->obj);
 	kdat_obj_put(&ep->obj);

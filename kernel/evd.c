@@ -154,6 +154,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
 	struct kdat_evd *evd;
+	int err;
 
 	if (qlen <= 0 || qlen > ia->ibdev->attrs.max_cqe)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -217,11 +218,12 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 		kdat_obj_put(&evd->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	if (kdat_ia_link(ia, &evd->obj)) {
+	err = kdat_ia_link(ia, &evd->obj);
+	if (err) {
 		kdat_obj_unpublish(&evd->obj);
 		kdat_evd_hw_destroy(evd);
 		kdat_obj_put(&evd->obj);
-		return KDAT_ERR(DAT_INVALID_STATE, 0);
+		return kdat_ia_link_error(err);
 	}
 	*evd_handle = evd;
 	kdat_obj_put(&evd->obj);

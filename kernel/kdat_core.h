@@ -169,6 +169,7 @@ void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
 #define KDAT_SRQ_LW_EVENT	DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR
 int kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj);
 int kdat_ia_link_locked(struct kdat_ia *ia, struct kdat_obj *obj);
+DAT_RETURN kdat_ia_link_error(int err);
 void kdat_ia_unlink(struct kdat_obj *obj);
 struct kdat_evd *kdat_ia_get_async_evd(struct kdat_ia *ia);
 bool kdat_ia_add_user(struct kdat_ia *ia, struct kdat_obj *obj,

@@ -219,10 +219,23 @@ void kdat_obj_unpublish(struct kdat_obj *obj)
 int kdat_ia_link_locked(struct kdat_ia *ia, struct kdat_obj *obj)
 {
 	lockdep_assert_held(&ia->lock);
-	if (ia->closing || kdat_ia_dead(ia))
+	if (ia->closing)
 		return -ESHUTDOWN;
+	if (kdat_ia_dead(ia))
+		return -ENODEV;
 	list_add_tail(&obj->ia_node, &ia->objs);
 	return 0;
+}
+
+/*
+ * What a create refused by kdat_ia_link() returns: its IA was closed under
+ * it (the handle it named is gone), or its device was.
+ */
+DAT_RETURN kdat_ia_link_error(int err)
+{
+	return err == -ESHUTDOWN ?
+	       KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA) :
+	       KDAT_ERR(DAT_INVALID_STATE, 0);
 }
 
 int kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj)

@@ -77,6 +77,7 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 					  obj);
 	struct kdat_pz *pz;
 	struct ib_pd *pd;
+	int err;
 
 	if (!pz_handle)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -100,11 +101,12 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 		kdat_obj_put(&pz->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	if (kdat_ia_link(ia, &pz->obj)) {
+	err = kdat_ia_link(ia, &pz->obj);
+	if (err) {
 		kdat_obj_unpublish(&pz->obj);
 		kdat_pz_hw_destroy(pz);
 		kdat_obj_put(&pz->obj);
-		return KDAT_ERR(DAT_INVALID_STATE, 0);
+		return kdat_ia_link_error(err);
 	}
 	*pz_handle = pz;
 	kdat_obj_put(&pz->obj);

@@ -228,6 +228,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	struct kdat_pz *pz;
 	DAT_RETURN ret;
 	bool fire;
+	int err;
 
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
@@ -292,9 +293,10 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_hw;
 	}
-	if (kdat_ia_link(ia, &srq->obj)) {
+	err = kdat_ia_link(ia, &srq->obj);
+	if (err) {
 		kdat_obj_unpublish(&srq->obj);
-		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+		ret = kdat_ia_link_error(err);
 		goto err_hw;
 	}
 
