@@ -840,9 +840,20 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
 			  kdat_ioc_##name }
 
+/*
+ * A call that may sleep for as long as user space says (evd_wait) touches
+ * no hardware and runs outside kdat_srcu, so device removal never waits
+ * for it.
+ */
+#define IOC_SLEEPS(nr, name, type)					\
+	[_IOC_NR(nr)] = { sizeof(type),					\
+			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
+			  kdat_ioc_##name, true }
+
 static const struct {
 	size_t size;
 	DAT_RETURN (*fn)(struct kdat_ucall *c, void *arg);
+	bool sleeps;
 } kdat_iocs[] = {
 	IOC(KDAT_IOC_VERSION, version, struct kdat_ioc_version),
 	IOC(KDAT_IOC_IA_LIST, ia_list, struct kdat_ioc_ia_list),
@@ -852,7 +863,7 @@ static const struct {
 	IOC(KDAT_IOC_FREE, free, struct kdat_ioc_free),
 	IOC(KDAT_IOC_PZ_CREATE, pz_create, struct kdat_ioc_pz_create),
 	IOC(KDAT_IOC_EVD_CREATE, evd_create, struct kdat_ioc_evd_create),
-	IOC(KDAT_IOC_EVD_WAIT, evd_wait, struct kdat_ioc_evd_wait),
+	IOC_SLEEPS(KDAT_IOC_EVD_WAIT, evd_wait, struct kdat_ioc_evd_wait),
 	IOC(KDAT_IOC_EVD_POST_SE, evd_post_se, struct kdat_ioc_evd_post_se),
 	IOC(KDAT_IOC_LMR_CREATE, lmr_create, struct kdat_ioc_lmr_create),
 	IOC(KDAT_IOC_SRQ_CREATE, srq_create, struct kdat_ioc_srq_create),
@@ -923,12 +934,13 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = kdat_copy_out(u, k, ks, st);
 		goto out;
 	}
-	idx = kdat_call_begin();
+	idx = kdat_iocs[nr].sleeps ? -1 : kdat_call_begin();
 	st = kdat_iocs[nr].fn(&c, k);
 	ret = kdat_copy_out(u, k, ks, st);
 	/* what the call created becomes visible, or goes again */
 	kdat_ucall_finish(&c, !ret);
-	kdat_call_end(idx);
+	if (idx >= 0)
+		kdat_call_end(idx);
 out:
 	kfree(k);
 	return ret;
