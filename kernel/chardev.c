@@ -63,28 +63,42 @@ DEFINE_IOC(version, struct kdat_ioc_version)
 	return DAT_SUCCESS;
 }
 
+/* IA names are copied under the registry lock, then out without it. */
+#define KDAT_LIST_MAX	4096	/* names filled at most; count is exact */
+
+struct kdat_ia_names {
+	u32 max, count;
+	char (*names)[KDAT_NAME_LEN];
+};
+
 static int kdat_list_one(const char *ia_name, void *data)
 {
-	struct kdat_ioc_ia_list *a = data;
-	char name[KDAT_NAME_LEN] = {};
-	char __user *u = u64_to_user_ptr(a->names);
+	struct kdat_ia_names *l = data;
 
-	if (a->count < a->max) {
-		strscpy(name, ia_name, sizeof(name));
-		if (copy_to_user(u + a->count * KDAT_NAME_LEN, name,
-				 sizeof(name)))
-			return -EFAULT;
-	}
-	a->count++;
+	if (l->count < l->max)
+		strscpy(l->names[l->count], ia_name, KDAT_NAME_LEN);
+	l->count++;
 	return 0;
 }
 
 DEFINE_IOC(ia_list, struct kdat_ioc_ia_list)
 {
-	a->count = 0;
-	if (kdat_registry_for_each(kdat_list_one, a))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	return DAT_SUCCESS;
+	struct kdat_ia_names l = { .max = min_t(u32, a->max, KDAT_LIST_MAX) };
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	if (l.max) {
+		l.names = kvcalloc(l.max, KDAT_NAME_LEN, GFP_KERNEL_ACCOUNT);
+		if (!l.names)
+			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+					DAT_RESOURCE_MEMORY);
+	}
+	kdat_registry_for_each(kdat_list_one, &l);
+	if (copy_to_user(u64_to_user_ptr(a->names), l.names,
+			 (size_t)min(l.count, l.max) * KDAT_NAME_LEN))
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	a->count = l.count;
+	kvfree(l.names);
+	return ret;
 }
 
 DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
