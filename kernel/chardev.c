@@ -403,6 +403,21 @@ DEFINE_IOC(srq_create, struct kdat_ioc_srq_create)
 	return ret;
 }
 
+/*
+ * What the user reaped and what it posted count before the SRQ answers.
+ * Reaped first, so buffers it re-posted after a dequeue find room; and
+ * reaped again after the drain: the user consumes an event (head) before
+ * it re-posts the buffer (tail), so every re-post the drain saw had its
+ * event consumed before, and counting that only now would count the
+ * buffer as outstanding twice.
+ */
+static void kdat_srq_settle(struct kdat_srq *srq)
+{
+	kdat_uevd_collect_ia(srq->obj.ia);
+	kdat_srq_drain(srq);
+	kdat_uevd_collect_ia(srq->obj.ia);
+}
+
 static struct kdat_srq *kdat_uget_srq(struct kdat_ufile *uf, u32 id)
 {
 	struct kdat_obj *o = kdat_uget(uf, id, DAT_HANDLE_TYPE_SRQ);
@@ -418,12 +433,7 @@ DEFINE_IOC(srq_query, struct kdat_ioc_srq_query)
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
-	/*
-	 * What the user reaped and what it posted count before we answer;
-	 * reaped first, so buffers it re-posted after a dequeue find room.
-	 */
-	kdat_uevd_collect_ia(srq->obj.ia);
-	kdat_srq_drain(srq);
+	kdat_srq_settle(srq);
 	ret = kdat_ib_srq_query(srq, a->mask, &p);
 	if (ret == DAT_SUCCESS) {
 		a->ia = kdat_uid(p.ia_handle);
@@ -451,8 +461,7 @@ static DAT_RETURN kdat_srq_op(struct kdat_ucall *c, struct kdat_ioc_srq_op *a,
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
-	kdat_uevd_collect_ia(srq->obj.ia);
-	kdat_srq_drain(srq);
+	kdat_srq_settle(srq);
 	if (op)
 		ret = op(srq, a->value);
 	kdat_uput(&srq->obj);
@@ -474,12 +483,15 @@ DEFINE_IOC(srq_kick, struct kdat_ioc_srq_op)
 	return kdat_srq_op(c, a, NULL);
 }
 
-/* Reserved segment fields must be zero, so a later ABI can use them. */
+/*
+ * Reserved segment fields must be zero, so a later ABI can use them.  Only
+ * the segments the call names count (a larger nseg is refused later).
+ */
 static bool kdat_useg_pads_zero(const struct kdat_useg *s, u32 n)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < min_t(u32, n, KDAT_MAX_IOV); i++)
 		if (s[i].pad)
 			return false;
 	return true;
@@ -508,8 +520,6 @@ DEFINE_IOC(srq_post, struct kdat_ioc_srq_post)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
 	if (a->nseg > KDAT_MAX_IOV) {
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	} else if (!kdat_useg_pads_zero(a->seg, a->nseg)) {
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	} else {
 		kdat_useg_to_triplets(a->seg, a->nseg, t);
 		kdat_uevd_collect_ia(srq->obj.ia);
@@ -698,10 +708,7 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		goto out;
 	}
-	if (!kdat_useg_pads_zero(a->seg, a->nseg)) {
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-		goto out;
-	}
+
 	kdat_useg_to_triplets(a->seg, a->nseg, t);
 	switch (a->op) {
 	case KDAT_POST_SEND:
@@ -819,7 +826,12 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 	case _IOC_NR(KDAT_IOC_EP_POST): {
 		const struct kdat_ioc_ep_post *a = k;
 
-		return !a->pad;
+		return !a->pad && kdat_useg_pads_zero(a->seg, a->nseg);
+	}
+	case _IOC_NR(KDAT_IOC_SRQ_POST): {
+		const struct kdat_ioc_srq_post *a = k;
+
+		return kdat_useg_pads_zero(a->seg, a->nseg);
 	}
 	case _IOC_NR(KDAT_IOC_EVD_POST_SE): {
 		const struct kdat_ioc_evd_post_se *a = k;

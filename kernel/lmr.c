@@ -82,7 +82,10 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 			       DAT_MEM_PRIV_FLAGS priv, struct ib_mr *mr,
 			       u32 rmr_context, struct kdat_lmr **lmrp)
 {
+	DAT_RETURN ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				  DAT_RESOURCE_MEMORY_REGION);
 	struct kdat_lmr *lmr;
+	int err;
 	u32 id;
 
 	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL_ACCOUNT);
@@ -106,10 +109,12 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 		xa_erase(&ia->lmrs, id);
 		goto err;
 	}
-	if (kdat_ia_link(ia, &lmr->obj)) {
+	err = kdat_ia_link(ia, &lmr->obj);
+	if (err) {
 		kdat_obj_unpublish(&lmr->obj);
 		xa_erase(&ia->lmrs, id);
 		synchronize_rcu();	/* posts may still look the context up */
+		ret = kdat_ia_link_error(err);
 		goto err;
 	}
 	*lmrp = lmr;			/* the caller owns our reference */
@@ -118,7 +123,7 @@ err:
 	lmr->pz = NULL;			/* the caller keeps the PZ */
 	lmr->mapped = false;
 	kdat_obj_put(&lmr->obj);
-	return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
+	return ret;
 }
 
 /*

@@ -68,6 +68,17 @@ bool tokenize(std::string_view line, std::vector<Token> &out,
 {
 	std::size_t i = 0, n = line.size();
 
+	/*
+	 * A NUL or another control byte would end the name C code sees
+	 * early: the IA registered would not be the one dat.conf names.
+	 */
+	for (char c : line) {
+		if (std::iscntrl((unsigned char)c) && c != '\t' && c != '\r' &&
+		    c != '\n') {
+			*error = "control character in the line";
+			return false;
+		}
+	}
 	while (i < n) {
 		char c = line[i];
 
