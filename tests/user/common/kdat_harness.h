@@ -24,25 +24,32 @@
 #include "kdat_raw.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+/* Printed right after "PLAN: N" when set (kdat_fuzz: "SEED: <n>"). */
+static const char *kh_header;
+
 struct kcase {
 	const char *name;
 	void (*fn)(void);
 };
 
+/* LONG_MIN: the counter cannot be read. */
+#define KH_NOCOUNT LONG_MIN
+
 static inline long objects_total(void)
 {
 	FILE *f = fopen("/sys/kernel/debug/kdat/objects", "r");
 	char line[128];
-	long n = -1;
+	long n = KH_NOCOUNT;
 
 	if (!f)
-		return -1;
+		return KH_NOCOUNT;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "total %ld", &n) == 1)
 			break;
@@ -59,7 +66,7 @@ static inline long objects_settle(long want, double secs)
 
 	for (;;) {
 		n = objects_total();
-		if (n < 0 || n <= want || now_s() > end)
+		if (n == KH_NOCOUNT || n == want || now_s() > end)
 			return n;
 		nanosleep(&ts, NULL);
 	}
@@ -68,7 +75,9 @@ static inline long objects_settle(long want, double secs)
 /* ---- kernel log ---------------------------------------------------------- */
 
 static int kh_kmsg = -1;
-static regex_t kh_bad;
+static regex_t kh_bad, kh_fatal_re;
+static char kh_klog[512];	/* first problem line of the current case */
+static bool kh_fatal;		/* an oops/BUG/panic: the case's task may be dead */
 
 static inline void kmsg_init(void)
 {
@@ -81,21 +90,23 @@ static inline void kmsg_init(void)
 		"INFO: task .* blocked|soft lockup|hard LOCKUP|rcu: INFO:|"
 		"self-detected stall|UBSAN:|KASAN:|refcount_t:|"
 		"list_add corruption|list_del corruption";
+	static const char *fatal =
+		"BUG:|kernel BUG|Oops|general protection fault|Kernel panic|KASAN:";
 
-	if (regcomp(&kh_bad, re, REG_EXTENDED | REG_NOSUB))
+	if (regcomp(&kh_bad, re, REG_EXTENDED | REG_NOSUB) ||
+	    regcomp(&kh_fatal_re, fatal, REG_EXTENDED | REG_NOSUB))
 		abort();
 	kh_kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (kh_kmsg >= 0)
 		lseek(kh_kmsg, 0, SEEK_END);
 }
 
-/* The first new kernel log line that shows a problem, or "" if none. */
-static inline void kmsg_scan(char *out, size_t n)
+/* Read the new kernel log lines; keep the first problem, note fatal ones. */
+static inline void kmsg_poll(void)
 {
 	char rec[8192];
 	ssize_t len;
 
-	out[0] = '\0';
 	if (kh_kmsg < 0)
 		return;
 	for (;;) {
@@ -110,9 +121,21 @@ static inline void kmsg_scan(char *out, size_t n)
 		char *nl = strchr(msg, '\n');
 		if (nl)
 			*nl = '\0';
-		if (!out[0] && !regexec(&kh_bad, msg, 0, NULL, 0))
-			snprintf(out, n, "%.*s", (int)n - 1, msg);
+		if (regexec(&kh_bad, msg, 0, NULL, 0))
+			continue;
+		if (!kh_klog[0])
+			snprintf(kh_klog, sizeof(kh_klog), "%.*s",
+				 (int)sizeof(kh_klog) - 1, msg);
+		if (!regexec(&kh_fatal_re, msg, 0, NULL, 0))
+			kh_fatal = true;
 	}
+}
+
+static inline void kmsg_forget(void)
+{
+	kmsg_poll();
+	kh_klog[0] = '\0';
+	kh_fatal = false;
 }
 
 /* ---- the runner ------------------------------------------------------------ */
@@ -154,10 +177,15 @@ static inline int kh_pidfd_open(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* Wait up to @secs for @pid to end; 1 and *status if it did. */
+/*
+ * Wait up to @secs for @pid to end; 1 and *status if it did.  Watches the
+ * kernel log meanwhile: after an oops the case's task may be gone with
+ * its locks held, so a fatal message cuts the wait to a few seconds.
+ */
 static inline int kh_wait(pid_t pid, int pidfd, double secs, int *status)
 {
 	double end = now_s() + secs;
+	bool cut = false;
 
 	for (;;) {
 		double left = end - now_s();
@@ -165,8 +193,16 @@ static inline int kh_wait(pid_t pid, int pidfd, double secs, int *status)
 
 		if (waitpid(pid, status, WNOHANG) == pid)
 			return 1;
+		kmsg_poll();
+		if (kh_fatal && !cut) {
+			cut = true;
+			if (left > 3)
+				end = now_s() + 3, left = 3;
+		}
 		if (left <= 0)
 			return 0;
+		if (left > 1)
+			left = 1;
 		if (pidfd >= 0) {
 			poll(&p, 1, (int)(left * 1000) + 1);
 		} else {
@@ -177,33 +213,52 @@ static inline int kh_wait(pid_t pid, int pidfd, double secs, int *status)
 	}
 }
 
+/* Does @name contain one of the comma-separated substrings of @only? */
+static inline bool kh_selected(const char *name, const char *only)
+{
+	char buf[512], *tok, *save;
+
+	if (!only || !*only)
+		return true;
+	snprintf(buf, sizeof(buf), "%s", only);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (strstr(name, tok))
+			return true;
+	return false;
+}
+
 /*
- * Run @n cases; @only (may be NULL) restricts to names containing it.
+ * Run @n cases; @only (may be NULL) restricts them to the names that
+ * contain one of its comma-separated substrings.
  * @deadline: seconds per case.  Returns the number of failures.
  */
 static inline int run_cases(const struct kcase *cases, int n, const char *only,
 			    double deadline)
 {
 	int i, npass = 0, nfail = 0, planned = 0;
+	bool wedged = false;	/* a child stuck in the kernel for good */
 
 	for (i = 0; i < n; i++)
-		planned += !only || strstr(cases[i].name, only);
+		planned += kh_selected(cases[i].name, only);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("PLAN: %d\n", planned);
+	if (kh_header)
+		printf("%s\n", kh_header);
 	fflush(stdout);
 	kmsg_init();
 	for (i = 0; i < n; i++) {
 		const struct kcase *c = &cases[i];
-		char why[2048] = "", note[300] = "", buf[1400] = "", klog[512];
+		char why[2048] = "", note[300] = "", buf[1400] = "";
+		double dl = wedged ? (deadline < 20 ? deadline : 20) : deadline;
 		long before, after;
 		int p[2], status = 0, pidfd, done;
 		double t0 = now_s();
 		pid_t pid;
 
-		if (only && !strstr(c->name, only))
+		if (!kh_selected(c->name, only))
 			continue;
-		before = objects_settle(0, 2.0);
-		kmsg_scan(klog, sizeof(klog));	/* forget older lines */
+		before = objects_settle(0, 0.5);
+		kmsg_forget();	/* older lines belong to older cases */
 		if (pipe2(p, O_CLOEXEC))
 			abort();
 		fflush(stdout);
@@ -221,21 +276,24 @@ static inline int run_cases(const struct kcase *cases, int n, const char *only,
 		close(p[1]);
 		setpgid(pid, pid);
 		pidfd = kh_pidfd_open(pid);
-		done = kh_wait(pid, pidfd, deadline, &status);
+		done = kh_wait(pid, pidfd, dl, &status);
 		if (!done) {
 			char w[700];
 
 			wchans(pid, w, sizeof(w));
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
-			if (kh_wait(pid, pidfd, 20.0, &status))
-				snprintf(why, sizeof(why),
-					 "timeout: still running after %.0f s (threads in: %s)",
-					 deadline, w);
-			else
+			if (kh_wait(pid, pidfd, wedged ? 5.0 : 20.0, &status)) {
+				snprintf(why, sizeof(why), "%s %.0f s (threads in: %s)",
+					 kh_fatal ? "stopped after a kernel oops; it had run" :
+						    "timeout: still running after",
+					 now_s() - t0, w);
+			} else {
 				snprintf(why, sizeof(why),
 					 "hung: still running after %.0f s and did not die on SIGKILL (threads in: %s)",
-					 deadline, w);
+					 now_s() - t0, w);
+				wedged = true;
+			}
 		}
 		if (pidfd >= 0)
 			close(pidfd);
@@ -264,21 +322,25 @@ static inline int run_cases(const struct kcase *cases, int n, const char *only,
 				snprintf(why, sizeof(why), "%s",
 					 buf[0] ? buf : "exited non-zero without a reason");
 		}
-		after = objects_settle(0, 5.0);
+		after = objects_settle(0, wedged ? 1.0 : 5.0);
 		if (!why[0]) {
-			if (after < 0)
+			if (after == KH_NOCOUNT)
 				snprintf(why, sizeof(why),
 					 "cannot read /sys/kernel/debug/kdat/objects (module loaded? debugfs mounted?)");
+			else if (after < 0 && after < before)
+				snprintf(why, sizeof(why),
+					 "objects total %ld after the case (%ld before it): an object was released twice",
+					 after, before);
 			else if (after > 0 && after > before)
 				snprintf(why, sizeof(why),
 					 "leak: objects total %ld after the case (%ld before it)",
-					 after, before < 0 ? 0 : before);
+					 after, before);
 		}
-		kmsg_scan(klog, sizeof(klog));
-		if (!why[0] && klog[0])
-			snprintf(why, sizeof(why), "kernel log: %s", klog);
-		else if (klog[0] && strlen(why) + strlen(klog) + 20 < sizeof(why))
-			strcat(strcat(why, "; kernel log: "), klog);
+		kmsg_poll();
+		if (!why[0] && kh_klog[0])
+			snprintf(why, sizeof(why), "kernel log: %s", kh_klog);
+		else if (kh_klog[0] && strlen(why) + strlen(kh_klog) + 20 < sizeof(why))
+			strcat(strcat(why, "; kernel log: "), kh_klog);
 		if (why[0]) {
 			/* one line per case */
 			for (char *q = why; *q; q++)

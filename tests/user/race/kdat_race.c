@@ -25,9 +25,9 @@
  * Nothing sleeps to synchronise: barriers, flags and event rings do; no
  * timing decides a verdict.
  *
- *   kdat_race [CASE_SUBSTRING]
+ *   kdat_race [SUBSTRING[,SUBSTRING...]]   (only the cases whose names hold one)
  *   env KDAT_RACE_SCALE=<f>     multiply iteration counts (default 1)
- *       KDAT_RACE_DEADLINE=<s>  per-case deadline (default 90)
+ *       KDAT_RACE_DEADLINE=<s>  per-case deadline (default 60)
  *
  * Needs kdat.ko loaded, rxe0 (192.0.2.1) and rxe1 (192.0.2.2) as the rig
  * sets them up, root (device removal, debugfs).
@@ -3009,7 +3009,7 @@ static const struct kcase cases[] = {
 int main(int argc, char **argv)
 {
 	const char *e = getenv("KDAT_RACE_SCALE");
-	double deadline = 90;
+	double deadline = 60;
 	int failed;
 
 	if (e && atof(e) > 0)
