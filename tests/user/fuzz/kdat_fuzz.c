@@ -619,7 +619,7 @@ static void one_ioctl(struct fz *f, uint8_t *arg)
 		break;
 	}
 	/* never block for long: whatever the command looks like */
-	if (nr == _IOC_NR(KDAT_IOC_EVD_WAIT) || CHANCE(f, 1))
+	if (nr == _IOC_NR(KDAT_IOC_EVD_WAIT))
 		((struct kdat_ioc_evd_wait *)arg)->timeout_us = (uint32_t)(R(f) % 2000);
 	((struct kdat_ioc_hdr *)arg)->size = hsize;
 	((struct kdat_ioc_hdr *)arg)->status = (uint32_t)R(f);

@@ -272,6 +272,7 @@ struct ff {
 	int fd;
 	uint32_t id, type;
 	pthread_barrier_t start, end;
+	atomic_uint go;			/* iteration the threads may start */
 	bool stop;
 	uint32_t st[FF_THREADS];
 	unsigned int spin[FF_THREADS];
@@ -282,10 +283,13 @@ static void *ff_thread(void *arg)
 	struct ff *f = ((void **)arg)[0];
 	int i = (int)(intptr_t)((void **)arg)[1];
 
-	for (;;) {
+	for (unsigned int it = 1;; it++) {
 		pthread_barrier_wait(&f->start);
 		if (f->stop)
 			break;
+		/* all spin on one flag: a barrier's wake-ups come one by one */
+		while (atomic_load(&f->go) != it)
+			;
 		spin(f->spin[i]);
 		f->st[i] = k_free(f->fd, f->id, f->type);
 		pthread_barrier_wait(&f->end);
@@ -327,8 +331,9 @@ static void free_free(uint32_t type, int n, ff_make_fn make, ff_after_fn after,
 		if (!f.id)
 			break;
 		for (i = 0; i < FF_THREADS; i++)
-			f.spin[i] = rnd(&seed) % 2000;
+			f.spin[i] = it % 2 ? rnd(&seed) % 300 : 0;
 		pthread_barrier_wait(&f.start);
+		atomic_store(&f.go, (unsigned int)it + 1);
 		pthread_barrier_wait(&f.end);
 		for (i = 0; i < FF_THREADS; i++) {
 			ok += f.st[i] == DAT_SUCCESS;
@@ -1285,6 +1290,11 @@ static void *gc_creator(void *p)
 
 	for (i = 0; i < g->n && !kr_failed(); i++) {
 		uint32_t type = gc_types[i % 6], id = 0, st;
+		unsigned long long g0 = atomic_load(&g->guesses);
+
+		/* the guessers are at work on the next IDs before each create */
+		while (atomic_load(&g->guesses) < g0 + 4 && !kr_failed())
+			;
 
 		switch (type) {
 		case KT_PZ:
