@@ -1,426 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * /dev/kdat: the control path of libdat.  Each open file owns the IAs it
- * opens and every object under them; objects are named by per-file IDs
- * (an xarray), never by kernel pointers.  Closing the file - also when
- * the process is killed - closes its IAs abruptly, which frees everything.
+ * /dev/kdat: the control path of libdat.  This file holds the ioctl
+ * handlers, one per DAT call, and the file operations; the per-file
+ * object table is uobj.c and the mmapped rings are uring.c.
  *
- * The ioctls call the very provider functions kernel consumers reach
+ * The handlers call the very provider functions kernel consumers reach
  * through the registry: there is one implementation of the SRQ semantics.
- * What differs for user space is where events go and where SRQ receives
- * come from: mmapped rings (struct kdat_ring_hdr in the uapi header).
- *
- *   event ring (one per EVD): the provider writes DAT events, translated
- *     to IDs; the user reads them without a syscall and publishes its
- *     head.  An event counts as reaped (an SRQ buffer stops being
- *     outstanding) when the kernel sees the user's head pass it.
- *   SRQ post ring: the user writes receive descriptors and publishes its
- *     tail; the kernel drains them into the SRQ (srq.c) on completions, on
- *     a kick, and before a query.
- *
- * Nothing in shared memory is trusted: the kernel keeps its own copy of
- * every index, clamps the user's, and copies each entry once before it
- * validates it.
+ * Each runs inside kdat_srcu (device removal waits for it), holds a
+ * shared use of every object it names, and commits the objects it creates
+ * only after its results reached user space (uobj.c).
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
-#include <linux/version.h>
-#include <linux/sched/signal.h>
 
 #include "kdat_core.h"
-#include <uapi/kdat_abi.h>
-
-struct kdat_ufile {
-	struct kref ref;		/* the file + one per ring */
-	struct mutex lock;		/* rings, next_pgoff */
-	struct xarray objs;		/* ID -> kdat_obj */
-	u32 next_id;
-	struct xarray rings;		/* mmap page offset -> kdat_uring */
-	unsigned long next_pgoff;
-	wait_queue_head_t poll_wq;
-};
-
-struct kdat_uring {
-	struct kdat_ufile *uf;
-	void *mem;			/* vmalloc_user, mmapped */
-	size_t size;
-	unsigned long pgoff;
-	u32 entries, entry_size, entry_offset;
-	u32 khead, ktail;		/* the kernel's own indices */
-	u32 reaped;			/* event ring: reaped up to here */
-	struct kdat_srq **shadow;	/* event ring: SRQ of each entry */
-	wait_queue_head_t wq;
-	bool unwaitable;		/* event ring: dat_evd_set_unwaitable */
-	u32 wakes;			/* event ring: KDAT_IOC_EVD_CTL calls */
-};
-
-static void kdat_ufile_release(struct kref *ref)
-{
-	struct kdat_ufile *uf = container_of(ref, struct kdat_ufile, ref);
-
-	xa_destroy(&uf->objs);
-	xa_destroy(&uf->rings);
-	kfree(uf);
-}
-
-/* ---------------------------------------------------------------------- */
-/* IDs                                                                     */
-
-int kdat_ufile_add(struct kdat_ufile *uf, struct kdat_obj *obj)
-{
-	u32 id;
-	int ret;
-
-	/* cyclic: a freed ID is not handed out again soon */
-	ret = xa_alloc_cyclic(&uf->objs, &id, obj, xa_limit_31b, &uf->next_id,
-			      GFP_KERNEL);
-	if (ret < 0)
-		return ret;
-	obj->uid = id;
-	return 0;
-}
-
-void kdat_ufile_remove(struct kdat_ufile *uf, struct kdat_obj *obj)
-{
-	xa_erase(&uf->objs, obj->uid);
-}
-
-/* Look an ID up and pin the object; NULL if absent or of another type. */
-static struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
-				  DAT_HANDLE_TYPE type)
-{
-	struct kdat_obj *obj;
-
-	if (!id)
-		return NULL;
-	rcu_read_lock();
-	obj = xa_load(&uf->objs, id);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
-		obj = NULL;
-	rcu_read_unlock();
-	return obj;
-}
-
-static u32 kdat_uid(DAT_HANDLE h)
-{
-	return h ? ((struct kdat_obj *)h)->uid : 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Rings                                                                   */
-
-struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r)
-{
-	return r->mem;
-}
-
-u32 kdat_uring_mask(struct kdat_uring *r)
-{
-	return r->entries - 1;
-}
-
-void *kdat_uring_entry(struct kdat_uring *r, u32 idx)
-{
-	return r->mem + r->entry_offset + (idx & (r->entries - 1)) *
-	       r->entry_size;
-}
-
-static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
-					   u32 min_entries, u32 entry_size,
-					   bool events)
-{
-	struct kdat_ring_hdr *h;
-	struct kdat_uring *r;
-	u32 entries = roundup_pow_of_two(max_t(u32, min_entries, 2));
-	int ret;
-
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return NULL;
-	r->entries = entries;
-	r->entry_size = entry_size;
-	r->entry_offset = ALIGN(sizeof(*h), 64);
-	r->size = PAGE_ALIGN(r->entry_offset + (size_t)entries * entry_size);
-	init_waitqueue_head(&r->wq);
-	r->mem = vmalloc_user(r->size);
-	if (!r->mem)
-		goto err;
-	if (events) {
-		r->shadow = kvcalloc(entries, sizeof(*r->shadow), GFP_KERNEL);
-		if (!r->shadow)
-			goto err;
-	}
-	h = r->mem;
-	h->entries = entries;
-	h->entry_size = entry_size;
-	h->entry_offset = r->entry_offset;
-
-	mutex_lock(&uf->lock);
-	r->pgoff = uf->next_pgoff;
-	ret = xa_insert(&uf->rings, r->pgoff, r, GFP_KERNEL);
-	if (!ret)
-		uf->next_pgoff += r->size >> PAGE_SHIFT;
-	mutex_unlock(&uf->lock);
-	if (ret)
-		goto err;
-	kref_get(&uf->ref);
-	r->uf = uf;
-	return r;
-err:
-	kvfree(r->shadow);
-	vfree(r->mem);
-	kfree(r);
-	return NULL;
-}
-
-/*
- * The pages stay alive while a process still maps them (the mapping holds
- * page references), so the ring can go with its object.
- */
-void kdat_uring_free(struct kdat_uring *r)
-{
-	struct kdat_ufile *uf;
-
-	if (!r)
-		return;
-	uf = r->uf;
-	mutex_lock(&uf->lock);
-	xa_erase(&uf->rings, r->pgoff);
-	mutex_unlock(&uf->lock);
-	kref_put(&uf->ref, kdat_ufile_release);
-	kvfree(r->shadow);
-	vfree(r->mem);
-	kfree(r);
-}
-
-struct kdat_uring *kdat_uring_alloc_events(struct kdat_ufile *uf, u32 qlen)
-{
-	return kdat_uring_alloc(uf, qlen, sizeof(struct kdat_uevent), true);
-}
-
-/*
- * The post ring of an SRQ of @depth receives of up to @max_iov segments.
- * An entry holds @max_iov segments rounded up to a cache line (64 bytes
- * hold two): a one-segment post writes one line, as in a hardware WQE,
- * instead of the 400 bytes of an entry with room for KDAT_MAX_IOV.
- */
-struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth,
-					u32 max_iov)
-{
-	size_t sz = offsetof(struct kdat_srq_wqe, seg) +
-		    min_t(u32, max_iov, KDAT_MAX_IOV) *
-		    sizeof(struct kdat_useg);
-
-	sz = min(ALIGN(sz, 64), sizeof(struct kdat_srq_wqe));
-	/*
-	 * No NEED_KICK yet: a new SRQ has no buffer, but no EP either, so
-	 * nothing can consume one; the flag is raised once an EP joins a
-	 * starved SRQ (kdat_srq_drain).
-	 */
-	return kdat_uring_alloc(uf, depth, sz, false);
-}
-
-/* Segments one entry of post ring @r has room for. */
-u32 kdat_uring_max_seg(struct kdat_uring *r)
-{
-	return (r->entry_size - offsetof(struct kdat_srq_wqe, seg)) /
-	       sizeof(struct kdat_useg);
-}
-
-/* The user's head, clamped between what we reaped and what we wrote. */
-static u32 kdat_uevd_user_head(struct kdat_uring *r)
-{
-	u32 head = READ_ONCE(kdat_uring_hdr(r)->head);
-
-	if (head - r->reaped > r->ktail - r->reaped)
-		head = r->reaped;	/* garbage: nothing consumed */
-	return head;
-}
-
-/*
- * Reap what the user consumed since last time.  The SRQ accounting is done
- * under evd->lock with the index it follows, so whoever returns from here
- * - an ioctl about to post into the SRQ, while a completion collects on
- * another CPU - finds every consumed event counted (lock order: evd->lock,
- * then srq->lock).  A last SRQ reference dropped here is released from a
- * work item (kdat_obj_put defers when it may not sleep).
- */
-void kdat_uevd_collect(struct kdat_evd *evd)
-{
-	struct kdat_uring *r = evd->uring;
-	struct kdat_event e;
-	unsigned long flags;
-
-	spin_lock_irqsave(&evd->lock, flags);
-	while (r->reaped != kdat_uevd_user_head(r)) {
-		u32 slot = r->reaped & (r->entries - 1);
-
-		e.srq = r->shadow[slot];
-		r->shadow[slot] = NULL;
-		r->reaped++;
-		kdat_event_reaped(&e);
-	}
-	spin_unlock_irqrestore(&evd->lock, flags);
-}
-
-static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
-{
-	const DAT_EVENT_DATA *d = &ev->event_data;
-	u32 len;
-
-	memset(u, 0, sizeof(*u));
-	u->event_number = ev->event_number;
-	u->evd = kdat_uid(ev->evd_handle);
-	switch (ev->event_number) {
-	case DAT_DTO_COMPLETION_EVENT:
-		u->handle = kdat_uid(d->dto_completion_event_data.ep_handle);
-		u->status = d->dto_completion_event_data.status;
-		u->cookie = d->dto_completion_event_data.user_cookie.as_64;
-		u->length = d->dto_completion_event_data.transfered_length;
-		break;
-	case DAT_CONNECTION_REQUEST_EVENT:
-		u->cr = kdat_uid(d->cr_arrival_event_data.cr_handle);
-		u->sp = kdat_uid(d->cr_arrival_event_data.sp_handle.psp_handle);
-		u->conn_qual = d->cr_arrival_event_data.conn_qual;
-		break;
-	case DAT_SOFTWARE_EVENT:
-		u->pointer = (uintptr_t)d->software_event_data.pointer;
-		break;
-	default:
-		if (ev->event_number >= DAT_CONNECTION_EVENT_ESTABLISHED &&
-		    ev->event_number <= DAT_CONNECTION_EVENT_UNREACHABLE) {
-			u->handle = kdat_uid(d->connect_event_data.ep_handle);
-			len = min_t(u32, d->connect_event_data.private_data_size,
-				    KDAT_PDATA_LEN);
-			if (d->connect_event_data.private_data && len) {
-				memcpy(u->pdata, d->connect_event_data.private_data,
-				       len);
-				u->pdata_size = len;
-			}
-		} else {
-			u->handle = kdat_uid(d->asynch_error_event_data.dat_handle);
-			u->reason = d->asynch_error_event_data.reason;
-		}
-		break;
-	}
-}
-
-/* Write one translated event to the user's ring (or count it lost). */
-static void kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
-			    struct kdat_srq *srq)
-{
-	struct kdat_uring *r = evd->uring;
-	struct kdat_ring_hdr *h = kdat_uring_hdr(r);
-	unsigned long flags;
-	bool lost;
-
-	spin_lock_irqsave(&evd->lock, flags);
-	lost = evd->dead || r->ktail - kdat_uevd_user_head(r) >= r->entries;
-	if (lost) {
-		h->dropped++;
-	} else {
-		memcpy(kdat_uring_entry(r, r->ktail), u, sizeof(*u));
-		r->shadow[r->ktail & (r->entries - 1)] = srq;
-		r->ktail++;
-		smp_store_release(&h->tail, r->ktail);
-	}
-	spin_unlock_irqrestore(&evd->lock, flags);
-
-	if (lost) {
-		struct kdat_event e = { .srq = srq };
-
-		kdat_event_reaped(&e);
-		return;
-	}
-	wake_up(&r->wq);
-	wake_up(&r->uf->poll_wq);
-}
-
-void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
-		    struct kdat_srq *srq)
-{
-	struct kdat_uevent u;
-
-	kdat_uevent_fill(&u, ev);
-	u.evd = evd->obj.uid;
-	/* tells the library which completions return SRQ buffers */
-	u.srq = srq ? srq->obj.uid : 0;
-	kdat_uevd_write(evd, &u, srq);
-	kdat_uevd_collect(evd);
-}
-
-/*
- * A malformed SRQ ring entry: the buffer comes back to the user as an
- * asynchronous event on the IA's async EVD naming the SRQ, with its cookie
- * and the reason it was refused.
- */
-void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
-{
-	struct kdat_evd *aevd = srq->obj.ia->async_evd;
-	struct kdat_uevent u = {};
-
-	if (!aevd || !aevd->uring)
-		return;
-	u.event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
-	u.evd = aevd->obj.uid;
-	u.handle = srq->obj.uid;
-	u.reason = DAT_SRQ_OTHER_ERROR;
-	u.cookie = cookie;
-	u.status = DAT_GET_TYPE(why) == DAT_PROTECTION_VIOLATION ?
-		   DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_LOCAL_LENGTH;
-	u.length = why;
-	kdat_uevd_write(aevd, &u, NULL);
-}
-
-/* The EVD is freed: what the user never consumed is reaped now. */
-void kdat_uevd_destroy(struct kdat_evd *evd)
-{
-	struct kdat_uring *r = evd->uring;
-	struct kdat_event e;
-	unsigned long flags;
-
-	wake_up_all(&r->wq);
-	for (;;) {
-		spin_lock_irqsave(&evd->lock, flags);
-		if (r->reaped == r->ktail) {
-			spin_unlock_irqrestore(&evd->lock, flags);
-			return;
-		}
-		e.srq = r->shadow[r->reaped & (r->entries - 1)];
-		r->shadow[r->reaped & (r->entries - 1)] = NULL;
-		r->reaped++;
-		spin_unlock_irqrestore(&evd->lock, flags);
-		kdat_event_reaped(&e);
-	}
-}
-
-/* Reap what the user consumed on every EVD of @ia. */
-void kdat_uevd_collect_ia(struct kdat_ia *ia)
-{
-	struct kdat_obj *o;
-
-	mutex_lock(&ia->lock);
-	list_for_each_entry(o, &ia->objs, ia_node) {
-		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
-
-		if (o->type == DAT_HANDLE_TYPE_EVD && evd->uring)
-			kdat_uevd_collect(evd);
-	}
-	mutex_unlock(&ia->lock);
-}
-
-static u32 kdat_uevd_count(struct kdat_evd *evd)
-{
-	struct kdat_uring *r = evd->uring;
-
-	return READ_ONCE(r->ktail) - kdat_uevd_user_head(r);
-}
+#include "uobj.h"
 
 /* ---------------------------------------------------------------------- */
 /* ioctls                                                                  */
@@ -453,7 +53,7 @@ static int kdat_copy_out(void __user *u, void *k, size_t ksize,
 }
 
 #define DEFINE_IOC(name, type)						\
-	static DAT_RETURN kdat_ioc_##name(struct kdat_ufile *uf, type *a)
+	static DAT_RETURN kdat_ioc_##name(struct kdat_ucall *c, type *a)
 
 #define HANDLE_ERR(sub)	KDAT_ERR(DAT_INVALID_HANDLE, (sub))
 
@@ -489,43 +89,42 @@ DEFINE_IOC(ia_list, struct kdat_ioc_ia_list)
 
 DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
 {
+	struct kdat_evd *aevd;
 	struct kdat_ia *ia;
 	DAT_RETURN ret;
 
 	a->name[KDAT_NAME_LEN - 1] = '\0';
-	ret = kdat_ia_open(a->name, a->async_qlen, uf, &ia);
+	ret = kdat_ia_open(a->name, a->async_qlen, c->uf, &kdat_file_uops,
+			   &ia);
 	if (ret != DAT_SUCCESS)
 		return ret;
-	if (kdat_ufile_add(uf, &ia->obj)) {
-		kdat_ib_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
-		kdat_obj_put(&ia->obj);
-		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	}
-	a->ia = ia->obj.uid;
-	a->async_evd = ia->async_evd->obj.uid;
-	a->async_ring_offset = (u64)ia->async_evd->uring->pgoff << PAGE_SHIFT;
-	a->async_ring_size = ia->async_evd->uring->size;
-	kdat_obj_put(&ia->obj);		/* the tables keep it */
+	aevd = rcu_dereference_protected(ia->async_evd, true);
+	a->ia = kdat_uid(ia);
+	a->async_evd = kdat_uid(aevd);
+	a->async_ring_offset = (u64)aevd->uring->pgoff << PAGE_SHIFT;
+	a->async_ring_size = aevd->uring->size;
+	/* visible once the answer reached user space (uobj.c) */
+	kdat_ucall_created(c, &ia->obj);
+	kdat_ucall_created(c, &aevd->obj);
+	kdat_obj_put(&ia->obj);
 	return DAT_SUCCESS;
 }
 
 DEFINE_IOC(ia_close, struct kdat_ioc_ia_close)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->ia, DAT_HANDLE_TYPE_IA);
+	struct kdat_obj *o = kdat_uget(c->uf, a->ia, DAT_HANDLE_TYPE_IA);
 	DAT_RETURN ret;
 
 	if (!o)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_ib_ia_close(o, a->flags);
-	if (ret == DAT_SUCCESS)
-		kdat_ufile_remove(uf, o);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
 DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->ia, DAT_HANDLE_TYPE_IA);
+	struct kdat_obj *o = kdat_uget(c->uf, a->ia, DAT_HANDLE_TYPE_IA);
 	struct kdat_ia *ia;
 	DAT_IA_ATTR attr;
 	struct kdat_uia_attr *u = &a->attr;
@@ -558,11 +157,21 @@ DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 	u->max_recv_per_srq = attr.max_recv_per_srq;
 	u->max_message_size = attr.max_message_size;
 	u->max_rdma_size = attr.max_rdma_size;
-	a->async_evd = kdat_uid(ia->async_evd);
-	kdat_obj_put(o);
+	a->async_evd = kdat_uid(rcu_access_pointer(ia->async_evd));
+	kdat_uput(o);
 	return DAT_SUCCESS;
 }
 
+/* The IA's async EVD goes with the IA, never alone. */
+static DAT_RETURN kdat_uobj_destroy(struct kdat_obj *o)
+{
+	if (o->type == DAT_HANDLE_TYPE_EVD &&
+	    o == (struct kdat_obj *)rcu_access_pointer(o->ia->async_evd))
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
+	return kdat_obj_destroy(o);
+}
+
+/* dat_*_free and dat_cr_reject: the destroy claim, then the type's free. */
 DEFINE_IOC(free, struct kdat_ioc_free)
 {
 	static const u32 subtype[KDAT_NTYPES] = {
@@ -574,68 +183,26 @@ DEFINE_IOC(free, struct kdat_ioc_free)
 		[DAT_HANDLE_TYPE_PZ] = DAT_INVALID_HANDLE_PZ,
 		[DAT_HANDLE_TYPE_SRQ] = DAT_INVALID_HANDLE_SRQ,
 	};
-	struct kdat_obj *o;
-	DAT_RETURN ret;
+	u32 type = a->type;
 
-	if (a->type >= KDAT_NTYPES || a->type == DAT_HANDLE_TYPE_IA ||
-	    !subtype[a->type])
+	if (type >= KDAT_NTYPES)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	o = kdat_uget(uf, a->handle, a->type);
-	if (!o)
-		return HANDLE_ERR(subtype[a->type]);
-	switch (a->type) {
-	case DAT_HANDLE_TYPE_CR:
-		ret = kdat_ib_cr_reject(o);
-		break;
-	case DAT_HANDLE_TYPE_EP:
-		ret = kdat_ib_ep_free(o);
-		break;
-	case DAT_HANDLE_TYPE_EVD:
-		/* the IA's async EVD goes with the IA */
-		ret = o == &o->ia->async_evd->obj ?
-		      KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC) :
-		      kdat_ib_evd_free(o);
-		break;
-	case DAT_HANDLE_TYPE_LMR:
-		ret = kdat_ib_lmr_free(o);
-		break;
-	case DAT_HANDLE_TYPE_PSP:
-		ret = kdat_ib_psp_free(o);
-		break;
-	case DAT_HANDLE_TYPE_PZ:
-		ret = kdat_ib_pz_free(o);
-		break;
-	default:
-		ret = kdat_ib_srq_free(o);
-		break;
-	}
-	kdat_obj_put(o);
-	return ret;
+	type = array_index_nospec(type, KDAT_NTYPES);
+	if (!subtype[type])
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	return kdat_ufree(c->uf, a->handle, type, kdat_uobj_destroy,
+			  HANDLE_ERR(subtype[type]));
 }
 
-/* Most creates name their IA first: pin it, or fail the call. */
+/*
+ * A create names its IA first: take a use of it, held until the call
+ * committed what it created (an IA close waits for that), or fail.
+ */
 #define GET_IA(ia_id)							\
-	struct kdat_obj *ia_o = kdat_uget(uf, (ia_id), DAT_HANDLE_TYPE_IA); \
+	struct kdat_obj *ia_o = kdat_uget(c->uf, (ia_id), DAT_HANDLE_TYPE_IA); \
 	if (!ia_o)							\
-		return HANDLE_ERR(DAT_INVALID_HANDLE_IA)
-
-/* The handle in @id as a kernel handle, or a never-valid one. */
-static DAT_HANDLE kdat_uhandle(struct kdat_ufile *uf, u32 id)
-{
-	struct kdat_obj *o;
-
-	if (!id)
-		return DAT_HANDLE_NULL;
-	rcu_read_lock();
-	o = xa_load(&uf->objs, id);
-	rcu_read_unlock();
-	/*
-	 * The provider re-checks this handle in its own table and pins it,
-	 * so a concurrent free only turns it into DAT_INVALID_HANDLE there.
-	 * A stale or foreign ID becomes a pointer no table holds.
-	 */
-	return o ? (DAT_HANDLE)o : (DAT_HANDLE)uf;
-}
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);		\
+	kdat_ucall_hold_ia(c, ia_o)
 
 DEFINE_IOC(pz_create, struct kdat_ioc_pz_create)
 {
@@ -644,9 +211,10 @@ DEFINE_IOC(pz_create, struct kdat_ioc_pz_create)
 	GET_IA(a->ia);
 
 	ret = kdat_ib_pz_create(ia_o, &pz);
-	if (ret == DAT_SUCCESS)
+	if (ret == DAT_SUCCESS) {
 		a->pz = kdat_uid(pz);
-	kdat_obj_put(ia_o);
+		kdat_ucall_created(c, pz);
+	}
 	return ret;
 }
 
@@ -662,11 +230,11 @@ DEFINE_IOC(evd_create, struct kdat_ioc_evd_create)
 				  a->flags, &h);
 	if (ret == DAT_SUCCESS) {
 		evd = h;
-		a->evd = evd->obj.uid;
+		a->evd = kdat_uid(evd);
 		a->ring_offset = (u64)evd->uring->pgoff << PAGE_SHIFT;
 		a->ring_size = evd->uring->size;
+		kdat_ucall_created(c, &evd->obj);
 	}
-	kdat_obj_put(ia_o);
 	return ret;
 }
 
@@ -677,6 +245,7 @@ static bool kdat_uevd_woken(struct kdat_evd *evd, u32 threshold,
 	struct kdat_uring *r = evd->uring;
 
 	return kdat_uevd_count(evd) >= threshold || READ_ONCE(evd->dead) ||
+	       READ_ONCE(evd->obj.ia->closing) ||
 	       READ_ONCE(r->unwaitable) ||
 	       (seq && READ_ONCE(r->wakes) != wake_seq);
 }
@@ -690,7 +259,7 @@ static bool kdat_uevd_woken(struct kdat_evd *evd, u32 threshold,
  */
 DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	bool seq = a->flags & KDAT_WAIT_SEQ;
 	struct kdat_evd *evd;
 	long t;
@@ -725,7 +294,7 @@ DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
 	else if (!t)
 		ret = KDAT_ERR(DAT_TIMEOUT_EXPIRED, 0);
 out:
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
@@ -737,7 +306,7 @@ out:
  */
 DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	struct kdat_uring *r;
 	struct kdat_ring_hdr *h;
 	unsigned long flags;
@@ -746,7 +315,7 @@ DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 	if (!o)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_EVD_ASYNC);
 	if (a->op < KDAT_EVD_CTL_UNWAITABLE || a->op > KDAT_EVD_CTL_WAKE) {
-		kdat_obj_put(o);
+		kdat_uput(o);
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	}
 	evd = container_of(o, struct kdat_evd, obj);
@@ -759,13 +328,13 @@ DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 	smp_store_release(&h->wakes, r->wakes);
 	spin_unlock_irqrestore(&evd->lock, flags);
 	wake_up_all(&r->wq);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return DAT_SUCCESS;
 }
 
 DEFINE_IOC(evd_post_se, struct kdat_ioc_evd_post_se)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	DAT_EVENT ev = { .event_number = DAT_SOFTWARE_EVENT };
 	DAT_RETURN ret;
 
@@ -774,7 +343,7 @@ DEFINE_IOC(evd_post_se, struct kdat_ioc_evd_post_se)
 	ev.event_data.software_event_data.pointer =
 		(DAT_PVOID)(uintptr_t)a->pointer;
 	ret = kdat_ib_evd_post_se(o, &ev);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
@@ -785,17 +354,17 @@ DEFINE_IOC(lmr_create, struct kdat_ioc_lmr_create)
 	GET_IA(a->ia);
 
 	ret = kdat_lmr_create_user(container_of(ia_o, struct kdat_ia, obj),
-				   kdat_uhandle(uf, a->pz), a->addr, a->length,
+				   kdat_uhandle(c->uf, a->pz), a->addr, a->length,
 				   a->priv, &lmr);
 	if (ret == DAT_SUCCESS) {
-		a->lmr = lmr->obj.uid;
+		a->lmr = kdat_uid(lmr);
 		a->lmr_context = lmr->context;
 		a->rmr_context = lmr->rmr_context;
 		a->registered_size = lmr->length;
 		a->registered_address = a->addr;
+		kdat_ucall_created(c, &lmr->obj);
 		kdat_obj_put(&lmr->obj);
 	}
-	kdat_obj_put(ia_o);
 	return ret;
 }
 
@@ -809,14 +378,14 @@ DEFINE_IOC(srq_create, struct kdat_ioc_srq_create)
 	DAT_RETURN ret;
 	GET_IA(a->ia);
 
-	ret = kdat_ib_srq_create(ia_o, kdat_uhandle(uf, a->pz), &sa, &h);
+	ret = kdat_ib_srq_create(ia_o, kdat_uhandle(c->uf, a->pz), &sa, &h);
 	if (ret == DAT_SUCCESS) {
 		srq = h;
-		a->srq = srq->obj.uid;
+		a->srq = kdat_uid(srq);
 		a->ring_offset = (u64)srq->uring->pgoff << PAGE_SHIFT;
 		a->ring_size = srq->uring->size;
+		kdat_ucall_created(c, &srq->obj);
 	}
-	kdat_obj_put(ia_o);
 	return ret;
 }
 
@@ -829,7 +398,7 @@ static struct kdat_srq *kdat_uget_srq(struct kdat_ufile *uf, u32 id)
 
 DEFINE_IOC(srq_query, struct kdat_ioc_srq_query)
 {
-	struct kdat_srq *srq = kdat_uget_srq(uf, a->srq);
+	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);
 	DAT_SRQ_PARAM p;
 	DAT_RETURN ret;
 
@@ -852,26 +421,54 @@ DEFINE_IOC(srq_query, struct kdat_ioc_srq_query)
 		a->available_dto_count = p.available_dto_count;
 		a->outstanding_dto_count = p.outstanding_dto_count;
 	}
-	kdat_obj_put(&srq->obj);
+	kdat_uput(&srq->obj);
 	return ret;
 }
 
-static DAT_RETURN kdat_srq_op(struct kdat_ufile *uf, struct kdat_ioc_srq_op *a,
-			      unsigned int cmd)
+/*
+ * resize, set_lw and kick: what the user reaped and posted counts first,
+ * so a resize sees the real outstanding count.
+ */
+static DAT_RETURN kdat_srq_op(struct kdat_ucall *c, struct kdat_ioc_srq_op *a,
+			      DAT_RETURN (*op)(DAT_SRQ_HANDLE, DAT_COUNT))
 {
-	struct kdat_srq *srq = kdat_uget_srq(uf, a->srq);
+	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);
 	DAT_RETURN ret = DAT_SUCCESS;
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
 	kdat_uevd_collect_ia(srq->obj.ia);
 	kdat_srq_drain(srq);
-	if (cmd == KDAT_IOC_SRQ_RESIZE)
-		ret = kdat_ib_srq_resize(srq, a->value);
-	else if (cmd == KDAT_IOC_SRQ_SET_LW)
-		ret = kdat_ib_srq_set_lw(srq, a->value);
-	kdat_obj_put(&srq->obj);
+	if (op)
+		ret = op(srq, a->value);
+	kdat_uput(&srq->obj);
 	return ret;
+}
+
+DEFINE_IOC(srq_resize, struct kdat_ioc_srq_op)
+{
+	return kdat_srq_op(c, a, kdat_ib_srq_resize);
+}
+
+DEFINE_IOC(srq_set_lw, struct kdat_ioc_srq_op)
+{
+	return kdat_srq_op(c, a, kdat_ib_srq_set_lw);
+}
+
+DEFINE_IOC(srq_kick, struct kdat_ioc_srq_op)
+{
+	return kdat_srq_op(c, a, NULL);
+}
+
+/* Reserved segment fields must be zero, so a later ABI can use them. */
+static bool kdat_useg_pads_zero(const struct kdat_useg *s, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].pad)
+			return false;
+	return true;
 }
 
 static void kdat_useg_to_triplets(const struct kdat_useg *s, u32 n,
@@ -888,21 +485,23 @@ static void kdat_useg_to_triplets(const struct kdat_useg *s, u32 n,
 
 DEFINE_IOC(srq_post, struct kdat_ioc_srq_post)
 {
-	struct kdat_srq *srq = kdat_uget_srq(uf, a->srq);
+	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
-	DAT_DTO_COOKIE c = { .as_64 = a->cookie };
+	DAT_DTO_COOKIE ck = { .as_64 = a->cookie };
 	DAT_RETURN ret;
 
 	if (!srq)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_SRQ);
 	if (a->nseg > KDAT_MAX_IOV) {
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	} else if (!kdat_useg_pads_zero(a->seg, a->nseg)) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	} else {
 		kdat_useg_to_triplets(a->seg, a->nseg, t);
 		kdat_uevd_collect_ia(srq->obj.ia);
-		ret = kdat_srq_post_one(srq, a->nseg, t, c);
+		ret = kdat_srq_post_one(srq, a->nseg, t, ck);
 	}
-	kdat_obj_put(&srq->obj);
+	kdat_uput(&srq->obj);
 	return ret;
 }
 
@@ -953,22 +552,23 @@ DEFINE_IOC(ep_create, struct kdat_ioc_ep_create)
 
 	kdat_uep_attr_in(&a->attr, &attr);
 	if (a->srq)
-		ret = kdat_ib_ep_create_with_srq(ia_o, kdat_uhandle(uf, a->pz),
-						 kdat_uhandle(uf, a->recv_evd),
-						 kdat_uhandle(uf, a->request_evd),
-						 kdat_uhandle(uf, a->connect_evd),
-						 kdat_uhandle(uf, a->srq),
+		ret = kdat_ib_ep_create_with_srq(ia_o, kdat_uhandle(c->uf, a->pz),
+						 kdat_uhandle(c->uf, a->recv_evd),
+						 kdat_uhandle(c->uf, a->request_evd),
+						 kdat_uhandle(c->uf, a->connect_evd),
+						 kdat_uhandle(c->uf, a->srq),
 						 a->has_attr ? &attr : NULL,
 						 &ep);
 	else
-		ret = kdat_ib_ep_create(ia_o, kdat_uhandle(uf, a->pz),
-					kdat_uhandle(uf, a->recv_evd),
-					kdat_uhandle(uf, a->request_evd),
-					kdat_uhandle(uf, a->connect_evd),
+		ret = kdat_ib_ep_create(ia_o, kdat_uhandle(c->uf, a->pz),
+					kdat_uhandle(c->uf, a->recv_evd),
+					kdat_uhandle(c->uf, a->request_evd),
+					kdat_uhandle(c->uf, a->connect_evd),
 					a->has_attr ? &attr : NULL, &ep);
-	if (ret == DAT_SUCCESS)
+	if (ret == DAT_SUCCESS) {
 		a->ep = kdat_uid(ep);
-	kdat_obj_put(ia_o);
+		kdat_ucall_created(c, ep);
+	}
 	return ret;
 }
 
@@ -979,7 +579,7 @@ static struct kdat_obj *kdat_uget_ep(struct kdat_ufile *uf, u32 id)
 
 DEFINE_IOC(ep_query, struct kdat_ioc_ep_query)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	struct kdat_ep *ep;
 	DAT_EP_PARAM p;
 
@@ -999,13 +599,13 @@ DEFINE_IOC(ep_query, struct kdat_ioc_ep_query)
 	memcpy(a->remote_addr, &ep->remote,
 	       min(sizeof(a->remote_addr), sizeof(ep->remote)));
 	kdat_uep_attr_out(&p.ep_attr, &a->attr);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return DAT_SUCCESS;
 }
 
 DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	struct sockaddr_storage ss = {};
 	DAT_RETURN ret;
 
@@ -1020,7 +620,7 @@ DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
 					 a->pdata_size, a->pdata, a->qos,
 					 a->flags);
 	}
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
@@ -1030,7 +630,7 @@ DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
  */
 DEFINE_IOC(ep_modify, struct kdat_ioc_ep_modify)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_EP_PARAM p;
 	DAT_RETURN ret;
 
@@ -1039,29 +639,40 @@ DEFINE_IOC(ep_modify, struct kdat_ioc_ep_modify)
 	memset(&p, 0, sizeof(p));
 	kdat_uep_attr_in(&a->attr, &p.ep_attr);
 	ret = kdat_ib_ep_modify(o, a->mask, &p);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
-static DAT_RETURN kdat_ep_op(struct kdat_ufile *uf, struct kdat_ioc_ep_op *a,
-			     unsigned int cmd)
+DEFINE_IOC(ep_disconnect, struct kdat_ioc_ep_op)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_RETURN ret;
 
 	if (!o)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_EP);
-	ret = cmd == KDAT_IOC_EP_RESET ? kdat_ib_ep_reset(o) :
-	      kdat_ib_ep_disconnect(o, a->value);
-	kdat_obj_put(o);
+	ret = kdat_ib_ep_disconnect(o, a->value);
+	kdat_uput(o);
+	return ret;
+}
+
+DEFINE_IOC(ep_reset, struct kdat_ioc_ep_op)
+{
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
+	DAT_RETURN ret;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_EP);
+	ret = a->value ? KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2) :
+	      kdat_ib_ep_reset(o);
+	kdat_uput(o);
 	return ret;
 }
 
 DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
-	DAT_DTO_COOKIE c = { .as_64 = a->cookie };
+	DAT_DTO_COOKIE ck = { .as_64 = a->cookie };
 	DAT_RMR_TRIPLET r = { .rmr_context = a->rmr_context,
 			      .target_address = a->remote_addr,
 			      .segment_length = a->remote_length };
@@ -1073,33 +684,37 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		goto out;
 	}
+	if (!kdat_useg_pads_zero(a->seg, a->nseg)) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto out;
+	}
 	kdat_useg_to_triplets(a->seg, a->nseg, t);
 	switch (a->op) {
 	case KDAT_POST_SEND:
-		ret = kdat_ib_ep_post_send(o, a->nseg, t, c, a->flags);
+		ret = kdat_ib_ep_post_send(o, a->nseg, t, ck, a->flags);
 		break;
 	case KDAT_POST_RECV:
-		ret = kdat_ib_ep_post_recv(o, a->nseg, t, c, a->flags);
+		ret = kdat_ib_ep_post_recv(o, a->nseg, t, ck, a->flags);
 		break;
 	case KDAT_POST_RDMA_WRITE:
-		ret = kdat_ib_ep_post_rdma_write(o, a->nseg, t, c, &r,
+		ret = kdat_ib_ep_post_rdma_write(o, a->nseg, t, ck, &r,
 						 a->flags);
 		break;
 	case KDAT_POST_RDMA_READ:
-		ret = kdat_ib_ep_post_rdma_read(o, a->nseg, t, c, &r, a->flags);
+		ret = kdat_ib_ep_post_rdma_read(o, a->nseg, t, ck, &r, a->flags);
 		break;
 	default:
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		break;
 	}
 out:
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
 DEFINE_IOC(ep_status, struct kdat_ioc_ep_status)
 {
-	struct kdat_obj *o = kdat_uget_ep(uf, a->ep);
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_EP_STATE state;
 	DAT_BOOLEAN ri, qi;
 
@@ -1109,7 +724,7 @@ DEFINE_IOC(ep_status, struct kdat_ioc_ep_status)
 	a->state = state;
 	a->recv_idle = ri;
 	a->request_idle = qi;
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return DAT_SUCCESS;
 }
 
@@ -1119,17 +734,18 @@ DEFINE_IOC(psp_create, struct kdat_ioc_psp_create)
 	DAT_RETURN ret;
 	GET_IA(a->ia);
 
-	ret = kdat_ib_psp_create(ia_o, a->conn_qual, kdat_uhandle(uf, a->evd),
+	ret = kdat_ib_psp_create(ia_o, a->conn_qual, kdat_uhandle(c->uf, a->evd),
 				 a->flags, &psp);
-	if (ret == DAT_SUCCESS)
+	if (ret == DAT_SUCCESS) {
 		a->psp = kdat_uid(psp);
-	kdat_obj_put(ia_o);
+		kdat_ucall_created(c, psp);
+	}
 	return ret;
 }
 
 DEFINE_IOC(cr_query, struct kdat_ioc_cr_query)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->cr, DAT_HANDLE_TYPE_CR);
+	struct kdat_obj *o = kdat_uget(c->uf, a->cr, DAT_HANDLE_TYPE_CR);
 	DAT_CR_PARAM p;
 
 	if (!o)
@@ -1141,13 +757,13 @@ DEFINE_IOC(cr_query, struct kdat_ioc_cr_query)
 		     sizeof(struct sockaddr_storage)));
 	a->pdata_size = min_t(u32, p.private_data_size, KDAT_PDATA_LEN);
 	memcpy(a->pdata, p.private_data, a->pdata_size);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return DAT_SUCCESS;
 }
 
 DEFINE_IOC(cr_accept, struct kdat_ioc_cr_accept)
 {
-	struct kdat_obj *o = kdat_uget(uf, a->cr, DAT_HANDLE_TYPE_CR);
+	struct kdat_obj *o = kdat_uget(c->uf, a->cr, DAT_HANDLE_TYPE_CR);
 	DAT_RETURN ret;
 
 	if (!o)
@@ -1155,22 +771,78 @@ DEFINE_IOC(cr_accept, struct kdat_ioc_cr_accept)
 	if (a->pdata_size > KDAT_PDATA_LEN)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	else
-		ret = kdat_ib_cr_accept(o, kdat_uhandle(uf, a->ep),
+		ret = kdat_ib_cr_accept(o, kdat_uhandle(c->uf, a->ep),
 					a->pdata_size, a->pdata);
-	kdat_obj_put(o);
+	kdat_uput(o);
 	return ret;
 }
 
-/* One table entry per ioctl: the argument size and its handler. */
+/* ---------------------------------------------------------------------- */
+/* Dispatch                                                                */
+
+/*
+ * Reserved fields must be zero, so a later ABI can give them a meaning.
+ * Fields that are only written by the kernel are not checked.
+ */
+static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
+{
+	switch (nr) {
+	case _IOC_NR(KDAT_IOC_VERSION): {
+		const struct kdat_ioc_version *a = k;
+
+		return !a->pad;
+	}
+	case _IOC_NR(KDAT_IOC_EP_CREATE): {
+		const struct kdat_ioc_ep_create *a = k;
+
+		return !a->attr.pad;
+	}
+	case _IOC_NR(KDAT_IOC_EP_CONNECT): {
+		const struct kdat_ioc_ep_connect *a = k;
+
+		return !a->pad && !memchr_inv(a->pad2, 0, sizeof(a->pad2));
+	}
+	case _IOC_NR(KDAT_IOC_EP_POST): {
+		const struct kdat_ioc_ep_post *a = k;
+
+		return !a->pad;
+	}
+	case _IOC_NR(KDAT_IOC_EVD_POST_SE): {
+		const struct kdat_ioc_evd_post_se *a = k;
+
+		return !a->pad;
+	}
+	case _IOC_NR(KDAT_IOC_EP_MODIFY): {
+		const struct kdat_ioc_ep_modify *a = k;
+
+		return !a->pad && !a->attr.pad;
+	}
+	case _IOC_NR(KDAT_IOC_CR_QUERY): {
+		const struct kdat_ioc_cr_query *a = k;
+
+		return !memchr_inv(a->pad, 0, sizeof(a->pad));
+	}
+	default:
+		return true;
+	}
+}
+
+/*
+ * One entry per ioctl number: the argument's size in this ABI and its
+ * handler.  The command is matched by number and direction only: the size
+ * bits of the command word say what the caller was built with, and
+ * hdr.size carries the same information, so a library built with a
+ * larger or smaller struct still reaches the handler (copy_struct_from_user
+ * rules: missing fields read as zero, unknown trailing bytes must be zero).
+ */
 #define IOC(nr, name, type)						\
-	[_IOC_NR(nr)] = { nr, sizeof(type),				\
-			  (DAT_RETURN (*)(struct kdat_ufile *, void *))	\
+	[_IOC_NR(nr)] = { sizeof(type),					\
+			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
 			  kdat_ioc_##name }
 
 static const struct {
-	unsigned int cmd;
 	size_t size;
-	DAT_RETURN (*fn)(struct kdat_ufile *uf, void *arg);
+	DAT_RETURN (*fn)(struct kdat_ucall *c, void *arg);
 } kdat_iocs[] = {
 	IOC(KDAT_IOC_VERSION, version, struct kdat_ioc_version),
 	IOC(KDAT_IOC_IA_LIST, ia_list, struct kdat_ioc_ia_list),
@@ -1185,20 +857,15 @@ static const struct {
 	IOC(KDAT_IOC_LMR_CREATE, lmr_create, struct kdat_ioc_lmr_create),
 	IOC(KDAT_IOC_SRQ_CREATE, srq_create, struct kdat_ioc_srq_create),
 	IOC(KDAT_IOC_SRQ_QUERY, srq_query, struct kdat_ioc_srq_query),
-	[_IOC_NR(KDAT_IOC_SRQ_RESIZE)] = { KDAT_IOC_SRQ_RESIZE,
-					   sizeof(struct kdat_ioc_srq_op) },
-	[_IOC_NR(KDAT_IOC_SRQ_SET_LW)] = { KDAT_IOC_SRQ_SET_LW,
-					   sizeof(struct kdat_ioc_srq_op) },
-	[_IOC_NR(KDAT_IOC_SRQ_KICK)] = { KDAT_IOC_SRQ_KICK,
-					 sizeof(struct kdat_ioc_srq_op) },
+	IOC(KDAT_IOC_SRQ_RESIZE, srq_resize, struct kdat_ioc_srq_op),
+	IOC(KDAT_IOC_SRQ_SET_LW, srq_set_lw, struct kdat_ioc_srq_op),
+	IOC(KDAT_IOC_SRQ_KICK, srq_kick, struct kdat_ioc_srq_op),
 	IOC(KDAT_IOC_SRQ_POST, srq_post, struct kdat_ioc_srq_post),
 	IOC(KDAT_IOC_EP_CREATE, ep_create, struct kdat_ioc_ep_create),
 	IOC(KDAT_IOC_EP_QUERY, ep_query, struct kdat_ioc_ep_query),
 	IOC(KDAT_IOC_EP_CONNECT, ep_connect, struct kdat_ioc_ep_connect),
-	[_IOC_NR(KDAT_IOC_EP_DISCONNECT)] = { KDAT_IOC_EP_DISCONNECT,
-					      sizeof(struct kdat_ioc_ep_op) },
-	[_IOC_NR(KDAT_IOC_EP_RESET)] = { KDAT_IOC_EP_RESET,
-					 sizeof(struct kdat_ioc_ep_op) },
+	IOC(KDAT_IOC_EP_DISCONNECT, ep_disconnect, struct kdat_ioc_ep_op),
+	IOC(KDAT_IOC_EP_RESET, ep_reset, struct kdat_ioc_ep_op),
 	IOC(KDAT_IOC_EP_POST, ep_post, struct kdat_ioc_ep_post),
 	IOC(KDAT_IOC_EP_STATUS, ep_status, struct kdat_ioc_ep_status),
 	IOC(KDAT_IOC_PSP_CREATE, psp_create, struct kdat_ioc_psp_create),
@@ -1222,38 +889,22 @@ union kdat_ioc_any {
 	struct kdat_ioc_ep_modify ep_modify;
 };
 
-/* Reserved fields must be zero, so a later ABI can give them a meaning. */
-static bool kdat_reserved_zero(unsigned int cmd, const union kdat_ioc_any *k)
-{
-	switch (cmd) {
-	case KDAT_IOC_EP_CREATE:
-		return !k->ep_create.attr.pad;
-	case KDAT_IOC_EP_CONNECT:
-		return !k->ep_connect.pad && !memchr_inv(k->ep_connect.pad2, 0,
-						     sizeof(k->ep_connect.pad2));
-	case KDAT_IOC_EP_POST:
-		return !k->ep_post.pad;
-	case KDAT_IOC_EVD_POST_SE:
-		return !k->evd_post_se.pad;
-	case KDAT_IOC_EP_MODIFY:
-		return !k->ep_modify.pad && !k->ep_modify.attr.pad;
-	default:
-		return true;
-	}
-}
-
 static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
-	struct kdat_ufile *uf = f->private_data;
+	struct kdat_ucall c = { .uf = f->private_data };
 	void __user *u = (void __user *)arg;
 	unsigned int nr = _IOC_NR(cmd);
 	union kdat_ioc_any *k;
 	DAT_RETURN st;
 	size_t ks;
-	int ret;
+	int ret, idx;
 
-	if (_IOC_TYPE(cmd) != KDAT_IOC_MAGIC || nr >= ARRAY_SIZE(kdat_iocs) ||
-	    kdat_iocs[nr].cmd != cmd)
+	if (_IOC_TYPE(cmd) != KDAT_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    nr >= ARRAY_SIZE(kdat_iocs))
+		return -ENOTTY;
+	nr = array_index_nospec(nr, ARRAY_SIZE(kdat_iocs));
+	if (!kdat_iocs[nr].fn)
 		return -ENOTTY;
 	ks = kdat_iocs[nr].size;
 	k = kmalloc(sizeof(*k), GFP_KERNEL);
@@ -1262,25 +913,22 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	ret = kdat_copy_in(k, ks, u);
 	if (ret)
 		goto out;
-	if (!kdat_reserved_zero(cmd, k)) {
+	if (!kdat_ioc_reserved_zero(nr, k)) {
 		ret = -EINVAL;
 		goto out;
 	}
-	switch (cmd) {
-	case KDAT_IOC_SRQ_RESIZE:
-	case KDAT_IOC_SRQ_SET_LW:
-	case KDAT_IOC_SRQ_KICK:
-		st = kdat_srq_op(uf, (void *)k, cmd);
-		break;
-	case KDAT_IOC_EP_DISCONNECT:
-	case KDAT_IOC_EP_RESET:
-		st = kdat_ep_op(uf, (void *)k, cmd);
-		break;
-	default:
-		st = kdat_iocs[nr].fn(uf, k);
-		break;
+	if (!kdat_ufile_mine(c.uf)) {
+		/* a forked child, or a process the file was passed to */
+		st = KDAT_ERR(DAT_INVALID_HANDLE, 0);
+		ret = kdat_copy_out(u, k, ks, st);
+		goto out;
 	}
+	idx = kdat_call_begin();
+	st = kdat_iocs[nr].fn(&c, k);
 	ret = kdat_copy_out(u, k, ks, st);
+	/* what the call created becomes visible, or goes again */
+	kdat_ucall_finish(&c, !ret);
+	kdat_call_end(idx);
 out:
 	kfree(k);
 	return ret;
@@ -1288,81 +936,31 @@ out:
 
 static int kdat_open(struct inode *inode, struct file *f)
 {
-	struct kdat_ufile *uf = kzalloc(sizeof(*uf), GFP_KERNEL);
+	struct kdat_ufile *uf = kdat_ufile_new();
 
 	if (!uf)
 		return -ENOMEM;
-	kref_init(&uf->ref);
-	mutex_init(&uf->lock);
-	xa_init_flags(&uf->objs, XA_FLAGS_ALLOC1);
-	xa_init(&uf->rings);
-	init_waitqueue_head(&uf->poll_wq);
 	f->private_data = uf;
 	return nonseekable_open(inode, f);
 }
 
-/* Close every IA the file opened; that frees everything under them. */
 static int kdat_release(struct inode *inode, struct file *f)
 {
-	struct kdat_ufile *uf = f->private_data;
-	struct kdat_obj *o;
-	unsigned long id;
-
-	xa_for_each(&uf->objs, id, o) {
-		if (o->type != DAT_HANDLE_TYPE_IA || !kref_get_unless_zero(&o->ref))
-			continue;
-		kdat_ib_ia_close(o, DAT_CLOSE_ABRUPT_FLAG);
-		kdat_ufile_remove(uf, o);
-		kdat_obj_put(o);
-	}
-	kref_put(&uf->ref, kdat_ufile_release);
+	kdat_ufile_close(f->private_data);
 	return 0;
 }
 
 static int kdat_mmap(struct file *f, struct vm_area_struct *vma)
 {
-	struct kdat_ufile *uf = f->private_data;
-	struct kdat_uring *r;
-	int ret = -EINVAL;
-
-	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
-		return -EINVAL;
-	mutex_lock(&uf->lock);
-	r = xa_load(&uf->rings, vma->vm_pgoff);
-	if (r && vma->vm_end - vma->vm_start <= r->size) {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-		vm_flags_clear(vma, VM_MAYEXEC);
-#else
-		vma->vm_flags &= ~VM_MAYEXEC;
-#endif
-		ret = remap_vmalloc_range(vma, r->mem, 0);
-	}
-	mutex_unlock(&uf->lock);
-	return ret;
+	return kdat_uring_mmap(f->private_data, vma);
 }
 
 static __poll_t kdat_poll(struct file *f, poll_table *wait)
 {
 	struct kdat_ufile *uf = f->private_data;
-	struct kdat_obj *o;
-	unsigned long id;
-	__poll_t mask = 0;
 
 	poll_wait(f, &uf->poll_wq, wait);
-	rcu_read_lock();
-	xa_for_each(&uf->objs, id, o) {
-		struct kdat_evd *evd;
-
-		if (o->type != DAT_HANDLE_TYPE_EVD)
-			continue;
-		evd = container_of(o, struct kdat_evd, obj);
-		if (evd->uring && kdat_uevd_count(evd)) {
-			mask = EPOLLIN | EPOLLRDNORM;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return mask;
+	return kdat_ufile_poll(uf);
 }
 
 static const struct file_operations kdat_fops = {

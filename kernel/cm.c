@@ -13,7 +13,6 @@
  */
 #include <linux/slab.h>
 #include <linux/in.h>
-#include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 
 #include "kdat_core.h"
@@ -33,6 +32,14 @@
  */
 #define KDAT_REQ_PDATA_MAX	55	/* 56 bytes of REQ data after rdma_cm */
 #define KDAT_REP_PDATA_MAX	195	/* 196 bytes of REP data */
+
+/*
+ * Connection requests a PSP holds before the consumer accepts or rejects
+ * them: peers cannot make the kernel queue more (the CM then rejects).
+ */
+static unsigned int max_pending_crs = 128;
+module_param(max_pending_crs, uint, 0644);
+MODULE_PARM_DESC(max_pending_crs, "connection requests one PSP may hold unanswered (default 128)");
 
 /* Unwrap length-prefixed private data; returns the consumer's length. */
 static u8 kdat_pdata_unwrap(const void *p, u8 len, const u8 **data)
@@ -201,6 +208,8 @@ static void kdat_cr_release(struct kdat_obj *obj)
 {
 	struct kdat_cr *cr = container_of(obj, struct kdat_cr, obj);
 
+	if (cr->counted)
+		atomic_dec(&cr->psp->pending);
 	kdat_obj_put(&cr->psp->obj);
 }
 
@@ -216,9 +225,15 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST || kdat_ia_dead(ia))
 		return e->event == RDMA_CM_EVENT_CONNECT_REQUEST ? -ENODEV : 0;
 
+	if (atomic_inc_return(&psp->pending) > max_pending_crs) {
+		atomic_dec(&psp->pending);
+		return -ENOBUFS;	/* rdma_cm rejects and destroys @id */
+	}
 	cr = kzalloc(sizeof(*cr), GFP_KERNEL);
-	if (!cr)
-		return -ENOMEM;	/* rdma_cm rejects and destroys @id */
+	if (!cr) {
+		atomic_dec(&psp->pending);
+		return -ENOMEM;
+	}
 	kdat_obj_init(&cr->obj, DAT_HANDLE_TYPE_CR, ia->obj.provider, ia,
 		      kdat_cr_release);
 	kdat_obj_hold(&psp->obj);
@@ -233,13 +248,22 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 		memcpy(cr->private_data, data, len);
 		cr->private_data_size = len;
 	}
+	/* the CR is counted pending from here; its release uncounts it */
+	cr->counted = true;
 	if (kdat_obj_publish(&cr->obj)) {
 		cr->cm_id = NULL;
 		kdat_obj_put(&cr->obj);
 		return -ENOMEM;
 	}
 	id->context = &cr->obj;
-	kdat_ia_link(ia, &cr->obj);
+	if (kdat_ia_link(ia, &cr->obj)) {
+		/* the IA is closing: rdma_cm rejects and destroys @id */
+		cr->cm_id = NULL;
+		kdat_obj_unpublish(&cr->obj);
+		kdat_obj_put(&cr->obj);
+		return -ENODEV;
+	}
+	kdat_obj_commit(&cr->obj);
 
 	ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
 	ev.event_data.cr_arrival_event_data.sp_handle.psp_handle = psp;
@@ -256,13 +280,18 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 {
 	struct kdat_obj *obj = id->context;
 
+	struct kdat_ep *ep;
+
 	switch (obj->type) {
 	case DAT_HANDLE_TYPE_PSP:
 		return kdat_psp_cm_event(container_of(obj, struct kdat_psp,
 						      obj), id, e);
 	case DAT_HANDLE_TYPE_EP:
-		return kdat_ep_cm_event(container_of(obj, struct kdat_ep, obj),
-					id, e);
+		ep = container_of(obj, struct kdat_ep, obj);
+		/* an ID the EP let go (kdat_ep_destroy_qp) is not its own */
+		if (READ_ONCE(ep->cm_id) != id)
+			return 0;
+		return kdat_ep_cm_event(ep, id, e);
 	case DAT_HANDLE_TYPE_CR:
 		/* the peer gave up before accept or reject: nothing to do */
 	default:
@@ -321,12 +350,15 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	if (pdata_size < 0 || pdata_size > KDAT_REP_PDATA_MAX ||
 	    (pdata_size && !pdata))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	o = kdat_obj_get(ep_handle, DAT_HANDLE_TYPE_EP);
-	if (!o || o->ia != ia) {
-		kdat_obj_put(o);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
+	if (o && o->ia != ia) {
+		kdat_obj_put_use(o);
+		o = NULL;
 	}
+	if (!o)
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
 	ep = container_of(o, struct kdat_ep, obj);
+	mutex_lock(&ep->op_lock);
 	if (kdat_ia_dead(ia)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
 		goto out;
@@ -387,7 +419,8 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	}
 	ret = DAT_SUCCESS;
 out:
-	kdat_obj_put(&ep->obj);
+	mutex_unlock(&ep->op_lock);
+	kdat_obj_put_use(&ep->obj);
 	return ret;
 }
 
@@ -464,7 +497,7 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
 		goto err_evd;
 	}
-	psp = kzalloc(sizeof(*psp), GFP_KERNEL);
+	psp = kzalloc(sizeof(*psp), GFP_KERNEL_ACCOUNT);
 	if (!psp) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_user;
@@ -474,7 +507,9 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	psp->evd = evd;			/* the EVD reference moves here */
 	psp->conn_qual = qual;
 	psp->flags = flags;
-	psp->cm_id = rdma_create_id(&init_net, kdat_cm_handler, &psp->obj,
+	atomic_set(&psp->pending, 0);
+	/* the opener's namespace: a user IA cannot listen elsewhere */
+	psp->cm_id = rdma_create_id(ia->net, kdat_cm_handler, &psp->obj,
 				    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(psp->cm_id)) {
 		psp->cm_id = NULL;
@@ -496,7 +531,12 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_obj;
 	}
-	kdat_ia_link(ia, &psp->obj);
+	err = kdat_ia_link(ia, &psp->obj);
+	if (err) {
+		kdat_obj_unpublish(&psp->obj);
+		ret = kdat_ia_link_error(err);
+		goto err_obj;
+	}
 	*psp_handle = psp;
 	kdat_obj_put(&psp->obj);
 	return DAT_SUCCESS;
@@ -538,6 +578,7 @@ void kdat_psp_hw_destroy(struct kdat_psp *psp)
 		rdma_destroy_id(id);
 }
 
+/* The destroy claim is held (object.c): this runs once per PSP. */
 DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE h)
 {
 	struct kdat_psp *psp = container_of((struct kdat_obj *)h,
@@ -563,6 +604,12 @@ DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE h)
 /* ---------------------------------------------------------------------- */
 /* Active side                                                             */
 
+static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
+					 DAT_IA_ADDRESS_PTR addr,
+					 DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+					 DAT_COUNT pdata_size,
+					 const DAT_PVOID pdata);
+
 DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 			      DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
 			      DAT_COUNT pdata_size, const DAT_PVOID pdata,
@@ -570,10 +617,7 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 {
 	struct kdat_ep *ep = container_of((struct kdat_obj *)h, struct kdat_ep,
 					  obj);
-	struct kdat_ia *ia = ep->obj.ia;
-	struct sockaddr_in dst, src;
-	struct rdma_cm_id *id;
-	int ms, err;
+	DAT_RETURN ret;
 
 	if (!addr || addr->sa_family != AF_INET)
 		return KDAT_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
@@ -586,6 +630,24 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (flags & ~DAT_CONNECT_MULTIPATH_FLAG)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+	mutex_lock(&ep->op_lock);
+	ret = kdat_ep_connect_locked(ep, addr, qual, timeout, pdata_size,
+				     pdata);
+	mutex_unlock(&ep->op_lock);
+	return ret;
+}
+
+static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
+					 DAT_IA_ADDRESS_PTR addr,
+					 DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+					 DAT_COUNT pdata_size,
+					 const DAT_PVOID pdata)
+{
+	struct kdat_ia *ia = ep->obj.ia;
+	struct sockaddr_in dst, src;
+	struct rdma_cm_id *id;
+	int ms, err;
+
 	if (kdat_ia_dead(ia))
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 
@@ -609,7 +671,7 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 	memcpy(&src, &ia->addr, sizeof(src));
 	src.sin_port = 0;
 
-	id = rdma_create_id(&init_net, kdat_cm_handler, &ep->obj, RDMA_PS_TCP,
+	id = rdma_create_id(ia->net, kdat_cm_handler, &ep->obj, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
 		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
@@ -633,15 +695,27 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 	return DAT_SUCCESS;
 }
 
+static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep);
+
 DAT_RETURN kdat_ib_ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags)
 {
 	struct kdat_ep *ep = container_of((struct kdat_obj *)h, struct kdat_ep,
 					  obj);
-	struct rdma_cm_id *id;
-	DAT_EP_STATE s;
+	DAT_RETURN ret;
 
 	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	mutex_lock(&ep->op_lock);
+	ret = kdat_ep_disconnect_locked(ep);
+	mutex_unlock(&ep->op_lock);
+	return ret;
+}
+
+static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
+{
+	struct rdma_cm_id *id;
+	DAT_EP_STATE s;
+
 	spin_lock_irq(&ep->lock);
 	s = ep->state;
 	id = ep->cm_id;

@@ -255,6 +255,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	DAT_EP_ATTR a;
 	DAT_RETURN ret;
 	bool bad, joined_recv = false;
+	int err;
 
 	o = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
 	if (!o || o->ia != ia) {
@@ -312,13 +313,14 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		goto err_refs;
 	}
 
-	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 	if (!ep) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_refs;
 	}
 	kdat_obj_init(&ep->obj, DAT_HANDLE_TYPE_EP, ia->obj.provider, ia,
 		      kdat_ep_release);
+	mutex_init(&ep->op_lock);
 	spin_lock_init(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
@@ -331,8 +333,18 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		goto err_refs;
 	}
 
+	if (kdat_obj_publish(&ep->obj)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		kdat_obj_put(&ep->obj);
+		goto err_refs;
+	}
+
 	/* count the EP as a user of everything it names, all or nothing */
 	mutex_lock(&ia->lock);
+	err = kdat_ia_link_locked(ia, &ep->obj);
+	ret = kdat_ia_link_error(err);
+	if (err)
+		goto err_locked;
 	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
 	if (list_empty(&pz->obj.ia_node))
 		goto err_locked;
@@ -365,14 +377,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	ep->recv_evd = recv_evd;
 	ep->request_evd = req_evd;
 	ep->connect_evd = conn_evd;
-	list_add_tail(&ep->obj.ia_node, &ia->objs);
 	mutex_unlock(&ia->lock);
 
-	if (kdat_obj_publish(&ep->obj)) {
-		kdat_ib_ep_free(ep);
-		kdat_obj_put(&ep->obj);
-		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	}
 	/* an EP can take buffers now: move the ring's, ask for kicks */
 	if (srq)
 		kdat_srq_drain(srq);
@@ -383,7 +389,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 err_locked:
 	if (joined_recv)
 		kdat_evd_leave_stream(recv_evd);
+	list_del_init(&ep->obj.ia_node);
 	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&ep->obj);
 	kdat_obj_put(&ep->obj);
 err_refs:
 	if (srq)
@@ -512,6 +520,16 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		}
 		return ret;
 	}
+	/* SRQ completions find their EP by QP (srq.c) */
+	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
+				       GFP_KERNEL))) {
+		rdma_destroy_qp(id);
+		if (ep->own_cq) {
+			ib_free_cq(ep->own_cq);
+			ep->own_cq = NULL;
+		}
+		return -ENOMEM;
+	}
 	spin_lock_irq(&ep->lock);
 	ep->qp = id->qp;
 	ep->cm_id = id;
@@ -540,10 +558,14 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
 }
 
 /*
- * Tear down the QP and the CM ID.  With @drain, outstanding work requests
- * complete (flushed) through the normal handlers first, so every posted
- * buffer completes exactly once.  An SRQ QP drains only its send queue:
- * its receives belong to the SRQ.  Idempotent.
+ * Tear down the QP and the CM ID, with ep->op_lock held.  The ID's handler
+ * lock is taken while the EP lets the ID go, so no CM event still running
+ * creates a QP or touches the EP afterwards (the handler ignores an ID the
+ * EP does not own).  With @drain, outstanding work requests complete
+ * (flushed) through the normal handlers first, so every posted buffer
+ * completes exactly once.  An SRQ QP drains only its send queue: its
+ * receives belong to the SRQ, whose completions find their EP through the
+ * SRQ's QP table, not through the QP (srq.c).  Idempotent.
  */
 static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 {
@@ -551,27 +573,26 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 
+	lockdep_assert_held(&ep->op_lock);
+	id = READ_ONCE(ep->cm_id);
+	if (id)
+		rdma_lock_handler(id);
 	spin_lock_irq(&ep->lock);
-	id = ep->cm_id;
 	qp = ep->qp;
 	ep->cm_id = NULL;
 	ep->qp = NULL;
 	spin_unlock_irq(&ep->lock);
+	if (id)
+		rdma_unlock_handler(id);
 
+	if (qp && ep->srq)
+		xa_erase(&ep->srq->qps, kdat_qp_key(qp));
 	if (id && qp) {
 		if (drain) {
-			if (ep->srq) {
+			if (ep->srq)
 				ib_drain_sq(qp);
-				/*
-				 * SRQ receives already completed for this QP
-				 * may still sit in the recv CQ: let its poll
-				 * work run before the QP they point to goes.
-				 */
-				if (qp->recv_cq != qp->send_cq)
-					flush_work(&qp->recv_cq->work);
-			} else {
+			else
 				ib_drain_qp(qp);
-			}
 		}
 		rdma_destroy_qp(id);
 	}
@@ -585,11 +606,13 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 /* Device removal: release the QP without draining. */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
+	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_UNCONNECTED)
 		ep->state = DAT_EP_STATE_DISCONNECTED;
 	spin_unlock_irq(&ep->lock);
 	kdat_ep_destroy_qp(ep, false);
+	mutex_unlock(&ep->op_lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -633,6 +656,10 @@ static bool kdat_ep_attr_same(const DAT_EP_ATTR *x, const DAT_EP_ATTR *y)
 	       x->max_rdma_read_out == y->max_rdma_read_out;
 }
 
+static DAT_RETURN kdat_ep_modify_locked(struct kdat_ep *ep,
+					DAT_EP_PARAM_MASK mask,
+					const DAT_EP_PARAM *p);
+
 /*
  * Modify: only attributes that shape the not-yet-created QP, only while
  * the EP is unconnected and idle.  The SRQ of an EP can never change.
@@ -650,14 +677,26 @@ DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
 				     DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT;
 	struct kdat_ep *ep = to_ep(h);
-	struct kdat_wr_ring sq, old;
-	DAT_EP_ATTR a, cur;
 	DAT_RETURN ret;
 
 	if (!p)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (mask & ~ok)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	mutex_lock(&ep->op_lock);
+	ret = kdat_ep_modify_locked(ep, mask, p);
+	mutex_unlock(&ep->op_lock);
+	return ret;
+}
+
+static DAT_RETURN kdat_ep_modify_locked(struct kdat_ep *ep,
+					DAT_EP_PARAM_MASK mask,
+					const DAT_EP_PARAM *p)
+{
+	struct kdat_wr_ring sq, old;
+	DAT_EP_ATTR a, cur;
+	DAT_RETURN ret;
+
 again:
 	spin_lock_irq(&ep->lock);
 	cur = ep->attr;
@@ -924,39 +963,38 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
 
+	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_DISCONNECTED &&
 	    ep->state != DAT_EP_STATE_UNCONNECTED) {
 		spin_unlock_irq(&ep->lock);
+		mutex_unlock(&ep->op_lock);
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 	}
 	spin_unlock_irq(&ep->lock);
 	/* a fresh QP at the next connect hides the old connection's state */
-	kdat_ep_destroy_qp(ep, true);
+	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->remote_qual = 0;
 	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
+	mutex_unlock(&ep->op_lock);
 	return DAT_SUCCESS;
 }
 
+/* The destroy claim is held (object.c): this runs once per EP. */
 DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_ia *ia = ep->obj.ia;
 	struct kdat_cr *cr;
 
-	mutex_lock(&ia->lock);
-	if (list_empty(&ep->obj.ia_node)) {
-		mutex_unlock(&ia->lock);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-	}
-	list_del_init(&ep->obj.ia_node);
-	mutex_unlock(&ia->lock);
+	kdat_ia_unlink(&ep->obj);
 	kdat_obj_unpublish(&ep->obj);
 
 	/* an abrupt disconnect, then every outstanding DTO is flushed */
+	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_DISCONNECTED;
 	cr = ep->cr;
@@ -965,6 +1003,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
 	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
+	mutex_unlock(&ep->op_lock);
 	kdat_ep_flush_pending(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);

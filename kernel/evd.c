@@ -98,7 +98,7 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 
 	/* a /dev/kdat EVD delivers into its mmapped ring */
 	if (evd->uring) {
-		kdat_uevd_post(evd, ev, srq);
+		ia->uops->evd_post(evd, ev, srq);
 		return;
 	}
 
@@ -124,7 +124,7 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		struct kdat_event lost = { .srq = srq };
 
 		kdat_event_reaped(&lost);
-		if (report && ia->async_evd && ia->async_evd != evd)
+		if (report && !(evd->flags & DAT_EVD_ASYNC_FLAG))
 			kdat_ia_async_error(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW,
 					    evd, DAT_EVD_OVERFLOW_ERROR, may_upcall);
 		return;
@@ -142,7 +142,8 @@ static void kdat_evd_release(struct kdat_obj *obj)
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
 
 	kvfree(evd->ring);
-	kdat_uring_free(evd->uring);
+	if (evd->uring)
+		obj->ia->uops->ring_free(evd->uring);
 }
 
 DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
@@ -153,6 +154,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
 	struct kdat_evd *evd;
+	int err;
 
 	if (qlen <= 0 || qlen > ia->ibdev->attrs.max_cqe)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -168,10 +170,12 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	if (kdat_ia_dead(ia))
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 
-	evd = kzalloc(sizeof(*evd), GFP_KERNEL);
+	evd = kzalloc(sizeof(*evd), GFP_KERNEL_ACCOUNT);
 	if (!evd)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	evd->ring = kvcalloc(qlen, sizeof(*evd->ring), GFP_KERNEL);
+	/* a user EVD's events go to its mmapped ring instead */
+	evd->ring = kvcalloc(ia->uops ? 1 : qlen, sizeof(*evd->ring),
+			     GFP_KERNEL_ACCOUNT);
 	if (!evd->ring) {
 		kfree(evd);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -186,13 +190,9 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	evd->policy = policy;
 	if (upcall)
 		evd->upcall = *upcall;
-	if (ia->ufile) {
-		evd->uring = kdat_uring_alloc_events(ia->ufile, qlen);
-		if (!evd->uring) {
-			kdat_obj_put(&evd->obj);
-			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-					DAT_RESOURCE_MEMORY);
-		}
+	if (ia->uops && ia->uops->evd_init(evd)) {
+		kdat_obj_put(&evd->obj);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
 
 	if (flags & DAT_EVD_DTO_FLAG) {
@@ -218,7 +218,13 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 		kdat_obj_put(&evd->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	kdat_ia_link(ia, &evd->obj);
+	err = kdat_ia_link(ia, &evd->obj);
+	if (err) {
+		kdat_obj_unpublish(&evd->obj);
+		kdat_evd_hw_destroy(evd);
+		kdat_obj_put(&evd->obj);
+		return kdat_ia_link_error(err);
+	}
 	*evd_handle = evd;
 	kdat_obj_put(&evd->obj);
 	return DAT_SUCCESS;
@@ -376,6 +382,7 @@ void kdat_evd_hw_destroy(struct kdat_evd *evd)
 		ib_free_cq(cq);
 }
 
+/* The destroy claim is held (object.c): this runs once per EVD. */
 DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 {
 	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
@@ -401,7 +408,7 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	cancel_work_sync(&evd->upcall_work);
 	kdat_evd_hw_destroy(evd);
 	if (evd->uring)
-		kdat_uevd_destroy(evd);
+		ia->uops->evd_destroy(evd);
 
 	/* events nobody will reap still give back their SRQ accounting */
 	spin_lock_irqsave(&evd->lock, flags);

@@ -17,13 +17,6 @@
 
 #include "kdat_core.h"
 
-/* Teardown order: consumers of an object go before the object. */
-static const DAT_HANDLE_TYPE kdat_teardown_order[] = {
-	DAT_HANDLE_TYPE_EP, DAT_HANDLE_TYPE_CR, DAT_HANDLE_TYPE_PSP,
-	DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD,
-	DAT_HANDLE_TYPE_PZ,
-};
-
 static void kdat_device_release(struct kref *ref)
 {
 	kfree(container_of(ref, struct kdat_device, ref));
@@ -32,22 +25,6 @@ static void kdat_device_release(struct kref *ref)
 static void kdat_device_put(struct kdat_device *kdev)
 {
 	kref_put(&kdev->ref, kdat_device_release);
-}
-
-void kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj)
-{
-	mutex_lock(&ia->lock);
-	list_add_tail(&obj->ia_node, &ia->objs);
-	mutex_unlock(&ia->lock);
-}
-
-void kdat_ia_unlink(struct kdat_obj *obj)
-{
-	struct kdat_ia *ia = obj->ia;
-
-	mutex_lock(&ia->lock);
-	list_del_init(&obj->ia_node);
-	mutex_unlock(&ia->lock);
 }
 
 /*
@@ -93,19 +70,39 @@ void kdat_ia_fill_addr(struct kdat_ia *ia)
 	}
 }
 
+/*
+ * The IA's async EVD, pinned, or NULL once the IA closed.  Posters run in
+ * any context (CQ, CM and QP event handlers) while the IA may be closing;
+ * the pointer is cleared before the EVD's last reference can go, and EVD
+ * memory is returned through RCU.
+ */
+struct kdat_evd *kdat_ia_get_async_evd(struct kdat_ia *ia)
+{
+	struct kdat_evd *evd;
+
+	rcu_read_lock();
+	evd = rcu_dereference(ia->async_evd);
+	if (evd && !kref_get_unless_zero(&evd->obj.ref))
+		evd = NULL;
+	rcu_read_unlock();
+	return evd;
+}
+
 /* Report an unaffiliated or affiliated async event on the IA's async EVD. */
 void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
 			 DAT_HANDLE h, DAT_COUNT reason, bool may_upcall)
 {
+	struct kdat_evd *aevd = kdat_ia_get_async_evd(ia);
 	DAT_EVENT ev = {};
 
-	if (!ia->async_evd)
+	if (!aevd)
 		return;
 	ev.event_number = num;
-	ev.evd_handle = (DAT_EVD_HANDLE)ia->async_evd;
+	ev.evd_handle = (DAT_EVD_HANDLE)aevd;
 	ev.event_data.asynch_error_event_data.dat_handle = h;
 	ev.event_data.asynch_error_event_data.reason = reason;
-	kdat_evd_post(ia->async_evd, &ev, NULL, may_upcall);
+	kdat_evd_post(aevd, &ev, NULL, may_upcall);
+	kdat_obj_put(&aevd->obj);
 }
 
 static void kdat_ia_release(struct kdat_obj *obj)
@@ -117,43 +114,99 @@ static void kdat_ia_release(struct kdat_obj *obj)
 	mutex_lock(&kdev->lock);
 	list_del(&ia->dev_node);
 	mutex_unlock(&kdev->lock);
+	if (ia->net)
+		put_net(ia->net);
+	/* the ib_device's memory: attributes and name outlive a removal */
+	put_device(&ia->ibdev->dev);
 	/* the device table outlives the device while IAs point into it */
 	kdat_device_put(kdev);
 }
 
-/* Free one child through its provider entry point. */
-static DAT_RETURN kdat_free_child(struct kdat_obj *obj)
+/*
+ * The per-type ops every teardown walks, in dependency order (consumers
+ * of an object before the object): IA close, file release (an abrupt
+ * close of each IA) and device removal (hardware only).
+ *   destroy     the type's free, called with the destroy claim held
+ *   hw_destroy  release the hardware, keep the DAT object (idempotent)
+ */
+struct kdat_type_ops {
+	DAT_HANDLE_TYPE type;
+	DAT_RETURN (*destroy)(DAT_HANDLE h);
+	void (*hw_destroy)(struct kdat_obj *obj);
+};
+
+static void kdat_pz_hw_destroy_obj(struct kdat_obj *obj)
 {
-	switch (obj->type) {
-	case DAT_HANDLE_TYPE_EP:
-		return kdat_ib_ep_free(obj);
-	case DAT_HANDLE_TYPE_CR:
-		return kdat_ib_cr_reject(obj);
-	case DAT_HANDLE_TYPE_PSP:
-		return kdat_ib_psp_free(obj);
-	case DAT_HANDLE_TYPE_SRQ:
-		return kdat_ib_srq_free(obj);
-	case DAT_HANDLE_TYPE_LMR:
-		return kdat_ib_lmr_free(obj);
-	case DAT_HANDLE_TYPE_EVD:
-		return kdat_ib_evd_free(obj);
-	case DAT_HANDLE_TYPE_PZ:
-		return kdat_ib_pz_free(obj);
-	default:
-		return KDAT_ERR(DAT_INTERNAL_ERROR, 0);
-	}
+	kdat_pz_hw_destroy(container_of(obj, struct kdat_pz, obj));
 }
 
-/* Take the first child of @type off the list with a reference, or NULL. */
-static struct kdat_obj *kdat_ia_first_child(struct kdat_ia *ia,
-					    DAT_HANDLE_TYPE type,
-					    struct kdat_obj *skip)
+static void kdat_ep_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_ep_hw_destroy(container_of(obj, struct kdat_ep, obj));
+}
+
+static void kdat_cr_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_cr_hw_destroy(container_of(obj, struct kdat_cr, obj));
+}
+
+static void kdat_psp_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_psp_hw_destroy(container_of(obj, struct kdat_psp, obj));
+}
+
+static void kdat_srq_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_srq_hw_destroy(container_of(obj, struct kdat_srq, obj));
+}
+
+static void kdat_lmr_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_lmr_hw_destroy(container_of(obj, struct kdat_lmr, obj));
+}
+
+static void kdat_evd_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_evd_hw_destroy(container_of(obj, struct kdat_evd, obj));
+}
+
+static const struct kdat_type_ops kdat_teardown_ops[] = {
+	{ DAT_HANDLE_TYPE_EP, kdat_ib_ep_free, kdat_ep_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_CR, kdat_ib_cr_reject, kdat_cr_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_PSP, kdat_ib_psp_free, kdat_psp_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_SRQ, kdat_ib_srq_free, kdat_srq_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_LMR, kdat_ib_lmr_free, kdat_lmr_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_EVD, kdat_ib_evd_free, kdat_evd_hw_destroy_obj },
+	{ DAT_HANDLE_TYPE_PZ, kdat_ib_pz_free, kdat_pz_hw_destroy_obj },
+};
+
+/* Destroy @obj through its type's free; the caller holds the claim. */
+DAT_RETURN kdat_obj_destroy(struct kdat_obj *obj)
+{
+	const struct kdat_type_ops *op;
+
+	for (op = kdat_teardown_ops;
+	     op < kdat_teardown_ops + ARRAY_SIZE(kdat_teardown_ops); op++)
+		if (op->type == obj->type)
+			return op->destroy(obj);
+	return KDAT_ERR(DAT_INVALID_HANDLE, 0);
+}
+
+/*
+ * The next child of @type with @bit still clear, pinned, the bit set; or
+ * NULL.  The IA lock is not held while the caller tears the child down:
+ * destroying a CM ID waits for its handler, which may need the lock.
+ */
+static struct kdat_obj *kdat_ia_next_child(struct kdat_ia *ia,
+					   DAT_HANDLE_TYPE type, int bit)
 {
 	struct kdat_obj *obj;
 
 	mutex_lock(&ia->lock);
 	list_for_each_entry(obj, &ia->objs, ia_node) {
-		if (obj->type == type && obj != skip) {
+		if (obj->type == type &&
+		    obj != (struct kdat_obj *)rcu_access_pointer(ia->async_evd) &&
+		    !test_and_set_bit(bit, &obj->flags)) {
 			kdat_obj_hold(obj);
 			mutex_unlock(&ia->lock);
 			return obj;
@@ -163,80 +216,59 @@ static struct kdat_obj *kdat_ia_first_child(struct kdat_ia *ia,
 	return NULL;
 }
 
-/* Abrupt close: free every child, consumers first. */
+/*
+ * Abrupt close: free every child, consumers first.  New children are
+ * refused (ia->closing) before this runs, so the walk ends.  A child a
+ * racing free already claimed is that free's to finish: claim_wait waits
+ * for it and returns false.  The async EVD is not on the list.
+ */
 static void kdat_ia_free_children(struct kdat_ia *ia)
 {
-	struct kdat_obj *obj, *skip = &ia->async_evd->obj;
-	int i;
+	const struct kdat_type_ops *op;
+	struct kdat_obj *obj;
+	DAT_RETURN r;
 
-	for (i = 0; i < ARRAY_SIZE(kdat_teardown_order); i++) {
-		while ((obj = kdat_ia_first_child(ia, kdat_teardown_order[i],
-						  skip))) {
-			DAT_RETURN r = kdat_free_child(obj);
-
-			if (r != DAT_SUCCESS) {
-				/* cannot happen in order; never loop forever */
-				pr_err("kdat: abrupt close could not free %d: %x\n",
-				       obj->type, r);
-				kdat_ia_unlink(obj);
+	for (op = kdat_teardown_ops;
+	     op < kdat_teardown_ops + ARRAY_SIZE(kdat_teardown_ops); op++) {
+		while ((obj = kdat_ia_next_child(ia, op->type,
+						 KDAT_OBJ_TORN))) {
+			if (kdat_obj_claim_wait(obj, 0)) {
+				r = op->destroy(obj);
+				if (r != DAT_SUCCESS) {
+					/* cannot happen in order */
+					pr_err("kdat: abrupt close could not free %d: %x\n",
+					       obj->type, r);
+					kdat_obj_unclaim(obj, 0);
+					kdat_ia_unlink(obj);
+				}
 			}
 			kdat_obj_put(obj);
 		}
 	}
 }
 
-static void kdat_obj_hw_destroy(struct kdat_obj *obj)
-{
-	switch (obj->type) {
-	case DAT_HANDLE_TYPE_EP:
-		kdat_ep_hw_destroy(container_of(obj, struct kdat_ep, obj));
-		break;
-	case DAT_HANDLE_TYPE_CR:
-		kdat_cr_hw_destroy(container_of(obj, struct kdat_cr, obj));
-		break;
-	case DAT_HANDLE_TYPE_PSP:
-		kdat_psp_hw_destroy(container_of(obj, struct kdat_psp, obj));
-		break;
-	case DAT_HANDLE_TYPE_SRQ:
-		kdat_srq_hw_destroy(container_of(obj, struct kdat_srq, obj));
-		break;
-	case DAT_HANDLE_TYPE_LMR:
-		kdat_lmr_hw_destroy(container_of(obj, struct kdat_lmr, obj));
-		break;
-	case DAT_HANDLE_TYPE_EVD:
-		kdat_evd_hw_destroy(container_of(obj, struct kdat_evd, obj));
-		break;
-	case DAT_HANDLE_TYPE_PZ: {
-		struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
-
-		if (pz->pd) {
-			ib_dealloc_pd(pz->pd);
-			pz->pd = NULL;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-}
-
 /*
  * Device removal: release every hardware resource of the IA, keep the DAT
- * objects.  Each hw_destroy is idempotent, so a consumer freeing the same
- * object concurrently is harmless.
+ * objects, which then fail every call but can still be freed.  The calls
+ * in flight finish first (kdat_calls_sync), so a create that passed its
+ * "dead" test has linked its object by then and is torn down here too.
  */
 static void kdat_ia_catastrophe(struct kdat_ia *ia)
 {
+	const struct kdat_type_ops *op;
 	struct kdat_obj *obj;
-	int i;
 
+	mutex_lock(&ia->lock);
 	WRITE_ONCE(ia->dead, true);
-	for (i = 0; i < ARRAY_SIZE(kdat_teardown_order); i++) {
-		mutex_lock(&ia->lock);
-		list_for_each_entry(obj, &ia->objs, ia_node)
-			if (obj->type == kdat_teardown_order[i])
-				kdat_obj_hw_destroy(obj);
-		mutex_unlock(&ia->lock);
+	mutex_unlock(&ia->lock);
+	kdat_calls_sync();
+	for (op = kdat_teardown_ops;
+	     op < kdat_teardown_ops + ARRAY_SIZE(kdat_teardown_ops); op++) {
+		while ((obj = kdat_ia_next_child(ia, op->type,
+						 KDAT_OBJ_HW_GONE))) {
+			op->hw_destroy(obj);
+			kdat_obj_put(obj);
+		}
 	}
 	/* told only once nothing of the device is left in use */
 	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
@@ -244,51 +276,71 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 }
 
 /*
- * Open an IA of device @name.  @uf is the /dev/kdat file that owns it, or
- * NULL for a kernel consumer; every object of an owned IA also gets an ID
- * in that file (registry.c).
+ * Open an IA of device @name.  @uf is the /dev/kdat file that owns it
+ * (@uops its ops), or NULL for a kernel consumer; every object of an owned
+ * IA also gets an ID in that file.  A user IA lives in the opener's network
+ * namespace and sees only devices visible there.
  */
 DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
-			struct kdat_ufile *uf, struct kdat_ia **iap)
+			struct kdat_ufile *uf, const struct kdat_uops *uops,
+			struct kdat_ia **iap)
 {
+	struct net *net = uf ? current->nsproxy->net_ns : &init_net;
 	struct kdat_device *kdev = NULL;
 	struct ib_device *ibdev;
 	DAT_EVD_HANDLE aevd;
 	struct kdat_ia *ia;
 	DAT_RETURN ret;
 
+	if (qlen <= 0)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
-	if (ibdev) {
-		kdev = ib_get_client_data(ibdev, &kdat_ib_client);
-		if (kdev)
-			kref_get(&kdev->ref);
-		ib_device_put(ibdev);
-	}
-	if (!kdev)
+	if (!ibdev)
 		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
-	if (qlen <= 0) {
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-		goto err_dev;
+	if (rdma_dev_access_netns(ibdev, net))
+		kdev = ib_get_client_data(ibdev, &kdat_ib_client);
+	if (kdev)
+		kref_get(&kdev->ref);
+	if (!kdev) {
+		ib_device_put(ibdev);
+		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
 	}
-	ia = kzalloc(sizeof(*ia), GFP_KERNEL);
+	ia = kzalloc(sizeof(*ia), GFP_KERNEL_ACCOUNT);
 	if (!ia) {
-		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-		goto err_dev;
+		ib_device_put(ibdev);
+		kdat_device_put(kdev);
+		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
 	kdat_obj_init(&ia->obj, DAT_HANDLE_TYPE_IA, &kdev->provider, NULL,
 		      kdat_ia_release);
 	ia->obj.ia = ia;
 	ia->dev = kdev;			/* the reference moves to the IA */
 	ia->ibdev = kdev->ibdev;
+	/*
+	 * The IA holds the device's memory (attributes, name) for its whole
+	 * life, not a registration reference: that would keep
+	 * ib_unregister_device waiting for the consumer to close.
+	 */
+	get_device(&ibdev->dev);
+	ib_device_put(ibdev);
+	ia->net = get_net(net);
 	ia->ufile = uf;
+	ia->uops = uops;
 	mutex_init(&ia->lock);
 	INIT_LIST_HEAD(&ia->objs);
 	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1);
 	kdat_ia_fill_addr(ia);
 
+	/* remove_one either sees this IA or we see the device gone */
 	mutex_lock(&kdev->lock);
+	if (kdev->removed)
+		ia->dead = true;
 	list_add_tail(&ia->dev_node, &kdev->ias);
 	mutex_unlock(&kdev->lock);
+	if (ia->dead) {
+		kdat_obj_put(&ia->obj);
+		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+	}
 
 	if (kdat_obj_publish(&ia->obj)) {
 		kdat_obj_put(&ia->obj);
@@ -297,19 +349,15 @@ DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 	ret = kdat_ib_evd_kcreate(ia, qlen, DAT_UPCALL_DISABLE, NULL,
 				  DAT_EVD_ASYNC_FLAG, &aevd);
 	if (ret != DAT_SUCCESS) {
-		kdat_obj_unpublish(&ia->obj);
+		kdat_ia_close(ia, 0);
 		kdat_obj_put(&ia->obj);
 		return ret;
 	}
-	ia->async_evd = container_of((struct kdat_obj *)aevd, struct kdat_evd,
-				     obj);
-	ia->own_async_evd = true;
+	rcu_assign_pointer(ia->async_evd,
+			   container_of((struct kdat_obj *)aevd,
+					struct kdat_evd, obj));
 	*iap = ia;			/* the caller owns our reference */
 	return DAT_SUCCESS;
-
-err_dev:
-	kdat_device_put(kdev);
-	return ret;
 }
 
 DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
@@ -325,45 +373,68 @@ DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 	if (*async_evd != DAT_HANDLE_NULL)
 		return KDAT_ERR(DAT_INVALID_HANDLE,
 				DAT_INVALID_HANDLE_EVD_ASYNC);
-	ret = kdat_ia_open(name, qlen, NULL, &ia);
+	ret = kdat_ia_open(name, qlen, NULL, NULL, &ia);
 	if (ret != DAT_SUCCESS)
 		return ret;
-	*async_evd = ia->async_evd;
+	*async_evd = rcu_access_pointer(ia->async_evd);
 	*ia_handle = ia;
 	kdat_obj_put(&ia->obj);		/* the table keeps it */
 	return DAT_SUCCESS;
+}
+
+/*
+ * Close @ia abruptly, as a caller that holds @held shared uses of it (a
+ * DAT call holds one; file release and a failed open none).  The IA stops
+ * taking children and calls first, the calls inside it leave, then every
+ * child goes in dependency order, the async EVD last: it lives until the
+ * close is done, and posters that pinned it before see it dead.
+ */
+void kdat_ia_close(struct kdat_ia *ia, int held)
+{
+	struct kdat_evd *aevd;
+
+	mutex_lock(&ia->lock);
+	WRITE_ONCE(ia->closing, true);
+	mutex_unlock(&ia->lock);
+	if (ia->uops)
+		ia->uops->ia_closing(ia);
+	kdat_obj_claim_wait(&ia->obj, held);
+	kdat_ia_free_children(ia);
+
+	aevd = rcu_dereference_protected(ia->async_evd, true);
+	if (aevd) {
+		kdat_obj_hold(&aevd->obj);
+		if (kdat_obj_claim_wait(&aevd->obj, 0))
+			kdat_ib_evd_free(&aevd->obj);
+		RCU_INIT_POINTER(ia->async_evd, NULL);
+		kdat_obj_put(&aevd->obj);
+	}
+	kdat_obj_unpublish(&ia->obj);
 }
 
 DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 {
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
-	struct kdat_evd *aevd = ia->async_evd;
-	bool busy;
+	bool busy = false;
 
 	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-
-	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
-		mutex_lock(&ia->lock);
-		busy = !(list_empty(&ia->objs) ||
-			 list_is_singular(&ia->objs));
+	mutex_lock(&ia->lock);
+	if (ia->closing) {
 		mutex_unlock(&ia->lock);
-		if (busy)
-			return KDAT_ERR(DAT_INVALID_STATE, 0);
-	} else {
-		kdat_ia_free_children(ia);
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
 	}
-
-	/* the async EVD goes with the IA */
-	if (aevd) {
-		/* pinned: the free unpublishes, then still drains the EVD */
-		kdat_obj_hold(&aevd->obj);
-		ia->async_evd = NULL;
-		kdat_ib_evd_free(&aevd->obj);
-		kdat_obj_put(&aevd->obj);
-	}
-	kdat_obj_unpublish(&ia->obj);
+	/* graceful: only the async EVD may be left */
+	if (flags == DAT_CLOSE_GRACEFUL_FLAG)
+		busy = !(list_empty(&ia->objs) || list_is_singular(&ia->objs));
+	if (!busy)
+		WRITE_ONCE(ia->closing, true);
+	mutex_unlock(&ia->lock);
+	if (busy)
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	/* the call that got here holds one use of the IA */
+	kdat_ia_close(ia, 1);
 	return DAT_SUCCESS;
 }
 
@@ -454,7 +525,7 @@ DAT_RETURN kdat_ib_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	if (pmask && !pattr)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	if (async_evd)
-		*async_evd = (DAT_EVD_HANDLE)ia->async_evd;
+		*async_evd = (DAT_EVD_HANDLE)rcu_access_pointer(ia->async_evd);
 	if (ia_mask) {
 		if (!kdat_ia_dead(ia))
 			kdat_ia_fill_addr(ia);
@@ -498,7 +569,6 @@ static int kdat_ib_add_one(struct ib_device *ibdev)
 		kfree(kdev);
 		return -EEXIST;
 	}
-	kdev->registered = true;
 	pr_info("kdat: IA %s registered\n", kdev->info.ia_name);
 	return 0;
 }
@@ -524,7 +594,9 @@ static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	struct kdat_ia *ia;
 
 	dat_registry_remove_provider(&kdev->provider, &kdev->info);
-	kdev->registered = false;
+	mutex_lock(&kdev->lock);
+	kdev->removed = true;
+	mutex_unlock(&kdev->lock);
 	while ((ia = kdat_next_live_ia(kdev))) {
 		kdat_ia_catastrophe(ia);
 		kdat_obj_put(&ia->obj);

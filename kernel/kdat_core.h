@@ -32,6 +32,7 @@
 #include <rdma/rdma_cm.h>
 
 #include <dat/kdat.h>
+#include "uring.h"
 
 #define KDAT_VERSION_MAJOR	1
 #define KDAT_VERSION_MINOR	0
@@ -41,38 +42,60 @@
 #define KDAT_NTYPES		(DAT_HANDLE_TYPE_SRQ + 1)
 
 struct kdat_ia;
+struct kdat_evd;
+struct kdat_srq;
 struct kdat_ufile;
 struct kdat_uring;
+
+/* kdat_obj.flags bits */
+enum {
+	KDAT_OBJ_PUBLISHED,		/* in the handle table */
+	KDAT_OBJ_GONE,			/* destroyed: unpublished for good */
+	KDAT_OBJ_TORN,			/* IA teardown visited it */
+	KDAT_OBJ_HW_GONE,		/* device removal visited it */
+};
 
 struct kdat_obj {
 	DAT_PROVIDER *provider;		/* must stay first */
 	DAT_HANDLE_TYPE type;
-	struct kref ref;
-	struct kdat_ia *ia;		/* NULL for the IA itself */
+	struct kref ref;		/* memory */
+	atomic_t usecnt;		/* >0 calls inside, -1 destroy claimed */
+	unsigned long flags;		/* KDAT_OBJ_* */
+	struct kdat_ia *ia;		/* the IA itself for an IA */
 	struct list_head ia_node;	/* on ia->objs, under ia->lock */
 	DAT_CONTEXT context;
 	struct rcu_head rcu;
 	struct llist_node deferred;	/* last put where sleeping is barred */
-	bool linked;			/* in the handle table */
 	u32 uid;			/* ID in the owning file, 0 if none */
 	/* frees the containing object; called once, from the last put */
 	void (*release)(struct kdat_obj *obj);
 };
 
-/* ---- handle table and live-object counters (registry.c) ---- */
+/* ---- object layer (object.c) ---- */
 void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
 		   DAT_PROVIDER *provider, struct kdat_ia *ia,
 		   void (*release)(struct kdat_obj *obj));
 int kdat_obj_publish(struct kdat_obj *obj);
 void kdat_obj_flush_deferred(void);
 void kdat_obj_unpublish(struct kdat_obj *obj);
+void kdat_obj_commit(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type);
+struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h);
 void kdat_obj_put(struct kdat_obj *obj);
 static inline void kdat_obj_hold(struct kdat_obj *obj)
 {
 	kref_get(&obj->ref);
 }
-void kdat_obj_free_rcu(struct kdat_obj *obj, void *container);
+bool kdat_obj_use(struct kdat_obj *obj);
+void kdat_obj_unuse(struct kdat_obj *obj);
+struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type);
+void kdat_obj_put_use(struct kdat_obj *obj);
+DAT_RETURN kdat_obj_claim(struct kdat_obj *obj, int held);
+bool kdat_obj_claim_wait(struct kdat_obj *obj, int held);
+void kdat_obj_unclaim(struct kdat_obj *obj, int held);
+int kdat_call_begin(void);
+void kdat_call_end(int idx);
+void kdat_calls_sync(void);
 long kdat_live_objects(void);
 int kdat_registry_init(void);
 void kdat_registry_exit(void);
@@ -87,7 +110,30 @@ struct kdat_device {
 	DAT_PROVIDER_INFO info;
 	struct mutex lock;		/* protects ias */
 	struct list_head ias;
-	bool registered;
+	bool removed;			/* remove_one ran: no new IAs */
+};
+
+/*
+ * What an IA opened through /dev/kdat needs from the char device.  The
+ * provider reaches the char device only through these (uobj.c).
+ */
+struct kdat_uops {
+	/* a per-file ID for @obj, reserved until the ioctl commits it */
+	int (*reserve)(struct kdat_ia *ia, struct kdat_obj *obj);
+	void (*commit)(struct kdat_ia *ia, struct kdat_obj *obj);
+	void (*forget)(struct kdat_ia *ia, struct kdat_obj *obj);
+	/* the EVD's mmapped event ring */
+	int (*evd_init)(struct kdat_evd *evd);
+	void (*evd_post)(struct kdat_evd *evd, const DAT_EVENT *ev,
+			 struct kdat_srq *srq);
+	void (*evd_destroy)(struct kdat_evd *evd);
+	/* the SRQ's mmapped post ring, and a refused entry of it */
+	int (*srq_init)(struct kdat_srq *srq);
+	void (*srq_ring_error)(struct kdat_srq *srq, u64 cookie,
+			       DAT_RETURN why);
+	void (*ring_free)(struct kdat_uring *r);
+	/* the IA is closing: wake every waiter of its EVDs */
+	void (*ia_closing)(struct kdat_ia *ia);
 };
 
 struct kdat_ia {
@@ -97,13 +143,16 @@ struct kdat_ia {
 	struct list_head dev_node;	/* on dev->ias */
 	struct mutex lock;		/* object list, teardown */
 	struct list_head objs;
-	struct kdat_evd *async_evd;
-	bool own_async_evd;
+	/* set once at open; RCU: posters pin it while the IA closes */
+	struct kdat_evd __rcu *async_evd;
+	bool closing;			/* under lock: refuses new children */
 	bool dead;			/* device removed: calls fail */
 	struct sockaddr_storage addr;	/* the IA address (IPv4 of port 1) */
 	struct xarray lmrs;		/* lmr_context -> LMR */
 	u32 next_lmr;
 	struct kdat_ufile *ufile;	/* owning /dev/kdat file, or NULL */
+	const struct kdat_uops *uops;	/* its ops, or NULL */
+	struct net *net;		/* the opener's network namespace */
 };
 
 extern struct ib_client kdat_ib_client;
@@ -118,8 +167,11 @@ void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
  * the reason DAT_SRQ_LOW_WATERMARK_EVENT.
  */
 #define KDAT_SRQ_LW_EVENT	DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR
-void kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj);
+int kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj);
+int kdat_ia_link_locked(struct kdat_ia *ia, struct kdat_obj *obj);
+DAT_RETURN kdat_ia_link_error(int err);
 void kdat_ia_unlink(struct kdat_obj *obj);
+struct kdat_evd *kdat_ia_get_async_evd(struct kdat_ia *ia);
 bool kdat_ia_add_user(struct kdat_ia *ia, struct kdat_obj *obj,
 		      atomic_t *users);
 
@@ -134,6 +186,7 @@ bool kdat_remote_access(void);
 DAT_RETURN kdat_pz_use(struct kdat_ia *ia, DAT_PZ_HANDLE h,
 		       struct kdat_pz **pzp);
 void kdat_pz_unuse(struct kdat_pz *pz);
+void kdat_pz_hw_destroy(struct kdat_pz *pz);
 
 /* ---- EVD (evd.c) ---- */
 struct kdat_srq;
@@ -216,6 +269,7 @@ struct kdat_srq {
 	struct list_head chunks;	/* tracker memory */
 	struct mutex resize_lock;
 	atomic_t eps;			/* EPs using it */
+	struct xarray qps;		/* QP address -> EP, for completions */
 	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
@@ -250,6 +304,14 @@ struct kdat_wr_ring {
 
 struct kdat_ep {
 	struct kdat_obj obj;
+	/*
+	 * Serialises the EP's control operations (connect, accept,
+	 * disconnect, reset, modify, free, device removal) with each other.
+	 * The CM handler never takes it: it runs under the CM ID's handler
+	 * lock and ignores an ID the EP no longer owns (kdat_ep_destroy_qp
+	 * takes that lock to let the ID go).
+	 */
+	struct mutex op_lock;
 	struct kdat_pz *pz;
 	struct kdat_evd *recv_evd, *request_evd, *connect_evd;
 	struct kdat_srq *srq;
@@ -274,6 +336,7 @@ struct kdat_psp {
 	struct rdma_cm_id *cm_id;
 	DAT_CONN_QUAL conn_qual;
 	DAT_PSP_FLAGS flags;
+	atomic_t pending;		/* CRs not yet accepted or rejected */
 };
 
 struct kdat_cr {
@@ -284,41 +347,29 @@ struct kdat_cr {
 	DAT_CONN_QUAL remote_port;
 	u8 private_data[DAT_MAX_PRIVATE_DATA_SIZE];
 	DAT_COUNT private_data_size;
-	bool done;
+	bool counted;			/* in psp->pending */
 };
 
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+unsigned long kdat_qp_key(const struct ib_qp *qp);
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
 void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
 
-/* ---- /dev/kdat (chardev.c) ---- */
+/* ---- /dev/kdat (chardev.c, uobj.c, uring.c) ---- */
 int kdat_chardev_init(void);
 void kdat_chardev_exit(void);
-int kdat_ufile_add(struct kdat_ufile *uf, struct kdat_obj *obj);
-void kdat_ufile_remove(struct kdat_ufile *uf, struct kdat_obj *obj);
-void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
-		    struct kdat_srq *srq);
-void kdat_uevd_collect(struct kdat_evd *evd);
-void kdat_uring_free(struct kdat_uring *r);
-struct kdat_uring *kdat_uring_alloc_events(struct kdat_ufile *uf, u32 qlen);
-struct kdat_uring *kdat_uring_alloc_srq(struct kdat_ufile *uf, u32 depth,
-					u32 max_iov);
-u32 kdat_uring_max_seg(struct kdat_uring *r);
-void kdat_uevd_destroy(struct kdat_evd *evd);
-void kdat_uevd_collect_ia(struct kdat_ia *ia);
 int kdat_registry_for_each(int (*fn)(const char *name, void *data),
 			   void *data);
-void *kdat_uring_entry(struct kdat_uring *r, u32 idx);
-struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r);
-u32 kdat_uring_mask(struct kdat_uring *r);
-void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why);
 
 /* ---- user variants of creates (ia.c, lmr.c, srq.c) ---- */
 DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
-			struct kdat_ufile *uf, struct kdat_ia **iap);
+			struct kdat_ufile *uf, const struct kdat_uops *uops,
+			struct kdat_ia **iap);
+void kdat_ia_close(struct kdat_ia *ia, int held);
+DAT_RETURN kdat_obj_destroy(struct kdat_obj *obj);
 DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz,
 				u64 addr, u64 length, DAT_MEM_PRIV_FLAGS priv,
 				struct kdat_lmr **lmrp);

@@ -85,7 +85,7 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 	struct kdat_lmr *lmr;
 	u32 id;
 
-	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL);
+	lmr = kzalloc(sizeof(*lmr), GFP_KERNEL_ACCOUNT);
 	if (!lmr)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	kdat_obj_init(&lmr->obj, DAT_HANDLE_TYPE_LMR, ia->obj.provider, ia,
@@ -106,7 +106,12 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 		xa_erase(&ia->lmrs, id);
 		goto err;
 	}
-	kdat_ia_link(ia, &lmr->obj);
+	if (kdat_ia_link(ia, &lmr->obj)) {
+		kdat_obj_unpublish(&lmr->obj);
+		xa_erase(&ia->lmrs, id);
+		synchronize_rcu();	/* posts may still look the context up */
+		goto err;
+	}
 	*lmrp = lmr;			/* the caller owns our reference */
 	return DAT_SUCCESS;
 err:
@@ -273,14 +278,15 @@ void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 				    DMA_BIDIRECTIONAL);
 }
 
+/* The destroy claim is held (object.c): this runs once per LMR. */
 DAT_RETURN kdat_ib_lmr_free(DAT_LMR_HANDLE h)
 {
 	struct kdat_lmr *lmr = container_of((struct kdat_obj *)h,
 					    struct kdat_lmr, obj);
 
 	kdat_ia_unlink(&lmr->obj);
+	kdat_obj_unpublish(&lmr->obj);
 	kdat_lmr_hw_destroy(lmr);
 	atomic_dec(&lmr->pz->users);
-	kdat_obj_unpublish(&lmr->obj);
 	return DAT_SUCCESS;
 }

@@ -14,14 +14,15 @@
  * does not have; so a kernel PZ carries the device's global rkey and an
  * LMR with remote privileges hands it out as its rmr_context.  Any peer
  * connected to an EP of that PZ can then reach all DMA-mapped memory: the
- * trade-off kernel ULPs make with IB_PD_UNSAFE_GLOBAL_RKEY.  Load with
- * remote_access=0 to refuse remote privileges (RDMA then needs no rkey of
- * this node: only its own reads and writes to peers work).
+ * trade-off kernel ULPs make with IB_PD_UNSAFE_GLOBAL_RKEY, so it is off
+ * by default: a kernel LMR asking for remote privileges then gets
+ * DAT_MODEL_NOT_SUPPORTED, and only this node's own reads and writes to
+ * peers work.  Load with remote_access=1 to accept the trade-off.
  */
-static bool remote_access = true;
-module_param(remote_access, bool, 0444);
+static bool remote_access;
+module_param(remote_access, bool, 0644);
 MODULE_PARM_DESC(remote_access,
-		 "give kernel LMRs with remote privileges the PZ's global rkey (default Y)");
+		 "give kernel LMRs with remote privileges the PZ's global rkey (default N: remote privileges are refused)");
 
 bool kdat_remote_access(void)
 {
@@ -76,12 +77,13 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 					  obj);
 	struct kdat_pz *pz;
 	struct ib_pd *pd;
+	int err;
 
 	if (!pz_handle)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (kdat_ia_dead(ia))
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
-	pz = kzalloc(sizeof(*pz), GFP_KERNEL);
+	pz = kzalloc(sizeof(*pz), GFP_KERNEL_ACCOUNT);
 	if (!pz)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	/* user memory has real registrations: never a global rkey there */
@@ -95,12 +97,17 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 		      kdat_pz_release);
 	pz->pd = pd;
 	if (kdat_obj_publish(&pz->obj)) {
-		ib_dealloc_pd(pd);
-		pz->pd = NULL;
+		kdat_pz_hw_destroy(pz);
 		kdat_obj_put(&pz->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	kdat_ia_link(ia, &pz->obj);
+	err = kdat_ia_link(ia, &pz->obj);
+	if (err) {
+		kdat_obj_unpublish(&pz->obj);
+		kdat_pz_hw_destroy(pz);
+		kdat_obj_put(&pz->obj);
+		return kdat_ia_link_error(err);
+	}
 	*pz_handle = pz;
 	kdat_obj_put(&pz->obj);
 	return DAT_SUCCESS;
@@ -120,6 +127,16 @@ DAT_RETURN kdat_ib_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
+/* Release the ib_pd.  Idempotent: device removal and free may both call it. */
+void kdat_pz_hw_destroy(struct kdat_pz *pz)
+{
+	struct ib_pd *pd = xchg(&pz->pd, NULL);
+
+	if (pd)
+		ib_dealloc_pd(pd);
+}
+
+/* The destroy claim is held (object.c): this runs once per PZ. */
 DAT_RETURN kdat_ib_pz_free(DAT_PZ_HANDLE h)
 {
 	struct kdat_pz *pz = container_of((struct kdat_obj *)h, struct kdat_pz,
@@ -133,10 +150,7 @@ DAT_RETURN kdat_ib_pz_free(DAT_PZ_HANDLE h)
 	}
 	list_del_init(&pz->obj.ia_node);
 	mutex_unlock(&ia->lock);
-	if (pz->pd) {
-		ib_dealloc_pd(pz->pd);
-		pz->pd = NULL;
-	}
 	kdat_obj_unpublish(&pz->obj);
+	kdat_pz_hw_destroy(pz);
 	return DAT_SUCCESS;
 }

@@ -20,203 +20,6 @@
 #include "kdat_core.h"
 
 /* ---------------------------------------------------------------------- */
-/* Handle table and live-object counters                                   */
-
-static DEFINE_XARRAY(kdat_handles);
-
-/*
- * Handles are object addresses, all from the linear map and 8-byte
- * aligned.  Keyed by their offset in the linear map the xarray stays a few
- * levels deep instead of eleven; a lookup must then check that the entry
- * is the very address asked for (an unaligned fake would share a key).
- */
-static unsigned long kdat_handle_key(const void *h)
-{
-	return ((unsigned long)h - PAGE_OFFSET) >> 3;
-}
-static atomic_long_t kdat_live[KDAT_NTYPES];
-
-static const char *const kdat_type_names[KDAT_NTYPES] = {
-	[DAT_HANDLE_TYPE_CR] = "cr",	[DAT_HANDLE_TYPE_EP] = "ep",
-	[DAT_HANDLE_TYPE_EVD] = "evd",	[DAT_HANDLE_TYPE_IA] = "ia",
-	[DAT_HANDLE_TYPE_LMR] = "lmr",	[DAT_HANDLE_TYPE_PSP] = "psp",
-	[DAT_HANDLE_TYPE_PZ] = "pz",	[DAT_HANDLE_TYPE_RMR] = "rmr",
-	[DAT_HANDLE_TYPE_RSP] = "rsp",	[DAT_HANDLE_TYPE_SRQ] = "srq",
-};
-
-static void kdat_obj_do_release(struct kdat_obj *obj)
-{
-	DAT_HANDLE_TYPE type = obj->type;
-	struct kdat_ia *ia = type == DAT_HANDLE_TYPE_IA ? NULL : obj->ia;
-
-	obj->release(obj);
-	/* every object embeds kdat_obj first, so this frees the container */
-	kfree_rcu(obj, rcu);
-	atomic_long_dec(&kdat_live[type]);
-	/* children pin their IA (and so the device table) */
-	if (ia)
-		kdat_obj_put(&ia->obj);
-}
-
-/*
- * The last reference can go where sleeping is not allowed: a user EVD's
- * completions are handled in softirq (IB_POLL_SOFTIRQ), and reaping an
- * event there drops the reference it held on its SRQ.  Releases may sleep
- * (a PZ's ib_dealloc_pd, a ring's file lock), so those run from a work
- * item instead.
- */
-static LLIST_HEAD(kdat_deferred);
-static atomic_long_t kdat_deferred_count;	/* debugfs: deferred_releases */
-
-static void kdat_deferred_fn(struct work_struct *work)
-{
-	struct llist_node *n = llist_del_all(&kdat_deferred);
-	struct kdat_obj *obj, *t;
-
-	llist_for_each_entry_safe(obj, t, n, deferred)
-		kdat_obj_do_release(obj);
-}
-
-static DECLARE_WORK(kdat_deferred_work, kdat_deferred_fn);
-
-static void kdat_obj_release(struct kref *ref)
-{
-	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
-
-	/* softirq, or a lock held (preemptible() is always false without
-	   CONFIG_PREEMPT_COUNT: then every release is deferred) */
-	if (!preemptible()) {
-		atomic_long_inc(&kdat_deferred_count);
-		if (llist_add(&obj->deferred, &kdat_deferred))
-			schedule_work(&kdat_deferred_work);
-		return;
-	}
-	kdat_obj_do_release(obj);
-}
-
-/* Wait for the releases deferred so far (unload, leak checks). */
-void kdat_obj_flush_deferred(void)
-{
-	flush_work(&kdat_deferred_work);
-}
-
-void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
-		   DAT_PROVIDER *provider, struct kdat_ia *ia,
-		   void (*release)(struct kdat_obj *obj))
-{
-	obj->provider = provider;
-	obj->type = type;
-	kref_init(&obj->ref);
-	obj->ia = ia;
-	if (ia)
-		kdat_obj_hold(&ia->obj);
-	INIT_LIST_HEAD(&obj->ia_node);
-	obj->release = release;
-	atomic_long_inc(&kdat_live[type]);
-}
-
-/* Make the object reachable by its handle; the table owns one reference. */
-int kdat_obj_publish(struct kdat_obj *obj)
-{
-	int ret;
-
-	kdat_obj_hold(obj);
-	ret = xa_insert(&kdat_handles, kdat_handle_key(obj), obj, GFP_KERNEL);
-	if (ret) {
-		kref_put(&obj->ref, kdat_obj_release);
-		return ret;
-	}
-	obj->linked = true;
-	/* objects of a /dev/kdat IA also get an ID in that file */
-	if (obj->ia && obj->ia->ufile && obj != &obj->ia->obj) {
-		ret = kdat_ufile_add(obj->ia->ufile, obj);
-		if (ret) {
-			kdat_obj_unpublish(obj);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/* After this no lookup can find the object; drops the table's reference. */
-void kdat_obj_unpublish(struct kdat_obj *obj)
-{
-	if (!obj->linked)
-		return;
-	obj->linked = false;
-	if (obj->uid)
-		kdat_ufile_remove(obj->ia->ufile, obj);
-	xa_erase(&kdat_handles, kdat_handle_key(obj));
-	kref_put(&obj->ref, kdat_obj_release);
-}
-
-struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
-{
-	struct kdat_obj *obj;
-
-	if (!h)
-		return NULL;
-	rcu_read_lock();
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
-	if (obj && ((void *)obj != h || obj->type != type ||
-		    !kref_get_unless_zero(&obj->ref)))
-		obj = NULL;
-	rcu_read_unlock();
-	return obj;
-}
-
-void kdat_obj_put(struct kdat_obj *obj)
-{
-	if (obj)
-		kref_put(&obj->ref, kdat_obj_release);
-}
-
-long kdat_live_objects(void)
-{
-	long n = 0;
-	int i;
-
-	for (i = 0; i < KDAT_NTYPES; i++)
-		n += atomic_long_read(&kdat_live[i]);
-	return n;
-}
-/* For the test consumer: proves every test leaves no object behind. */
-EXPORT_SYMBOL_GPL(kdat_live_objects);
-
-/* ---------------------------------------------------------------------- */
-/* debugfs: /sys/kernel/debug/kdat/objects                                 */
-
-static struct dentry *kdat_debugfs;
-
-static int kdat_objects_show(struct seq_file *m, void *v)
-{
-	int i;
-
-	for (i = 0; i < KDAT_NTYPES; i++)
-		if (kdat_type_names[i])
-			seq_printf(m, "%s %ld\n", kdat_type_names[i],
-				   atomic_long_read(&kdat_live[i]));
-	seq_printf(m, "total %ld\n", kdat_live_objects());
-	seq_printf(m, "deferred_releases %ld\n",
-		   atomic_long_read(&kdat_deferred_count));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(kdat_objects);
-
-int kdat_debugfs_init(void)
-{
-	kdat_debugfs = debugfs_create_dir("kdat", NULL);
-	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
-			    &kdat_objects_fops);
-	return 0;
-}
-
-void kdat_debugfs_exit(void)
-{
-	debugfs_remove_recursive(kdat_debugfs);
-}
-
-/* ---------------------------------------------------------------------- */
 /* Provider registry                                                       */
 
 struct kdat_reg_entry {
@@ -340,8 +143,9 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 			DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
 			DAT_UINT32 minor, DAT_BOOLEAN thread_safety)
 {
+	DAT_RETURN (*open)(const DAT_NAME_PTR, DAT_COUNT, DAT_EVD_HANDLE *,
+			   DAT_IA_HANDLE *) = NULL;
 	struct kdat_reg_entry *e;
-	DAT_PROVIDER *p = NULL;
 
 	if (!name)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
@@ -355,40 +159,66 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 	mutex_lock(&kdat_providers_lock);
 	list_for_each_entry(e, &kdat_providers, node) {
 		if (!strncmp(e->info.ia_name, name, DAT_NAME_MAX_LENGTH)) {
-			p = e->provider;
+			open = e->provider->ia_open_func;
 			break;
 		}
 	}
-	/*
-	 * Opening under the registry lock keeps the provider from being
-	 * unregistered (device removal) half way through the open.
-	 */
-	if (p) {
-		DAT_RETURN ret = p->ia_open_func(name, async_evd_qlen,
-						 async_evd_handle, ia_handle);
-		mutex_unlock(&kdat_providers_lock);
-		return ret;
-	}
 	mutex_unlock(&kdat_providers_lock);
-	return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, 0);
+	/*
+	 * Not under the registry lock: the open takes ib_core's device lock,
+	 * and device registration takes that first and then ours (add_one).
+	 * A device removed meanwhile fails the open (ia.c: kdev->removed).
+	 */
+	if (!open)
+		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, 0);
+	return open(name, async_evd_qlen, async_evd_handle, ia_handle);
 }
 EXPORT_SYMBOL(dat_ia_openv);
 
 /* ---------------------------------------------------------------------- */
 /* Dispatch: check the handle, pin the object, call through its provider.  */
 
-/* The kind tags below (IA, EP, ...) expand to "type, subtype". */
+/*
+ * Every call runs inside kdat_srcu (device removal waits for it) and holds
+ * a shared use of the object it names; a free claims the object instead
+ * (object.c).  The kind tags below (IA, EP, ...) expand to "type,
+ * subtype".
+ */
 #define KDAT_DISPATCH(...)	KDAT_DISPATCH_(__VA_ARGS__)
 #define KDAT_DISPATCH_(h, type, sub, fn, ...)				\
 	({								\
-		struct kdat_obj *__o = kdat_obj_get((h), (type));	\
+		int __idx = kdat_call_begin();				\
+		struct kdat_obj *__o = kdat_obj_get_use((h), (type));	\
 		DAT_RETURN __r;						\
 		if (!__o) {						\
 			__r = KDAT_ERR(DAT_INVALID_HANDLE, (sub));	\
 		} else {						\
 			__r = __o->provider->fn(__VA_ARGS__);		\
+			kdat_obj_put_use(__o);				\
+		}							\
+		kdat_call_end(__idx);					\
+		__r;							\
+	})
+
+/* A free: claim the object, destroy it once, or give the claim back. */
+#define KDAT_DISPATCH_FREE(...)	KDAT_DISPATCH_FREE_(__VA_ARGS__)
+#define KDAT_DISPATCH_FREE_(h, type, sub, fn)				\
+	({								\
+		int __idx = kdat_call_begin();				\
+		struct kdat_obj *__o = kdat_obj_get((h), (type));	\
+		DAT_RETURN __r = KDAT_ERR(DAT_INVALID_HANDLE, (sub));	\
+		if (__o) {						\
+			__r = kdat_obj_claim(__o, 0);			\
+			if (__r == DAT_SUCCESS) {			\
+				__r = __o->provider->fn(__o);		\
+				if (__r != DAT_SUCCESS)			\
+					kdat_obj_unclaim(__o, 0);	\
+			} else if (DAT_GET_TYPE(__r) == DAT_INVALID_HANDLE) { \
+				__r = KDAT_ERR(DAT_INVALID_HANDLE, (sub)); \
+			}						\
 			kdat_obj_put(__o);				\
 		}							\
+		kdat_call_end(__idx);					\
 		__r;							\
 	})
 
@@ -415,21 +245,6 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
 			     ia_attr, pmask, pattr);
 }
 EXPORT_SYMBOL(dat_ia_query);
-
-/* The generic helpers work on any handle type. */
-static struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h)
-{
-	struct kdat_obj *obj;
-
-	if (!h)
-		return NULL;
-	rcu_read_lock();
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
-	if (obj && ((void *)obj != h || !kref_get_unless_zero(&obj->ref)))
-		obj = NULL;
-	rcu_read_unlock();
-	return obj;
-}
 
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
 {
@@ -491,7 +306,7 @@ EXPORT_SYMBOL(dat_pz_query);
 
 DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz)
 {
-	return KDAT_DISPATCH(pz, PZ, pz_free_func, pz);
+	return KDAT_DISPATCH_FREE(pz, PZ, pz_free_func);
 }
 EXPORT_SYMBOL(dat_pz_free);
 
@@ -541,7 +356,7 @@ EXPORT_SYMBOL(dat_evd_dequeue);
 
 DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
 {
-	return KDAT_DISPATCH(evd, EVD, evd_free_func, evd);
+	return KDAT_DISPATCH_FREE(evd, EVD, evd_free_func);
 }
 EXPORT_SYMBOL(dat_evd_free);
 
@@ -568,7 +383,7 @@ EXPORT_SYMBOL(dat_lmr_query);
 
 DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr)
 {
-	return KDAT_DISPATCH(lmr, LMR, lmr_free_func, lmr);
+	return KDAT_DISPATCH_FREE(lmr, LMR, lmr_free_func);
 }
 EXPORT_SYMBOL(dat_lmr_free);
 
@@ -582,7 +397,7 @@ EXPORT_SYMBOL(dat_srq_create);
 
 DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 {
-	return KDAT_DISPATCH(srq, SRQ, srq_free_func, srq);
+	return KDAT_DISPATCH_FREE(srq, SRQ, srq_free_func);
 }
 EXPORT_SYMBOL(dat_srq_free);
 
@@ -695,7 +510,7 @@ EXPORT_SYMBOL(dat_ep_get_status);
 
 DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep)
 {
-	return KDAT_DISPATCH(ep, EP, ep_free_func, ep);
+	return KDAT_DISPATCH_FREE(ep, EP, ep_free_func);
 }
 EXPORT_SYMBOL(dat_ep_free);
 
@@ -738,7 +553,7 @@ EXPORT_SYMBOL(dat_psp_query);
 
 DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp)
 {
-	return KDAT_DISPATCH(psp, PSP, psp_free_func, psp);
+	return KDAT_DISPATCH_FREE(psp, PSP, psp_free_func);
 }
 EXPORT_SYMBOL(dat_psp_free);
 
@@ -759,7 +574,7 @@ EXPORT_SYMBOL(dat_cr_accept);
 
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr)
 {
-	return KDAT_DISPATCH(cr, CR, cr_reject_func, cr);
+	return KDAT_DISPATCH_FREE(cr, CR, cr_reject_func);
 }
 EXPORT_SYMBOL(dat_cr_reject);
 
@@ -788,7 +603,8 @@ void kdat_registry_exit(void)
 #define KDAT_DISPATCH_OPT(...)	KDAT_DISPATCH_OPT_(__VA_ARGS__)
 #define KDAT_DISPATCH_OPT_(h, type, sub, fn, ...)			\
 	({								\
-		struct kdat_obj *__o = kdat_obj_get((h), (type));	\
+		int __idx = kdat_call_begin();				\
+		struct kdat_obj *__o = kdat_obj_get_use((h), (type));	\
 		DAT_RETURN __r;						\
 		if (!__o)						\
 			__r = KDAT_ERR(DAT_INVALID_HANDLE, (sub));	\
@@ -796,7 +612,9 @@ void kdat_registry_exit(void)
 			__r = KDAT_ERR(DAT_NOT_IMPLEMENTED, 0);		\
 		else							\
 			__r = __o->provider->fn(__VA_ARGS__);		\
-		kdat_obj_put(__o);					\
+		if (__o)						\
+			kdat_obj_put_use(__o);				\
+		kdat_call_end(__idx);					\
 		__r;							\
 	})
 

@@ -28,6 +28,15 @@
 
 /* Largest scatter list a receive may name; bounds the on-stack SGE array. */
 #define KDAT_SRQ_MAX_IOV	16
+/* Ring entries drained per hold of the ring lock (interrupts are off). */
+#define KDAT_DRAIN_BATCH	64
+
+/* Sleep-safe callers (kick, query) give the CPU away between batches. */
+static void cond_resched_if_sleepable(void)
+{
+	if (preemptible())
+		cond_resched();
+}
 
 struct kdat_srq_chunk {
 	struct list_head node;
@@ -96,19 +105,37 @@ void kdat_srq_reaped(struct kdat_srq *srq)
 	kdat_obj_put(&srq->obj);
 }
 
+/* The key of a QP in its SRQ's table: its address, never dereferenced. */
+unsigned long kdat_qp_key(const struct ib_qp *qp)
+{
+	return ((unsigned long)qp - PAGE_OFFSET) >> 3;
+}
+
 /*
  * A buffer of this SRQ completed on some EP: report it on that EP's recv
  * EVD with that EP's handle (not the SRQ's), successful or flushed.
+ *
+ * The EP is found through the SRQ's table of its QPs, by the completion's
+ * QP address, without touching the QP: a device that raises no
+ * LAST_WQE_REACHED (rxe) can complete a flushed buffer after the QP was
+ * destroyed.  Such a buffer is counted back (it is no longer available
+ * nor outstanding) but reported to no one: its EP is gone.
  */
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kdat_srq_buf *buf = container_of(wc->wr_cqe,
 						struct kdat_srq_buf, cqe);
 	struct kdat_srq *srq = buf->srq;
-	struct kdat_ep *ep = wc->qp->qp_context;
+	struct kdat_ep *ep;
 	DAT_EVENT ev = {};
 	unsigned long flags;
 	bool fire;
+
+	rcu_read_lock();
+	ep = xa_load(&srq->qps, kdat_qp_key(wc->qp));
+	if (ep && !kref_get_unless_zero(&ep->obj.ref))
+		ep = NULL;
+	rcu_read_unlock();
 
 	ev.event_number = DAT_DTO_COMPLETION_EVENT;
 	ev.event_data.dto_completion_event_data.ep_handle = ep;
@@ -126,12 +153,14 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* the queued event pins the SRQ until it is reaped */
 	kdat_obj_hold(&srq->obj);
-	if (ep->recv_evd)
+	if (ep && ep->recv_evd)
 		kdat_evd_post(ep->recv_evd, &ev, srq, true);
 	else
 		kdat_srq_reaped(srq);	/* nobody listens: reaped at once */
 	if (fire)
 		kdat_srq_fire_lw(srq);
+	if (ep)
+		kdat_obj_put(&ep->obj);
 	/* a buffer was taken: refill from the user's post ring */
 	kdat_srq_drain(srq);
 }
@@ -142,7 +171,7 @@ static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
 	unsigned long flags;
 	DAT_COUNT i;
 
-	c = kvzalloc(struct_size(c, bufs, n), GFP_KERNEL);
+	c = kvzalloc(struct_size(c, bufs, n), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
 	c->n = n;
@@ -181,7 +210,9 @@ static void kdat_srq_release(struct kdat_obj *obj)
 
 	list_for_each_entry_safe(c, t, &srq->chunks, node)
 		kvfree(c);
-	kdat_uring_free(srq->uring);
+	xa_destroy(&srq->qps);
+	if (srq->uring)
+		obj->ia->uops->ring_free(srq->uring);
 	if (srq->pz)
 		kdat_obj_put(&srq->pz->obj);
 }
@@ -197,6 +228,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	struct kdat_pz *pz;
 	DAT_RETURN ret;
 	bool fire;
+	int err;
 
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
@@ -220,7 +252,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		goto err_pz;
 	}
 
-	srq = kzalloc(sizeof(*srq), GFP_KERNEL);
+	srq = kzalloc(sizeof(*srq), GFP_KERNEL_ACCOUNT);
 	if (!srq) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_pz;
@@ -233,6 +265,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	mutex_init(&srq->resize_lock);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
+	xa_init(&srq->qps);
 	srq->state = DAT_SRQ_STATE_OPERATIONAL;
 	srq->max_recv_dtos = attr->max_recv_dtos;
 	srq->max_recv_iov = attr->max_recv_iov;
@@ -241,15 +274,9 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_obj;
 	}
-	if (ia->ufile) {
-		srq->uring = kdat_uring_alloc_srq(ia->ufile,
-						  attr->max_recv_dtos,
-						  attr->max_recv_iov);
-		if (!srq->uring) {
-			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				       DAT_RESOURCE_MEMORY);
-			goto err_obj;
-		}
+	if (ia->uops && ia->uops->srq_init(srq)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto err_obj;
 	}
 	init.event_handler = kdat_srq_event;
 	init.srq_context = srq;
@@ -266,7 +293,12 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_hw;
 	}
-	kdat_ia_link(ia, &srq->obj);
+	err = kdat_ia_link(ia, &srq->obj);
+	if (err) {
+		kdat_obj_unpublish(&srq->obj);
+		ret = kdat_ia_link_error(err);
+		goto err_hw;
+	}
 
 	/* a non-default watermark at create is armed like set_lw does */
 	spin_lock_irq(&srq->lock);
@@ -369,7 +401,7 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	struct kdat_ring_hdr *h;
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
-	u32 head, tail, raw, n, i, max_seg;
+	u32 head, tail, raw, n, i, max_seg, batch;
 	bool retried = false;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
@@ -385,15 +417,30 @@ again:
 	tail = raw;
 	if (tail - head > kdat_uring_mask(r) + 1)
 		tail = head + kdat_uring_mask(r) + 1;
+	batch = 0;
 	while (head != tail) {
+		/*
+		 * The user sizes the ring: let interrupts in every
+		 * KDAT_DRAIN_BATCH entries (the head is ours, published
+		 * before the lock drops, so another drainer resumes here).
+		 */
+		if (++batch > KDAT_DRAIN_BATCH) {
+			srq->ring_head = head;
+			smp_store_release(&h->head, head);
+			spin_unlock_irqrestore(&srq->ring_lock, flags);
+			cond_resched_if_sleepable();
+			spin_lock_irqsave(&srq->ring_lock, flags);
+			head = srq->ring_head;
+			goto again;
+		}
 		w = kdat_uring_entry(r, head);
 		c.as_64 = READ_ONCE(w->cookie);
 		n = READ_ONCE(w->nseg);
 		/* never read past this entry's own segments */
 		if (n > max_seg) {
-			kdat_srq_ring_error(srq, c.as_64,
-					    KDAT_ERR(DAT_INVALID_PARAMETER,
-						     DAT_INVALID_ARG2));
+			srq->obj.ia->uops->srq_ring_error(srq, c.as_64,
+					KDAT_ERR(DAT_INVALID_PARAMETER,
+						 DAT_INVALID_ARG2));
 			head++;
 			continue;
 		}
@@ -407,7 +454,7 @@ again:
 		if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
 			break;
 		if (ret != DAT_SUCCESS)
-			kdat_srq_ring_error(srq, c.as_64, ret);
+			srq->obj.ia->uops->srq_ring_error(srq, c.as_64, ret);
 		head++;
 	}
 	srq->ring_head = head;
@@ -540,19 +587,26 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 	return DAT_SUCCESS;
 }
 
-/* Destroy the ib_srq.  Idempotent. */
+/*
+ * Destroy the ib_srq.  Idempotent: free and device removal may both call
+ * it.  Under the resize lock, so a resize's ib_modify_srq never runs on a
+ * destroyed SRQ.
+ */
 void kdat_srq_hw_destroy(struct kdat_srq *srq)
 {
 	struct ib_srq *s;
 
+	mutex_lock(&srq->resize_lock);
 	spin_lock_irq(&srq->lock);
 	s = srq->srq;
 	srq->srq = NULL;
 	spin_unlock_irq(&srq->lock);
 	if (s)
 		ib_destroy_srq(s);
+	mutex_unlock(&srq->resize_lock);
 }
 
+/* The destroy claim is held (object.c): this runs once per SRQ. */
 DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
 {
 	struct kdat_srq *srq = container_of((struct kdat_obj *)h,

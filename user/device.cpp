@@ -50,7 +50,12 @@ public:
 	{
 		void *p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE,
 				 MAP_SHARED, fd_.get(), (off_t)offset);
-		return p == MAP_FAILED ? nullptr : p;
+
+		if (p == MAP_FAILED)
+			return nullptr;
+		/* a forked child gets no ring (the kernel says so too) */
+		::madvise(p, length, MADV_DONTFORK);
+		return p;
 	}
 
 	void munmap(void *addr, size_t length) override

@@ -3,6 +3,8 @@
 // The handle table and the late-reuse object memory (see handles.hpp).
 #include "handles.hpp"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <deque>
 #include <new>
@@ -63,6 +65,31 @@ HandleTable &handles()
 	static HandleTable *t = new HandleTable;	/* never destroyed */
 	return *t;
 }
+
+void HandleTable::abandon_after_fork() noexcept
+{
+	for (Shard &s : shards_) {
+		/* leaked on purpose: the parent's objects are not ours */
+		new (&s.lock) SpinLock;
+		new (&s.map) std::unordered_map<DAT_HANDLE, HandleEntry>;
+	}
+}
+
+/*
+ * A forked child shares the parent's /dev/kdat file but not its rings
+ * (the kernel maps them VM_DONTCOPY, the library marks them
+ * MADV_DONTFORK) and the kernel refuses its calls: every handle the child
+ * inherited is DAT_INVALID_HANDLE to it.  New IAs it opens work.
+ */
+static void child_after_fork()
+{
+	handles().abandon_after_fork();
+	srq_forget_post_cache();
+}
+
+static const int fork_handler_registered = [] {
+	return pthread_atfork(nullptr, nullptr, child_after_fork);
+}();
 
 void HandleTable::insert(const std::shared_ptr<Object> &obj)
 {

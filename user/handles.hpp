@@ -39,11 +39,23 @@ public:
 	{
 		while (f_.exchange(true, std::memory_order_acquire))
 			while (f_.load(std::memory_order_relaxed))
-				__builtin_ia32_pause();
+				relax();
 	}
 	void unlock() noexcept { f_.store(false, std::memory_order_release); }
 
 private:
+	/* a spin-wait hint where the CPU has one; portable elsewhere */
+	static void relax() noexcept
+	{
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+		asm volatile("yield" ::: "memory");
+#elif defined(__powerpc64__)
+		asm volatile("or 27,27,27" ::: "memory");
+#endif
+	}
+
 	std::atomic<bool> f_{false};
 };
 
@@ -134,6 +146,13 @@ public:
 
 	std::size_t size() const;
 
+	/*
+	 * In a forked child: forget every handle of the parent, without
+	 * running a destructor (their rings are not mapped in the child and
+	 * another thread of the parent may have been inside a shard).
+	 */
+	void abandon_after_fork() noexcept;
+
 private:
 	static constexpr std::size_t kShards = 64;
 
@@ -156,6 +175,9 @@ private:
 
 /* The process-wide table (never destroyed). */
 HandleTable &handles();
+
+/* Forget this thread's cached SRQ post channel (srq.cpp; after fork). */
+void srq_forget_post_cache() noexcept;
 
 /* A pinned object of the built-in provider, or null. */
 template <class T>

@@ -421,6 +421,21 @@ DAT_RETURN Srq::get_refused(DAT_DTO_COOKIE *cookie, DAT_RETURN *why)
 	return DAT_SUCCESS;
 }
 
+/*
+ * The SRQ this thread posted to last, as its channel: no pin, no table
+ * lookup, no atomic read-modify-write but the channel lock (PostChannel).
+ */
+struct PostCache {
+	DAT_HANDLE h;
+	PostChannel *ch;
+};
+static thread_local PostCache post_cache __attribute__((tls_model("initial-exec")));
+
+void srq_forget_post_cache() noexcept
+{
+	post_cache = {};
+}
+
 } // namespace kdat
 
 using namespace kdat;
@@ -456,16 +471,6 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 			return r;
 		});
 }
-
-/*
- * The SRQ this thread posted to last, as its channel: no pin, no table
- * lookup, no atomic read-modify-write but the channel lock (PostChannel).
- */
-struct PostCache {
-	DAT_HANDLE h;
-	PostChannel *ch;
-};
-static thread_local PostCache post_cache __attribute__((tls_model("initial-exec")));
 
 /* Not the cached SRQ, or not the common post: through the handle table. */
 [[gnu::noinline]] static DAT_RETURN post_recv_lookup(DAT_SRQ_HANDLE srq,

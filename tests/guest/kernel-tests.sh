@@ -32,6 +32,11 @@ fi
 pass "module_loads"
 dmesg | grep -q "kdat: IA rxe0 registered" && pass "ia_appears_with_ib_device" ||
 	fail "ia_appears_with_ib_device"
+# kernel PZs carry no global rkey unless the administrator asks for it
+[ "$(cat /sys/module/kdat/parameters/remote_access)" = N ] &&
+	pass "remote_access_off_by_default" || fail "remote_access_off_by_default"
+# the kernel suite's RDMA case needs it: its PZs are created after this
+echo 1 >/sys/module/kdat/parameters/remote_access
 
 # --- the SRQ cases -------------------------------------------------------
 if insmod tests/kernel/kdat_test.ko srv_ia=rxe0 cli_ia=rxe1 srv_addr=192.0.2.1; then

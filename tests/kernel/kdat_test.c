@@ -89,11 +89,18 @@ struct pair {
 	DAT_EP_HANDLE sep[128], cep[128];
 };
 
+/*
+ * Local privileges: remote ones need the PZ's global rkey, which the
+ * module hands out only when loaded with remote_access=1 (the RDMA case
+ * below); by default a kernel LMR asking for them is refused.
+ */
+#define KT_LOCAL_PRIV	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
+			 DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+
 static DAT_RETURN lmr_on(struct kt_side *x, DAT_PZ_HANDLE pz, void *buf,
 			 size_t len, DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *ctx)
 {
-	return kt_lmr_create(x->ia, pz, buf, len, DAT_MEM_PRIV_ALL_FLAG, lmr,
-			     ctx);
+	return kt_lmr_create(x->ia, pz, buf, len, KT_LOCAL_PRIV, lmr, ctx);
 }
 
 static int side_open(struct kt_side *x, const char *name, size_t buf_len)
@@ -103,8 +110,7 @@ static int side_open(struct kt_side *x, const char *name, size_t buf_len)
 	x->buf = kzalloc(buf_len, GFP_KERNEL);
 	if (!x->buf)
 		return -ENOMEM;
-	return kt_side_open(&kt, x, name, NULL, 4096, 256, 256,
-			    DAT_MEM_PRIV_ALL_FLAG);
+	return kt_side_open(&kt, x, name, NULL, 4096, 256, 256, KT_LOCAL_PRIV);
 }
 
 static void side_close(struct kt_side *x)
@@ -1560,6 +1566,325 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Races: kernel consumers calling on one object from several threads  */
+
+#define RACE_THREADS	4
+#define RACE_ROUNDS	64
+
+/*
+ * Run @fn on RACE_THREADS kthreads that start together (released at once
+ * when all exist, so the calls really overlap), and wait for all of them.
+ * @fn gets its thread index.
+ */
+struct race {
+	void (*fn)(struct race *r, int i);
+	atomic_t ready, done;
+	void *arg;
+	DAT_RETURN ret[RACE_THREADS];
+	int n[RACE_THREADS];
+	struct completion all_ready, start, finished;
+};
+
+struct race_thread {
+	struct race *r;
+	int i;
+};
+
+static int race_thread_fn(void *data)
+{
+	struct race_thread *t = data;
+	struct race *r = t->r;
+
+	if (atomic_inc_return(&r->ready) == RACE_THREADS)
+		complete(&r->all_ready);
+	wait_for_completion(&r->start);
+	r->fn(r, t->i);
+	if (atomic_inc_return(&r->done) == RACE_THREADS)
+		complete(&r->finished);
+	return 0;
+}
+
+static int race_run(struct race *r)
+{
+	static struct race_thread t[RACE_THREADS];
+	struct task_struct *k;
+	int i;
+
+	atomic_set(&r->ready, 0);
+	atomic_set(&r->done, 0);
+	init_completion(&r->all_ready);
+	init_completion(&r->start);
+	init_completion(&r->finished);
+	for (i = 0; i < RACE_THREADS; i++) {
+		t[i].r = r;
+		t[i].i = i;
+		k = kthread_run(race_thread_fn, &t[i], "kdat_race%d", i);
+		if (IS_ERR(k)) {
+			/* the threads already started still need a start */
+			atomic_add(RACE_THREADS - i, &r->done);
+			atomic_add(RACE_THREADS - i, &r->ready);
+			complete_all(&r->start);
+			if (i)
+				wait_for_completion(&r->finished);
+			return PTR_ERR(k);
+		}
+	}
+	wait_for_completion(&r->all_ready);
+	complete_all(&r->start);
+	wait_for_completion(&r->finished);
+	return 0;
+}
+
+/* How many threads got a return of @type. */
+static int race_count(const struct race *r, DAT_RETURN type)
+{
+	int i, n = 0;
+
+	for (i = 0; i < RACE_THREADS; i++)
+		n += DAT_GET_TYPE(r->ret[i]) == DAT_GET_TYPE(type);
+	return n;
+}
+
+/* Every thread frees the same handle: exactly one free runs. */
+static DAT_HANDLE race_handle;
+static DAT_RETURN (*race_free)(DAT_HANDLE);
+
+static void race_free_same(struct race *r, int i)
+{
+	r->ret[i] = race_free(race_handle);
+}
+
+static DAT_RETURN free_pz(DAT_HANDLE h) { return dat_pz_free(h); }
+static DAT_RETURN free_evd(DAT_HANDLE h) { return dat_evd_free(h); }
+static DAT_RETURN free_lmr(DAT_HANDLE h) { return dat_lmr_free(h); }
+static DAT_RETURN free_srq(DAT_HANDLE h) { return dat_srq_free(h); }
+static DAT_RETURN free_ep(DAT_HANDLE h) { return dat_ep_free(h); }
+static DAT_RETURN free_psp(DAT_HANDLE h) { return dat_psp_free(h); }
+
+static void t_race_every_type_freed_at_once_frees_once(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	static struct race r;
+	struct kt_side x = {};
+	DAT_LMR_CONTEXT ctx;
+	int round, type;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	r.fn = race_free_same;
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		for (type = 0; type < 6; type++) {
+			switch (type) {
+			case 0:
+				CHECK_OK(dat_pz_create(x.ia, &race_handle));
+				race_free = free_pz;
+				break;
+			case 1:
+				CHECK_OK(dat_evd_kcreate(x.ia, 16,
+							 DAT_UPCALL_DISABLE,
+							 NULL, DAT_EVD_DTO_FLAG,
+							 &race_handle));
+				race_free = free_evd;
+				break;
+			case 2:
+				CHECK_OK(lmr_on(&x, x.pz, x.buf, 64,
+						&race_handle, &ctx));
+				race_free = free_lmr;
+				break;
+			case 3:
+				CHECK_OK(dat_srq_create(x.ia, x.pz, &sa,
+							&race_handle));
+				race_free = free_srq;
+				break;
+			case 4:
+				CHECK_OK(dat_ep_create(x.ia, x.pz, x.dto_evd,
+						       x.dto_evd, x.conn_evd,
+						       &a, &race_handle));
+				race_free = free_ep;
+				break;
+			default:
+				CHECK_OK(dat_psp_create(x.ia, next_qual++,
+							x.cr_evd,
+							DAT_PSP_CONSUMER_FLAG,
+							&race_handle));
+				race_free = free_psp;
+				break;
+			}
+			CHECK(!race_run(&r), "threads");
+			CHECK(race_count(&r, DAT_SUCCESS) == 1 &&
+			      race_count(&r, DAT_INVALID_HANDLE) ==
+			      RACE_THREADS - 1,
+			      "type %d round %d: %d of %d frees succeeded",
+			      type, round, race_count(&r, DAT_SUCCESS),
+			      RACE_THREADS);
+			CHECK_RET(race_free(race_handle), DAT_INVALID_HANDLE);
+		}
+		if (next_qual > QUAL_BASE + 20000)
+			next_qual = QUAL_BASE;
+	}
+out:
+	side_close(&x);
+}
+
+/*
+ * Thread 0 frees an SRQ while the others query and post to it: the free
+ * is refused (DAT_INVALID_STATE) while a call is inside, the others see
+ * the SRQ or DAT_INVALID_HANDLE, and it is freed exactly once.
+ */
+static void race_srq_users(struct race *r, int i)
+{
+	DAT_LMR_TRIPLET t;
+	DAT_SRQ_PARAM q;
+	DAT_RETURN ret;
+	int k;
+
+	if (i == 0) {
+		/* refused while a call is inside: the calls are finite */
+		while (DAT_GET_TYPE(ret = dat_srq_free(race_handle)) ==
+		       DAT_INVALID_STATE)
+			cond_resched();
+		r->ret[0] = ret;
+		return;
+	}
+	t = *(DAT_LMR_TRIPLET *)r->arg;
+	r->ret[i] = DAT_SUCCESS;
+	for (k = 0; k < 64; k++) {
+		ret = i & 1 ? dat_srq_query(race_handle, DAT_SRQ_FIELD_ALL, &q) :
+		      dat_srq_post_recv(race_handle, 1, &t, cookie(k));
+		if (DAT_GET_TYPE(ret) == DAT_INVALID_HANDLE)
+			break;
+		/* a full SRQ refuses a post; nothing else may fail */
+		if (ret != DAT_SUCCESS &&
+		    DAT_GET_TYPE(ret) != DAT_INSUFFICIENT_RESOURCES)
+			r->ret[i] = ret;
+	}
+}
+
+static void t_race_free_against_calls_on_the_srq(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 32, .max_recv_iov = 1 };
+	static struct race r;
+	struct kt_side x = {};
+	DAT_LMR_TRIPLET t;
+	int round, i;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	t = seg(&x, 0, 64);
+	r.fn = race_srq_users;
+	r.arg = &t;
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &race_handle));
+		CHECK(!race_run(&r), "threads");
+		CHECK_OK(r.ret[0]);
+		for (i = 1; i < RACE_THREADS; i++)
+			CHECK_OK(r.ret[i]);
+		CHECK_RET(dat_srq_free(race_handle), DAT_INVALID_HANDLE);
+	}
+out:
+	side_close(&x);
+}
+
+/*
+ * Many threads post to one SRQ with no EP: the counts are exact.
+ */
+static void race_post_many(struct race *r, int i)
+{
+	DAT_LMR_TRIPLET t = *(DAT_LMR_TRIPLET *)r->arg;
+	int k;
+
+	r->n[i] = 0;
+	r->ret[i] = DAT_SUCCESS;
+	for (k = 0; k < 200; k++) {
+		DAT_RETURN ret = dat_srq_post_recv(race_handle, 1, &t,
+						   cookie(i * 1000 + k));
+
+		if (ret == DAT_SUCCESS)
+			r->n[i]++;
+		else if (DAT_GET_TYPE(ret) != DAT_INSUFFICIENT_RESOURCES)
+			r->ret[i] = ret;
+	}
+}
+
+static void t_race_threads_posting_to_one_srq_keep_exact_counts(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 600, .max_recv_iov = 1 };
+	static struct race r;
+	struct kt_side x = {};
+	DAT_LMR_TRIPLET t;
+	DAT_SRQ_PARAM q;
+	int i, total = 0;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	t = seg(&x, 0, 64);
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &race_handle));
+	r.fn = race_post_many;
+	r.arg = &t;
+	CHECK(!race_run(&r), "threads");
+	for (i = 0; i < RACE_THREADS; i++) {
+		CHECK_OK(r.ret[i]);
+		total += r.n[i];
+	}
+	/* 800 tries on 600 places: exactly 600 took */
+	CHECK(total == 600, "%d posts succeeded", total);
+	q = srq_q(race_handle);
+	CHECK(q.available_dto_count == total &&
+	      q.outstanding_dto_count == total, "available %d outstanding %d",
+	      q.available_dto_count, q.outstanding_dto_count);
+	CHECK_OK(dat_srq_free(race_handle));
+out:
+	side_close(&x);
+}
+
+/*
+ * IA close against creates in it: a create either made its object before
+ * the close (and the close freed it) or is refused; nothing survives.
+ */
+static void race_ia_create(struct race *r, int i)
+{
+	DAT_HANDLE h;
+	DAT_RETURN ret;
+	int k;
+
+	r->ret[i] = DAT_SUCCESS;
+	if (i == 0) {
+		r->ret[0] = dat_ia_close(race_handle, DAT_CLOSE_ABRUPT_FLAG);
+		return;
+	}
+	for (k = 0; k < 32; k++) {
+		ret = i & 1 ? dat_pz_create(race_handle, &h) :
+		      dat_evd_kcreate(race_handle, 8, DAT_UPCALL_DISABLE, NULL,
+				      DAT_EVD_DTO_FLAG, &h);
+		if (DAT_GET_TYPE(ret) == DAT_INVALID_HANDLE)
+			break;
+		if (ret != DAT_SUCCESS)
+			r->ret[i] = ret;
+	}
+}
+
+static void t_race_ia_close_against_creates(void)
+{
+	static struct race r;
+	DAT_EVD_HANDLE aevd;
+	int round, i;
+
+	r.fn = race_ia_create;
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		aevd = DAT_HANDLE_NULL;
+		CHECK_OK(dat_ia_open((const DAT_NAME_PTR)srv_ia, 16, &aevd,
+				     &race_handle));
+		CHECK(!race_run(&r), "threads");
+		for (i = 0; i < RACE_THREADS; i++)
+			CHECK_OK(r.ret[i]);
+		CHECK_RET(dat_ia_close(race_handle, DAT_CLOSE_ABRUPT_FLAG),
+			  DAT_INVALID_HANDLE);
+		CHECK(WAIT_FOR(kdat_live_objects() == 0), "round %d: %ld left",
+		      round, kdat_live_objects());
+	}
+out:
+	return;
+}
+
+/* ------------------------------------------------------------------ */
 
 struct kt_case {
 	const char *name;
@@ -1607,6 +1932,10 @@ static const struct kt_case cases[] = {
 	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),
 	CASE(t_handles_wrong_type_and_stale),
+	CASE(t_race_every_type_freed_at_once_frees_once),
+	CASE(t_race_free_against_calls_on_the_srq),
+	CASE(t_race_threads_posting_to_one_srq_keep_exact_counts),
+	CASE(t_race_ia_close_against_creates),
 };
 
 static void run_case(const struct kt_case *c)

@@ -95,6 +95,74 @@ TEST(Process, HandlesOfAnotherProcessAreInvalid)
 	ASSERT_OK(a.ioc(KDAT_IOC_FREE, f));
 }
 
+// fork(): the child inherits the file but none of the parent's objects.
+// Through libdat every inherited handle is DAT_INVALID_HANDLE (the SRQ
+// post fast path included), through the raw ABI the kernel refuses the
+// child's calls on the inherited file, the rings are not mapped in the
+// child, and the child's own new IA works.
+TEST(Process, ForkedChildCannotUseInheritedHandlesOrRings)
+{
+	Side x;
+	ASSERT_OK(x.open(srv_ia(), 1 << 16));
+	DAT_SRQ_ATTR sa = {16, 1, 0};
+	DAT_SRQ_HANDLE srq;
+	ASSERT_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	DAT_LMR_TRIPLET t = {x.lctx, 0, (DAT_VADDR)(uintptr_t)x.buf.get(), 256};
+	DAT_DTO_COOKIE ck = {};
+	ASSERT_OK(dat_srq_post_recv(srq, 1, &t, ck));	// caches the channel
+
+	Raw a;
+	ASSERT_GE(a.fd, 0);
+	kdat_ioc_ia_open o{};
+	std::strcpy(o.name, srv_ia());
+	o.async_qlen = 8;
+	ASSERT_OK(a.ioc(KDAT_IOC_IA_OPEN, o));
+	void *ring = a.map(o.async_ring_offset, o.async_ring_size);
+	ASSERT_NE(ring, nullptr);
+
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		int bad = 0;
+		DAT_SRQ_PARAM p;
+		unsigned char vec[1];
+
+		if (DAT_GET_TYPE(dat_srq_post_recv(srq, 1, &t, ck)) !=
+		    DAT_INVALID_HANDLE)
+			bad |= 1;
+		if (DAT_GET_TYPE(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p)) !=
+		    DAT_INVALID_HANDLE)
+			bad |= 2;
+		if (DAT_GET_TYPE(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG)) !=
+		    DAT_INVALID_HANDLE)
+			bad |= 4;
+		kdat_ioc_pz_create pz{};
+		pz.ia = o.ia;
+		if (DAT_GET_TYPE(a.ioc(KDAT_IOC_PZ_CREATE, pz)) !=
+		    DAT_INVALID_HANDLE)
+			bad |= 8;
+		// VM_DONTCOPY: the parent's ring is not mapped here
+		if (::mincore(ring, 4096, vec) == 0 || errno != ENOMEM)
+			bad |= 16;
+		if (::mmap(nullptr, o.async_ring_size, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, a.fd, o.async_ring_offset) != MAP_FAILED)
+			bad |= 32;
+		Side y;
+		if (y.open(cli_ia(), 4096) != DAT_SUCCESS)
+			bad |= 64;
+		::_exit(bad);
+	}
+	ASSERT_EQ(child_status(pid), 0);
+	// the parent's objects are untouched
+	DAT_SRQ_PARAM p;
+	ASSERT_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p));
+	EXPECT_EQ(p.available_dto_count, 1);
+	ASSERT_OK(dat_srq_free(srq));
+	kdat_ioc_ia_close c{};
+	c.ia = o.ia;
+	c.flags = DAT_CLOSE_ABRUPT_FLAG;
+	ASSERT_OK(a.ioc(KDAT_IOC_IA_CLOSE, c));
+}
+
 TEST(Process, SigkillMidTrafficLeaksNothing)
 {
 	long baseline = live_objects();

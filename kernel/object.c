@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The object layer every DAT object lives in, whoever names it: kernel
+ * consumers by handle (the object's address), /dev/kdat users by a
+ * per-file ID (uobj.c).  It knows nothing of SRQs or EPs; it is shaped
+ * like uverbs' rdma_core.c:
+ *
+ *   lifetime   a kref; memory goes back through RCU, so a lookup that
+ *              races a free never touches freed memory.
+ *   use count  every call holds one on each object it operates on
+ *              (shared, >0); a destroy claims the object exclusively
+ *              (-1), which succeeds only when no call is inside it.  So
+ *              a destroy runs exactly once and never under a user: of two
+ *              racing frees one wins, the other finds the claim (or the
+ *              object gone) and gets DAT_INVALID_HANDLE; a free racing
+ *              another call on the object gets DAT_INVALID_STATE.
+ *   publish    the handle table holds a reference; an object becomes
+ *              reachable by handle only after its create built it, and
+ *              joins its IA's child list only while the IA is neither
+ *              closing nor dead, so a closing IA refuses new children.
+ *   devices    every call runs inside kdat_srcu; device removal marks its
+ *              IAs dead, waits for the calls in flight (creates that
+ *              already checked "dead" finish and link their objects),
+ *              and only then releases the hardware.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/llist.h>
+#include <linux/srcu.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+
+#include "kdat_core.h"
+
+DEFINE_STATIC_SRCU(kdat_srcu);
+
+int kdat_call_begin(void)
+{
+	return srcu_read_lock(&kdat_srcu);
+}
+
+void kdat_call_end(int idx)
+{
+	srcu_read_unlock(&kdat_srcu, idx);
+}
+
+/* Wait for every DAT call that began before now (device removal). */
+void kdat_calls_sync(void)
+{
+	synchronize_srcu(&kdat_srcu);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Handle table and live-object counters                                   */
+
+static DEFINE_XARRAY(kdat_handles);
+
+/*
+ * Handles are object addresses, all from the linear map and 8-byte
+ * aligned.  Keyed by their offset in the linear map the xarray stays a few
+ * levels deep instead of eleven; a lookup must then check that the entry
+ * is the very address asked for (an unaligned fake would share a key).
+ */
+static unsigned long kdat_handle_key(const void *h)
+{
+	return ((unsigned long)h - PAGE_OFFSET) >> 3;
+}
+
+static atomic_long_t kdat_live[KDAT_NTYPES];
+
+static const char *const kdat_type_names[KDAT_NTYPES] = {
+	[DAT_HANDLE_TYPE_CR] = "cr",	[DAT_HANDLE_TYPE_EP] = "ep",
+	[DAT_HANDLE_TYPE_EVD] = "evd",	[DAT_HANDLE_TYPE_IA] = "ia",
+	[DAT_HANDLE_TYPE_LMR] = "lmr",	[DAT_HANDLE_TYPE_PSP] = "psp",
+	[DAT_HANDLE_TYPE_PZ] = "pz",	[DAT_HANDLE_TYPE_RMR] = "rmr",
+	[DAT_HANDLE_TYPE_RSP] = "rsp",	[DAT_HANDLE_TYPE_SRQ] = "srq",
+};
+
+static void kdat_obj_do_release(struct kdat_obj *obj)
+{
+	DAT_HANDLE_TYPE type = obj->type;
+	struct kdat_ia *ia = type == DAT_HANDLE_TYPE_IA ? NULL : obj->ia;
+
+	obj->release(obj);
+	/* every object embeds kdat_obj first, so this frees the container */
+	kfree_rcu(obj, rcu);
+	atomic_long_dec(&kdat_live[type]);
+	/* children pin their IA (and so the device table) */
+	if (ia)
+		kdat_obj_put(&ia->obj);
+}
+
+/*
+ * The last reference can go where sleeping is not allowed: a user EVD's
+ * completions are handled in softirq (IB_POLL_SOFTIRQ), and reaping an
+ * event there drops the reference it held on its SRQ.  Releases may sleep
+ * (a PZ's ib_dealloc_pd, a ring's file lock), so those run from a work
+ * item instead.
+ */
+static LLIST_HEAD(kdat_deferred);
+static atomic_long_t kdat_deferred_count;	/* debugfs: deferred_releases */
+
+static void kdat_deferred_fn(struct work_struct *work)
+{
+	struct llist_node *n = llist_del_all(&kdat_deferred);
+	struct kdat_obj *obj, *t;
+
+	llist_for_each_entry_safe(obj, t, n, deferred)
+		kdat_obj_do_release(obj);
+}
+
+static DECLARE_WORK(kdat_deferred_work, kdat_deferred_fn);
+
+static void kdat_obj_release(struct kref *ref)
+{
+	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
+
+	/* softirq, or a lock held (preemptible() is always false without
+	   CONFIG_PREEMPT_COUNT: then every release is deferred) */
+	if (!preemptible()) {
+		atomic_long_inc(&kdat_deferred_count);
+		if (llist_add(&obj->deferred, &kdat_deferred))
+			schedule_work(&kdat_deferred_work);
+		return;
+	}
+	kdat_obj_do_release(obj);
+}
+
+/* Wait for the releases deferred so far (unload, leak checks). */
+void kdat_obj_flush_deferred(void)
+{
+	flush_work(&kdat_deferred_work);
+}
+
+void kdat_obj_init(struct kdat_obj *obj, DAT_HANDLE_TYPE type,
+		   DAT_PROVIDER *provider, struct kdat_ia *ia,
+		   void (*release)(struct kdat_obj *obj))
+{
+	obj->provider = provider;
+	obj->type = type;
+	kref_init(&obj->ref);
+	atomic_set(&obj->usecnt, 0);
+	obj->ia = ia;
+	if (ia)
+		kdat_obj_hold(&ia->obj);
+	INIT_LIST_HEAD(&obj->ia_node);
+	obj->release = release;
+	atomic_long_inc(&kdat_live[type]);
+}
+
+/*
+ * Make the object reachable by its kernel handle; the table owns one
+ * reference.  Objects of a /dev/kdat IA also get an ID in that file,
+ * reserved but invisible until the creating ioctl commits it (uobj.c).
+ */
+int kdat_obj_publish(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+	int ret;
+
+	kdat_obj_hold(obj);
+	ret = xa_insert(&kdat_handles, kdat_handle_key(obj), obj, GFP_KERNEL);
+	if (ret) {
+		kref_put(&obj->ref, kdat_obj_release);
+		return ret;
+	}
+	set_bit(KDAT_OBJ_PUBLISHED, &obj->flags);
+	if (ia && ia->uops) {
+		ret = ia->uops->reserve(ia, obj);
+		if (ret) {
+			kdat_obj_unpublish(obj);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * An object the provider creates on its own (a CR, from the CM handler)
+ * has no ioctl to commit it: it becomes visible by ID as soon as it is
+ * built, before any event names it.
+ */
+void kdat_obj_commit(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+
+	if (ia && ia->uops)
+		ia->uops->commit(ia, obj);
+}
+
+/*
+ * After this no lookup can find the object; drops the table's reference.
+ * Runs once whoever calls it (the test_and_clear): a destroy and its own
+ * create's unwinding may both reach here.
+ */
+void kdat_obj_unpublish(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+
+	if (!test_and_clear_bit(KDAT_OBJ_PUBLISHED, &obj->flags))
+		return;
+	if (ia && ia->uops)
+		ia->uops->forget(ia, obj);
+	xa_erase(&kdat_handles, kdat_handle_key(obj));
+	set_bit(KDAT_OBJ_GONE, &obj->flags);
+	/* a teardown waiting in kdat_obj_claim_wait() sees it gone */
+	wake_up_var(&obj->usecnt);
+	kref_put(&obj->ref, kdat_obj_release);
+}
+
+/*
+ * Put a child on its IA's list, unless the IA is closing or its device is
+ * gone: then the create must unwind (a closing IA refuses new children).
+ * Called with ia->lock held by creates that count users in the same
+ * critical section; kdat_ia_link() takes it.
+ */
+int kdat_ia_link_locked(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	lockdep_assert_held(&ia->lock);
+	if (ia->closing)
+		return -ESHUTDOWN;
+	if (kdat_ia_dead(ia))
+		return -ENODEV;
+	list_add_tail(&obj->ia_node, &ia->objs);
+	return 0;
+}
+
+/*
+ * What a create refused by kdat_ia_link() returns: its IA was closed under
+ * it (the handle it named is gone), or its device was.
+ */
+DAT_RETURN kdat_ia_link_error(int err)
+{
+	return err == -ESHUTDOWN ?
+	       KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA) :
+	       KDAT_ERR(DAT_INVALID_STATE, 0);
+}
+
+int kdat_ia_link(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	int ret;
+
+	mutex_lock(&ia->lock);
+	ret = kdat_ia_link_locked(ia, obj);
+	mutex_unlock(&ia->lock);
+	return ret;
+}
+
+void kdat_ia_unlink(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+
+	mutex_lock(&ia->lock);
+	list_del_init(&obj->ia_node);
+	mutex_unlock(&ia->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Use counts                                                              */
+
+/*
+ * Take a shared use of a pinned object: fails once a destroy claimed it,
+ * and for the children of a closing IA (and a closing IA itself), so a
+ * close waits only for calls that were already inside.
+ */
+bool kdat_obj_use(struct kdat_obj *obj)
+{
+	/* fully ordered: the closing test below cannot pass the increment */
+	if (!atomic_inc_unless_negative(&obj->usecnt))
+		return false;
+	if (obj->ia && READ_ONCE(obj->ia->closing)) {
+		kdat_obj_unuse(obj);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Drop a shared use.  A call that claimed the object it was using (an IA
+ * close, kdat_obj_claim_wait with @held 1) finds the claim here and has
+ * nothing left to drop.
+ */
+void kdat_obj_unuse(struct kdat_obj *obj)
+{
+	int old = atomic_fetch_add_unless(&obj->usecnt, -1, -1);
+
+	if (old > 0 && old <= 2)
+		wake_up_var(&obj->usecnt);
+}
+
+/* Look @h up, pin it and take a shared use; NULL if it is not a live @type. */
+struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj = kdat_obj_get(h, type);
+
+	if (obj && !kdat_obj_use(obj)) {
+		kdat_obj_put(obj);
+		obj = NULL;
+	}
+	return obj;
+}
+
+void kdat_obj_put_use(struct kdat_obj *obj)
+{
+	kdat_obj_unuse(obj);
+	kdat_obj_put(obj);
+}
+
+/*
+ * Claim @obj for its destroy, as a call that holds @held shared uses of
+ * it itself (0 or 1).  DAT_SUCCESS: the caller destroys it (or gives the
+ * claim back with kdat_obj_unclaim if the destroy refuses).  Otherwise:
+ * another destroy has it (DAT_INVALID_HANDLE) or other calls are inside
+ * it (DAT_INVALID_STATE, like uverbs' -EBUSY).
+ */
+DAT_RETURN kdat_obj_claim(struct kdat_obj *obj, int held)
+{
+	int old = atomic_cmpxchg(&obj->usecnt, held, -1);
+
+	if (old == held)
+		return DAT_SUCCESS;
+	if (old < 0 || test_bit(KDAT_OBJ_GONE, &obj->flags))
+		return KDAT_ERR(DAT_INVALID_HANDLE, 0);
+	return KDAT_ERR(DAT_INVALID_STATE, 0);
+}
+
+/*
+ * The same for a teardown that must not fail (IA close, file release,
+ * device removal): wait for the calls inside to leave.  False if the
+ * object went meanwhile (a racing free destroyed it).  Callers have made
+ * new uses impossible first (ia->closing) and woken the waiters of their
+ * EVDs, so the wait is short.
+ */
+bool kdat_obj_claim_wait(struct kdat_obj *obj, int held)
+{
+	bool mine = false;
+
+	wait_var_event(&obj->usecnt,
+		       (mine = atomic_cmpxchg(&obj->usecnt, held, -1) == held) ||
+		       test_bit(KDAT_OBJ_GONE, &obj->flags));
+	return mine;
+}
+
+void kdat_obj_unclaim(struct kdat_obj *obj, int held)
+{
+	atomic_set_release(&obj->usecnt, held);
+	wake_up_var(&obj->usecnt);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lookups by kernel handle                                                */
+
+struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj;
+
+	if (!h)
+		return NULL;
+	rcu_read_lock();
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	if (obj && ((void *)obj != h || obj->type != type ||
+		    !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj;
+}
+
+/* The generic helpers (consumer context, handle type) work on any type. */
+struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h)
+{
+	struct kdat_obj *obj;
+
+	if (!h)
+		return NULL;
+	rcu_read_lock();
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	if (obj && ((void *)obj != h || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj;
+}
+
+void kdat_obj_put(struct kdat_obj *obj)
+{
+	if (obj)
+		kref_put(&obj->ref, kdat_obj_release);
+}
+
+long kdat_live_objects(void)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < KDAT_NTYPES; i++)
+		n += atomic_long_read(&kdat_live[i]);
+	return n;
+}
+/* For the test consumer: proves every test leaves no object behind. */
+EXPORT_SYMBOL_GPL(kdat_live_objects);
+
+/* ---------------------------------------------------------------------- */
+/* debugfs: /sys/kernel/debug/kdat/objects                                 */
+
+static struct dentry *kdat_debugfs;
+
+static int kdat_objects_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	for (i = 0; i < KDAT_NTYPES; i++)
+		if (kdat_type_names[i])
+			seq_printf(m, "%s %ld\n", kdat_type_names[i],
+				   atomic_long_read(&kdat_live[i]));
+	seq_printf(m, "total %ld\n", kdat_live_objects());
+	seq_printf(m, "deferred_releases %ld\n",
+		   atomic_long_read(&kdat_deferred_count));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_objects);
+
+int kdat_debugfs_init(void)
+{
+	kdat_debugfs = debugfs_create_dir("kdat", NULL);
+	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
+			    &kdat_objects_fops);
+	return 0;
+}
+
+void kdat_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kdat_debugfs);
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The per-file object table of /dev/kdat: what uverbs' rdma_core.c is to
+ * uverbs.  User space names objects by per-file IDs, never pointers.
+ *
+ *   alloc_begin  a create reserves the object's ID (kdat_uobj_reserve,
+ *                through the IA's ops when the object layer publishes it);
+ *                the ID finds nothing yet.
+ *   commit       the ioctl copied its results out: the ID now finds the
+ *                object (kdat_ucall_finish).
+ *   abort        the copy out failed: the object is destroyed again.
+ *   lookup       kdat_uget() pins the object and takes a shared use;
+ *                kdat_ufree() claims it for its destroy, exactly once.
+ *
+ * Every ioctl holds a use of the IA it creates in until it committed, so
+ * an IA close racing a create waits for it and then tears the new object
+ * down with the rest.  A file belongs to the process that opened it: a
+ * forked child (or any other process handed the file) gets
+ * DAT_INVALID_HANDLE for every call and cannot map its rings.
+ */
+#include <linux/module.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "kdat_core.h"
+#include "uobj.h"
+
+/*
+ * Per-file limits: user space sizes these, so a file may not take more.
+ * Ring pages are also charged to the opener's memory cgroup.
+ */
+static unsigned int max_objects = 65536;
+module_param(max_objects, uint, 0644);
+MODULE_PARM_DESC(max_objects, "DAT objects one /dev/kdat file may own (default 65536)");
+
+static unsigned int max_ring_mb = 256;
+module_param(max_ring_mb, uint, 0644);
+MODULE_PARM_DESC(max_ring_mb, "MiB of mmapped rings one /dev/kdat file may own (default 256)");
+
+static void kdat_ufile_release(struct kref *ref)
+{
+	struct kdat_ufile *uf = container_of(ref, struct kdat_ufile, ref);
+
+	xa_destroy(&uf->objs);
+	xa_destroy(&uf->rings);
+	mmdrop(uf->mm);
+	kfree(uf);
+}
+
+void kdat_ufile_put(struct kdat_ufile *uf)
+{
+	kref_put(&uf->ref, kdat_ufile_release);
+}
+
+/* The file belongs to the process that opened it. */
+bool kdat_ufile_mine(struct kdat_ufile *uf)
+{
+	return current->mm == uf->mm;
+}
+
+/* ---------------------------------------------------------------------- */
+/* IDs                                                                     */
+
+/* alloc_begin: an ID for @obj that finds nothing until it is committed. */
+static int kdat_uobj_reserve(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	struct kdat_ufile *uf = ia->ufile;
+	u32 id;
+	int ret;
+
+	if (atomic_inc_return(&uf->nobjs) > max_objects) {
+		atomic_dec(&uf->nobjs);
+		return -EMFILE;
+	}
+	/* cyclic: a freed ID is not handed out again soon */
+	ret = xa_alloc_cyclic(&uf->objs, &id, NULL, xa_limit_31b,
+			      &uf->next_id, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		atomic_dec(&uf->nobjs);
+		return ret;
+	}
+	WRITE_ONCE(obj->uid, id);
+	return 0;
+}
+
+/*
+ * The object is being destroyed: its ID finds nothing from now on.  uid
+ * is cleared under the xarray lock, so a commit racing this (an IA close
+ * tearing down an object whose create has not committed yet) cannot store
+ * the object back.
+ */
+static void kdat_uobj_forget(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	struct kdat_ufile *uf = ia->ufile;
+	u32 id;
+
+	xa_lock(&uf->objs);
+	id = obj->uid;
+	WRITE_ONCE(obj->uid, 0);
+	if (id)
+		__xa_erase(&uf->objs, id);
+	xa_unlock(&uf->objs);
+	if (id)
+		atomic_dec(&uf->nobjs);
+}
+
+/* commit: the ID finds the object now, unless it was destroyed already. */
+static void kdat_uobj_commit(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+	struct kdat_ufile *uf = ia->ufile;
+
+	xa_lock(&uf->objs);
+	if (obj->uid)
+		__xa_store(&uf->objs, obj->uid, obj, GFP_ATOMIC);
+	xa_unlock(&uf->objs);
+}
+
+/* Pin the object named by @id and take a shared use of it, or NULL. */
+struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
+			   DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj;
+
+	if (!id)
+		return NULL;
+	rcu_read_lock();
+	obj = xa_load(&uf->objs, id);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	if (obj && !kdat_obj_use(obj)) {
+		kdat_obj_put(obj);
+		obj = NULL;
+	}
+	return obj;
+}
+
+void kdat_uput(struct kdat_obj *obj)
+{
+	kdat_obj_put_use(obj);
+}
+
+/*
+ * Destroy the object named by @id through @destroy, once: of racing frees
+ * one gets DAT_SUCCESS and the others DAT_INVALID_HANDLE; a free racing
+ * another call inside the object gets DAT_INVALID_STATE.
+ */
+DAT_RETURN kdat_ufree(struct kdat_ufile *uf, u32 id, DAT_HANDLE_TYPE type,
+		      DAT_RETURN (*destroy)(struct kdat_obj *obj),
+		      DAT_RETURN invalid)
+{
+	struct kdat_obj *obj;
+	DAT_RETURN ret;
+
+	if (!id)
+		return invalid;
+	rcu_read_lock();
+	obj = xa_load(&uf->objs, id);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	if (!obj)
+		return invalid;
+	ret = kdat_obj_claim(obj, 0);
+	if (ret == DAT_SUCCESS) {
+		ret = destroy(obj);
+		if (ret != DAT_SUCCESS)
+			kdat_obj_unclaim(obj, 0);
+	} else if (DAT_GET_TYPE(ret) == DAT_INVALID_HANDLE) {
+		ret = invalid;
+	}
+	kdat_obj_put(obj);
+	return ret;
+}
+
+/* The object behind @id as a kernel handle for the provider, or a dud. */
+DAT_HANDLE kdat_uhandle(struct kdat_ufile *uf, u32 id)
+{
+	struct kdat_obj *o;
+
+	if (!id)
+		return DAT_HANDLE_NULL;
+	rcu_read_lock();
+	o = xa_load(&uf->objs, id);
+	rcu_read_unlock();
+	/*
+	 * The provider re-checks this handle in its own table and pins it,
+	 * so a concurrent free only turns it into DAT_INVALID_HANDLE there.
+	 * A stale, foreign or uncommitted ID becomes a pointer no table
+	 * holds.
+	 */
+	return o ? (DAT_HANDLE)o : (DAT_HANDLE)uf;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One ioctl: the IA it creates in, the objects it creates                 */
+
+/* Keep @ia's use until the call committed (taken by the caller). */
+void kdat_ucall_hold_ia(struct kdat_ucall *c, struct kdat_obj *ia)
+{
+	c->ia = ia;
+}
+
+void kdat_ucall_created(struct kdat_ucall *c, struct kdat_obj *obj)
+{
+	if (WARN_ON_ONCE(c->ncreated >= ARRAY_SIZE(c->created)))
+		return;
+	kdat_obj_hold(obj);
+	c->created[c->ncreated++] = obj;
+}
+
+/*
+ * Commit what the call created if its results reached user space, else
+ * destroy it again; then let the IA go.  An IA that was created is closed
+ * on abort, which takes its async EVD with it.
+ */
+void kdat_ucall_finish(struct kdat_ucall *c, bool copied)
+{
+	struct kdat_obj *o;
+	int i;
+
+	for (i = 0; i < c->ncreated; i++) {
+		o = c->created[i];
+		if (copied)
+			kdat_obj_commit(o);
+		else if (o->type == DAT_HANDLE_TYPE_IA)
+			kdat_ia_close(container_of(o, struct kdat_ia, obj), 0);
+		else if (kdat_obj_claim(o, 0) == DAT_SUCCESS &&
+			 kdat_obj_destroy(o) != DAT_SUCCESS)
+			kdat_obj_unclaim(o, 0);
+	}
+	for (i = 0; i < c->ncreated; i++)
+		kdat_obj_put(c->created[i]);
+	if (c->ia)
+		kdat_uput(c->ia);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The file                                                                */
+
+struct kdat_ufile *kdat_ufile_new(void)
+{
+	struct kdat_ufile *uf = kzalloc(sizeof(*uf), GFP_KERNEL_ACCOUNT);
+
+	if (!uf)
+		return NULL;
+	kref_init(&uf->ref);
+	mutex_init(&uf->lock);
+	xa_init_flags(&uf->objs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	xa_init_flags(&uf->rings, XA_FLAGS_ACCOUNT);
+	init_waitqueue_head(&uf->poll_wq);
+	uf->mm = current->mm;
+	mmgrab(uf->mm);
+	return uf;
+}
+
+/*
+ * The last close (also of a killed process): no ioctl of this file runs
+ * any more, so every IA it opened closes abruptly, which frees everything.
+ */
+void kdat_ufile_close(struct kdat_ufile *uf)
+{
+	struct kdat_obj *o;
+	unsigned long id;
+
+	xa_for_each(&uf->objs, id, o) {
+		if (o->type != DAT_HANDLE_TYPE_IA ||
+		    !kref_get_unless_zero(&o->ref))
+			continue;
+		kdat_ia_close(container_of(o, struct kdat_ia, obj), 0);
+		kdat_obj_put(o);
+	}
+	kdat_ufile_put(uf);
+}
+
+/* Is there an event to read on any EVD of the file? */
+__poll_t kdat_ufile_poll(struct kdat_ufile *uf)
+{
+	struct kdat_obj *o;
+	unsigned long id = 0;
+	bool ready = false;
+
+	/* each EVD pinned while we look: its ring goes with its last ref */
+	for (;;) {
+		rcu_read_lock();
+		o = xa_find_after(&uf->objs, &id, ULONG_MAX, XA_PRESENT);
+		while (o && (o->type != DAT_HANDLE_TYPE_EVD ||
+			     !kref_get_unless_zero(&o->ref)))
+			o = xa_find_after(&uf->objs, &id, ULONG_MAX,
+					  XA_PRESENT);
+		rcu_read_unlock();
+		if (!o)
+			break;
+		ready = kdat_uevd_ready(container_of(o, struct kdat_evd, obj));
+		kdat_obj_put(o);
+		if (ready)
+			break;
+	}
+	return ready ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Ring accounting                                                         */
+
+/* Give the ring a place in the file's mmap space, within the file's cap. */
+int kdat_ufile_add_ring(struct kdat_ufile *uf, struct kdat_uring *r)
+{
+	int ret;
+
+	mutex_lock(&uf->lock);
+	if (uf->ring_bytes + r->size > (size_t)max_ring_mb << 20) {
+		mutex_unlock(&uf->lock);
+		return -ENOMEM;
+	}
+	r->pgoff = uf->next_pgoff;
+	ret = xa_insert(&uf->rings, r->pgoff, r, GFP_KERNEL_ACCOUNT);
+	if (!ret) {
+		uf->next_pgoff += r->size >> PAGE_SHIFT;
+		uf->ring_bytes += r->size;
+		kref_get(&uf->ref);
+		r->uf = uf;
+	}
+	mutex_unlock(&uf->lock);
+	return ret;
+}
+
+void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r)
+{
+	mutex_lock(&uf->lock);
+	xa_erase(&uf->rings, r->pgoff);
+	uf->ring_bytes -= r->size;
+	mutex_unlock(&uf->lock);
+	kdat_ufile_put(uf);
+}
+
+const struct kdat_uops kdat_file_uops = {
+	.reserve = kdat_uobj_reserve,
+	.commit = kdat_uobj_commit,
+	.forget = kdat_uobj_forget,
+	.evd_init = kdat_uevd_init,
+	.evd_post = kdat_uevd_post,
+	.evd_destroy = kdat_uevd_destroy,
+	.srq_init = kdat_usrq_init,
+	.srq_ring_error = kdat_srq_ring_error,
+	.ring_free = kdat_uring_free,
+	.ia_closing = kdat_uevd_wake_ia,
+};

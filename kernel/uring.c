@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The rings of /dev/kdat (layout in <uapi/kdat_abi.h>, accessors in
+ * uring.h):
+ *
+ *   event ring (one per EVD): the provider's events, translated to IDs,
+ *     are written here; the user reads them without a syscall and
+ *     publishes its head.  An event counts as reaped (an SRQ buffer stops
+ *     being outstanding) when the kernel sees the user's head pass it.
+ *   SRQ post ring: the user writes receive descriptors and publishes its
+ *     tail; the provider drains them into the SRQ (srq.c).
+ *
+ * Ring memory is vmalloc'ed with __GFP_ACCOUNT (charged to the opener's
+ * memory cgroup) within the file's cap, and mapped page by page into the
+ * opener only: VM_DONTCOPY, so a forked child inherits no ring.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/version.h>
+
+#include "kdat_core.h"
+#include "uobj.h"
+
+/* Events reaped per hold of the EVD lock (interrupts are off). */
+#define KDAT_COLLECT_BATCH	64
+
+static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
+					   u32 min_entries, u32 entry_size,
+					   bool events)
+{
+	struct kdat_ring_hdr *h;
+	struct kdat_uring *r;
+	u32 entries;
+
+	/* both are bounded by the device's limits before we get here */
+	if (min_entries > (1U << 24))
+		return NULL;
+	entries = roundup_pow_of_two(max_t(u32, min_entries, 2));
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return NULL;
+	r->entries = entries;
+	r->entry_size = entry_size;
+	r->entry_offset = ALIGN(sizeof(*h), 64);
+	r->size = PAGE_ALIGN(r->entry_offset + (size_t)entries * entry_size);
+	init_waitqueue_head(&r->wq);
+	r->mem = __vmalloc(r->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!r->mem)
+		goto err;
+	if (events) {
+		r->shadow = kvcalloc(entries, sizeof(*r->shadow),
+				     GFP_KERNEL_ACCOUNT);
+		if (!r->shadow)
+			goto err;
+	}
+	h = r->mem;
+	h->entries = entries;
+	h->entry_size = entry_size;
+	h->entry_offset = r->entry_offset;
+	if (kdat_ufile_add_ring(uf, r))
+		goto err;
+	return r;
+err:
+	kvfree(r->shadow);
+	vfree(r->mem);
+	kfree(r);
+	return NULL;
+}
+
+/*
+ * The pages stay alive while a process still maps them (the mapping holds
+ * page references), so the ring can go with its object.
+ */
+void kdat_uring_free(struct kdat_uring *r)
+{
+	if (!r)
+		return;
+	kdat_ufile_del_ring(r->uf, r);
+	kvfree(r->shadow);
+	vfree(r->mem);
+	kfree(r);
+}
+
+int kdat_uring_mmap(struct kdat_ufile *uf, struct vm_area_struct *vma)
+{
+	unsigned long len = vma->vm_end - vma->vm_start, off;
+	struct kdat_uring *r;
+	int ret = -EINVAL;
+
+	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
+		return -EINVAL;
+	/* a forked child or another process handed the file: no rings */
+	if (!kdat_ufile_mine(uf))
+		return -EACCES;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+		     VM_MAYEXEC);
+#else
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags &= ~VM_MAYEXEC;
+#endif
+	mutex_lock(&uf->lock);
+	r = xa_load(&uf->rings, vma->vm_pgoff);
+	if (r && len <= r->size) {
+		for (off = 0, ret = 0; off < len && !ret; off += PAGE_SIZE)
+			ret = vm_insert_page(vma, vma->vm_start + off,
+					     vmalloc_to_page(r->mem + off));
+	}
+	mutex_unlock(&uf->lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Event rings                                                             */
+
+int kdat_uevd_init(struct kdat_evd *evd)
+{
+	evd->uring = kdat_uring_alloc(evd->obj.ia->ufile, evd->qlen,
+				      sizeof(struct kdat_uevent), true);
+	return evd->uring ? 0 : -ENOMEM;
+}
+
+/* The user's head, clamped between what we reaped and what we wrote. */
+static u32 kdat_uevd_user_head(struct kdat_uring *r)
+{
+	u32 head = READ_ONCE(kdat_uring_hdr(r)->head);
+
+	if (head - r->reaped > r->ktail - r->reaped)
+		head = r->reaped;	/* garbage: nothing consumed */
+	return head;
+}
+
+/*
+ * Reap what the user consumed since last time.  The SRQ accounting is done
+ * under evd->lock with the index it follows, so whoever returns from here
+ * - an ioctl about to post into the SRQ, while a completion collects on
+ * another CPU - finds every consumed event counted (lock order: evd->lock,
+ * then srq->lock).  A last SRQ reference dropped here is released from a
+ * work item (kdat_obj_put defers when it may not sleep).
+ */
+void kdat_uevd_collect(struct kdat_evd *evd)
+{
+	struct kdat_uring *r = evd->uring;
+	struct kdat_event e;
+	unsigned long flags;
+
+	u32 batch = 0;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	while (r->reaped != kdat_uevd_user_head(r)) {
+		u32 slot = r->reaped & (r->entries - 1);
+
+		/* the user sizes the ring: let interrupts in now and then */
+		if (++batch % KDAT_COLLECT_BATCH == 0) {
+			spin_unlock_irqrestore(&evd->lock, flags);
+			spin_lock_irqsave(&evd->lock, flags);
+			continue;
+		}
+		e.srq = r->shadow[slot];
+		r->shadow[slot] = NULL;
+		r->reaped++;
+		kdat_event_reaped(&e);
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+}
+
+static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
+{
+	const DAT_EVENT_DATA *d = &ev->event_data;
+	u32 len;
+
+	memset(u, 0, sizeof(*u));
+	u->event_number = ev->event_number;
+	u->evd = kdat_uid(ev->evd_handle);
+	switch (ev->event_number) {
+	case DAT_DTO_COMPLETION_EVENT:
+		u->handle = kdat_uid(d->dto_completion_event_data.ep_handle);
+		u->status = d->dto_completion_event_data.status;
+		u->cookie = d->dto_completion_event_data.user_cookie.as_64;
+		u->length = d->dto_completion_event_data.transfered_length;
+		break;
+	case DAT_CONNECTION_REQUEST_EVENT:
+		u->cr = kdat_uid(d->cr_arrival_event_data.cr_handle);
+		u->sp = kdat_uid(d->cr_arrival_event_data.sp_handle.psp_handle);
+		u->conn_qual = d->cr_arrival_event_data.conn_qual;
+		break;
+	case DAT_SOFTWARE_EVENT:
+		u->pointer = (uintptr_t)d->software_event_data.pointer;
+		break;
+	default:
+		if (ev->event_number >= DAT_CONNECTION_EVENT_ESTABLISHED &&
+		    ev->event_number <= DAT_CONNECTION_EVENT_UNREACHABLE) {
+			u->handle = kdat_uid(d->connect_event_data.ep_handle);
+			len = min_t(u32, d->connect_event_data.private_data_size,
+				    KDAT_PDATA_LEN);
+			if (d->connect_event_data.private_data && len) {
+				memcpy(u->pdata, d->connect_event_data.private_data,
+				       len);
+				u->pdata_size = len;
+			}
+		} else {
+			u->handle = kdat_uid(d->asynch_error_event_data.dat_handle);
+			u->reason = d->asynch_error_event_data.reason;
+		}
+		break;
+	}
+}
+
+/* Write one translated event to the user's ring (or count it lost). */
+static void kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
+			    struct kdat_srq *srq)
+{
+	struct kdat_uring *r = evd->uring;
+	struct kdat_ring_hdr *h = kdat_uring_hdr(r);
+	unsigned long flags;
+	bool lost;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	lost = evd->dead || r->ktail - kdat_uevd_user_head(r) >= r->entries;
+	if (lost) {
+		h->dropped++;
+	} else {
+		memcpy(kdat_uring_entry(r, r->ktail), u, sizeof(*u));
+		r->shadow[r->ktail & (r->entries - 1)] = srq;
+		r->ktail++;
+		smp_store_release(&h->tail, r->ktail);
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+
+	if (lost) {
+		struct kdat_event e = { .srq = srq };
+
+		kdat_event_reaped(&e);
+		return;
+	}
+	wake_up(&r->wq);
+	wake_up(&r->uf->poll_wq);
+}
+
+void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		    struct kdat_srq *srq)
+{
+	struct kdat_uevent u;
+
+	kdat_uevent_fill(&u, ev);
+	u.evd = kdat_uid(evd);
+	/* tells the library which completions return SRQ buffers */
+	u.srq = srq ? kdat_uid(srq) : 0;
+	kdat_uevd_write(evd, &u, srq);
+	kdat_uevd_collect(evd);
+}
+
+/*
+ * A malformed SRQ ring entry: the buffer comes back to the user as an
+ * asynchronous event on the IA's async EVD naming the SRQ, with its cookie
+ * and the reason it was refused.
+ */
+void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
+{
+	struct kdat_evd *aevd = kdat_ia_get_async_evd(srq->obj.ia);
+	struct kdat_uevent u = {};
+
+	if (!aevd)
+		return;
+	if (aevd->uring) {
+		u.event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+		u.evd = kdat_uid(aevd);
+		u.handle = kdat_uid(srq);
+		u.reason = DAT_SRQ_OTHER_ERROR;
+		u.cookie = cookie;
+		u.status = DAT_GET_TYPE(why) == DAT_PROTECTION_VIOLATION ?
+			   DAT_DTO_ERR_LOCAL_PROTECTION :
+			   DAT_DTO_ERR_LOCAL_LENGTH;
+		u.length = why;
+		kdat_uevd_write(aevd, &u, NULL);
+	}
+	kdat_obj_put(&aevd->obj);
+}
+
+/* The EVD is freed: what the user never consumed is reaped now. */
+void kdat_uevd_destroy(struct kdat_evd *evd)
+{
+	struct kdat_uring *r = evd->uring;
+	struct kdat_event e;
+	unsigned long flags;
+
+	wake_up_all(&r->wq);
+	for (;;) {
+		spin_lock_irqsave(&evd->lock, flags);
+		if (r->reaped == r->ktail) {
+			spin_unlock_irqrestore(&evd->lock, flags);
+			return;
+		}
+		e.srq = r->shadow[r->reaped & (r->entries - 1)];
+		r->shadow[r->reaped & (r->entries - 1)] = NULL;
+		r->reaped++;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		kdat_event_reaped(&e);
+	}
+}
+
+/* Reap what the user consumed on every EVD of @ia. */
+void kdat_uevd_collect_ia(struct kdat_ia *ia)
+{
+	struct kdat_obj *o;
+
+	mutex_lock(&ia->lock);
+	list_for_each_entry(o, &ia->objs, ia_node) {
+		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
+
+		if (o->type == DAT_HANDLE_TYPE_EVD && evd->uring)
+			kdat_uevd_collect(evd);
+	}
+	mutex_unlock(&ia->lock);
+}
+
+u32 kdat_uevd_count(struct kdat_evd *evd)
+{
+	struct kdat_uring *r = evd->uring;
+
+	return READ_ONCE(r->ktail) - kdat_uevd_user_head(r);
+}
+
+
+/* Is there an event for the user to read? (poll) */
+bool kdat_uevd_ready(struct kdat_evd *evd)
+{
+	return evd->uring && kdat_uevd_count(evd);
+}
+
+/*
+ * The IA is closing: every waiter of its EVDs returns (evd_wait tests
+ * ia->closing), so the close's wait for the calls inside is short.
+ */
+void kdat_uevd_wake_ia(struct kdat_ia *ia)
+{
+	struct kdat_obj *o;
+
+	mutex_lock(&ia->lock);
+	list_for_each_entry(o, &ia->objs, ia_node) {
+		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
+
+		if (o->type == DAT_HANDLE_TYPE_EVD && evd->uring)
+			wake_up_all(&evd->uring->wq);
+	}
+	mutex_unlock(&ia->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* SRQ post rings                                                          */
+
+/*
+ * The post ring of an SRQ of max_recv_dtos receives of up to max_recv_iov
+ * segments.  An entry holds max_recv_iov segments rounded up to a cache
+ * line (64 bytes hold two): a one-segment post writes one line, as in a
+ * hardware WQE, instead of the 400 bytes of an entry with room for
+ * KDAT_MAX_IOV.
+ *
+ * No NEED_KICK yet: a new SRQ has no buffer, but no EP either, so nothing
+ * can consume one; the flag is raised once an EP joins a starved SRQ
+ * (kdat_srq_drain).
+ */
+int kdat_usrq_init(struct kdat_srq *srq)
+{
+	size_t sz = offsetof(struct kdat_srq_wqe, seg) +
+		    min_t(u32, srq->max_recv_iov, KDAT_MAX_IOV) *
+		    sizeof(struct kdat_useg);
+
+	sz = min(ALIGN(sz, 64), sizeof(struct kdat_srq_wqe));
+	srq->uring = kdat_uring_alloc(srq->obj.ia->ufile, srq->max_recv_dtos,
+				      sz, false);
+	return srq->uring ? 0 : -ENOMEM;
+}

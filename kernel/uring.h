@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The rings /dev/kdat shares with user space (layout in
+ * <uapi/kdat_abi.h>): an SRQ's post ring, which the provider drains
+ * (srq.c), and an EVD's event ring, which the char device fills
+ * (uring.c).  The kernel keeps its own copy of every index it owns and
+ * never trusts what user space wrote.
+ */
+#ifndef KDAT_URING_H
+#define KDAT_URING_H
+
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <uapi/kdat_abi.h>
+
+struct kdat_ufile;
+struct kdat_srq;
+
+struct kdat_uring {
+	struct kdat_ufile *uf;
+	void *mem;			/* vmalloc'ed, charged, mmapped */
+	size_t size;
+	unsigned long pgoff;
+	u32 entries, entry_size, entry_offset;
+	u32 khead, ktail;		/* the kernel's own indices */
+	u32 reaped;			/* event ring: reaped up to here */
+	struct kdat_srq **shadow;	/* event ring: SRQ of each entry */
+	wait_queue_head_t wq;
+	bool unwaitable;		/* event ring: dat_evd_set_unwaitable */
+	u32 wakes;			/* event ring: KDAT_IOC_EVD_CTL calls */
+};
+
+static inline struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r)
+{
+	return r->mem;
+}
+
+static inline u32 kdat_uring_mask(struct kdat_uring *r)
+{
+	return r->entries - 1;
+}
+
+static inline void *kdat_uring_entry(struct kdat_uring *r, u32 idx)
+{
+	return r->mem + r->entry_offset + (idx & (r->entries - 1)) *
+	       r->entry_size;
+}
+
+/* Segments one entry of post ring @r has room for. */
+static inline u32 kdat_uring_max_seg(struct kdat_uring *r)
+{
+	return (r->entry_size - offsetof(struct kdat_srq_wqe, seg)) /
+	       sizeof(struct kdat_useg);
+}
+
+#endif /* KDAT_URING_H */
