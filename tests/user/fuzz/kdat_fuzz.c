@@ -657,7 +657,7 @@ static void *fz_run(void *p)
 	struct fz *f = &t->f;
 	long i;
 
-	for (i = 0; i < t->n && !kr_failed(); i++) {
+	for (i = 0; f->ioctls < t->n && !kr_failed(); i++) {
 		if (CHANCE(f, 500)) {
 			fuzz_mmap(f);
 			continue;
@@ -794,7 +794,9 @@ static void *rf_corruptor(void *p)
 	struct kring *evr[] = { &x->s.ring, &x->s.aring, &x->s.cring,
 				&x->c.ring, &x->c.aring, &x->s.swring };
 	struct kdat_ring_hdr *h = x->sring.h;
-	uint32_t ne = h->entries, tail = h->tail;
+	/* the layout as mapped: the header's copy gets scribbled on below */
+	uint32_t ne = h->entries, tail = h->tail, esz = h->entry_size,
+		 eoff = h->entry_offset;
 	uint64_t rng = x->seed ^ 0xC0FFEE;
 	long n = 0;
 
@@ -802,7 +804,8 @@ static void *rf_corruptor(void *p)
 		uint32_t burst = 1 + (uint32_t)(rnd(&rng) % ne), i;
 
 		for (i = 0; i < burst; i++) {
-			struct kdat_srq_wqe *w = kr_slot(&x->sring, tail + i);
+			struct kdat_srq_wqe *w = (void *)(x->sring.base + eoff +
+							  (size_t)((tail + i) & (ne - 1)) * esz);
 			uint64_t r = rnd(&rng);
 
 			w->cookie = rnd(&rng);

@@ -514,12 +514,12 @@ static void ff_after_cr(struct side *s, uint32_t id, void *ctx)
 
 static void case_free_free_pz(void)
 {
-	free_free(KT_PZ, iters(300), ff_make_pz, ff_after_pz, NULL, false);
+	free_free(KT_PZ, iters(1000), ff_make_pz, ff_after_pz, NULL, false);
 }
 
 static void case_free_free_evd(void)
 {
-	free_free(KT_EVD, iters(300), ff_make_evd, ff_after_evd, NULL, false);
+	free_free(KT_EVD, iters(1000), ff_make_evd, ff_after_evd, NULL, false);
 }
 
 static void case_free_free_lmr(void)
@@ -529,26 +529,26 @@ static void case_free_free_lmr(void)
 
 static void case_free_free_srq(void)
 {
-	free_free(KT_SRQ, iters(300), ff_make_srq, ff_after_srq, NULL, false);
+	free_free(KT_SRQ, iters(1000), ff_make_srq, ff_after_srq, NULL, false);
 }
 
 static void case_free_free_ep(void)
 {
-	free_free(KT_EP, iters(300), ff_make_ep, ff_after_ep, NULL, false);
+	free_free(KT_EP, iters(1000), ff_make_ep, ff_after_ep, NULL, false);
 }
 
 static void case_free_free_psp(void)
 {
 	uint64_t qual;
 
-	free_free(KT_PSP, iters(150), ff_make_psp, ff_after_psp, &qual, false);
+	free_free(KT_PSP, iters(500), ff_make_psp, ff_after_psp, &qual, false);
 }
 
 static void case_free_free_cr(void)
 {
 	struct cr_ctx x = { .qual = next_qual() };
 
-	free_free(KT_CR, iters(40), ff_make_cr, ff_after_cr, &x, true);
+	free_free(KT_CR, iters(100), ff_make_cr, ff_after_cr, &x, true);
 }
 
 /* ======================================================================= */
@@ -737,7 +737,7 @@ static void case_free_vs_ops_pz(void)
 
 	f.fd = kdat_open();
 	open_side(f.fd, "rxe0", &f.s);
-	free_vs_ops(KT_PZ, iters(200), fo_make_pz, fo_op_pz, NULL, &f);
+	free_vs_ops(KT_PZ, iters(500), fo_make_pz, fo_op_pz, NULL, &f);
 }
 
 /* ---- EVD: waits, wakes, software events, poll, EPs feeding it ---- */
@@ -805,7 +805,7 @@ static void case_free_vs_ops_evd(void)
 
 	f.fd = kdat_open();
 	open_side(f.fd, "rxe0", &f.s);
-	free_vs_ops(KT_EVD, iters(200), fo_make_evd, fo_op_evd, fo_done_evd, &f);
+	free_vs_ops(KT_EVD, iters(500), fo_make_evd, fo_op_evd, fo_done_evd, &f);
 }
 
 /* ---- LMR: posts naming its context (by context, not ID) ---- */
@@ -918,7 +918,7 @@ static void case_free_vs_ops_srq(void)
 
 	f.fd = kdat_open();
 	open_side(f.fd, "rxe0", &f.s);
-	free_vs_ops(KT_SRQ, iters(200), fo_make_srq, fo_op_srq, NULL, &f);
+	free_vs_ops(KT_SRQ, iters(500), fo_make_srq, fo_op_srq, NULL, &f);
 }
 
 /* ---- EP: query, status, posts, disconnect, reset, connect ---- */
@@ -993,7 +993,7 @@ static void case_free_vs_ops_ep(void)
 
 	f.fd = kdat_open();
 	open_side(f.fd, "rxe0", &f.s);
-	free_vs_ops(KT_EP, iters(150), fo_make_ep, fo_op_ep, fo_done_ep, &f);
+	free_vs_ops(KT_EP, iters(400), fo_make_ep, fo_op_ep, fo_done_ep, &f);
 }
 
 /* ---- helpers for the connection cases ---- */
@@ -1056,7 +1056,7 @@ static void *psp_connector(void *p)
 
 static void case_free_vs_ops_psp(void)
 {
-	int fd = kdat_open(), it, n = iters(30);
+	int fd = kdat_open(), it, n = iters(60);
 	uint64_t rng = 77 ^ (uint64_t)getpid();
 	struct side s, c;
 
@@ -1176,7 +1176,7 @@ static void *cr_acceptor(void *p)
 
 static void case_free_vs_ops_cr(void)
 {
-	int fd = kdat_open(), it, n = iters(40), accepted = 0;
+	int fd = kdat_open(), it, n = iters(100), accepted = 0;
 	uint64_t rng = 99 ^ (uint64_t)getpid(), qual = next_qual();
 	struct side s, c;
 	uint32_t psp, st;
@@ -1389,7 +1389,7 @@ static void case_create_vs_guessed_free(void)
 	bool dup = false;
 
 	g.fd = kdat_open();
-	g.n = iters(600);
+	g.n = iters(1500);
 	if (g.n > GC_MAX)
 		g.n = GC_MAX;
 	open_side(g.fd, "rxe0", &g.s);
@@ -1558,7 +1558,7 @@ static void *iac_closer(void *p)
 
 static void case_ia_close_vs_creates(void)
 {
-	int it, n = iters(60), i;
+	int it, n = iters(150), i;
 	uint64_t rng = 5 ^ (uint64_t)getpid();
 	long made = 0;
 
@@ -1700,7 +1700,7 @@ static void *hammer_thread(void *p)
 	while (!h->stop || !atomic_load(h->stop)) {
 		uint32_t st = hammer_one(h, &rng);
 
-		h->calls++;
+		__atomic_fetch_add(&h->calls, 1, __ATOMIC_RELAXED);
 		if (st == KST_ERRNO) {
 			if (errno == EBADF)
 				break;	/* the file is closed: done */
@@ -1738,7 +1738,16 @@ static void case_file_close_vs_ioctls(void)
 			pthread_create(&t[i], NULL, hammer_thread, &h[i]);
 		}
 		pthread_barrier_wait(&b);
-		spin(rnd(&rng) % 200000);
+		{
+			/* close while calls are in flight: after 0 to 63 of them */
+			long want = (long)(rnd(&rng) % 64), sum;
+
+			do {
+				sum = 0;
+				for (i = 0; i < 4; i++)
+					sum += __atomic_load_n(&h[i].calls, __ATOMIC_RELAXED);
+			} while (sum < want);
+		}
 		close(fd);
 		for (i = 0; i < 4; i++) {
 			pthread_join(t[i], NULL);
@@ -1788,6 +1797,10 @@ static void case_process_kill_vs_ioctls(void)
 							.ep = ep, .th = i };
 				pthread_create(&t[i], NULL, hammer_thread, &h[i]);
 			}
+			/* ready once calls are flowing */
+			while (__atomic_load_n(&h[0].calls, __ATOMIC_RELAXED) +
+			       __atomic_load_n(&h[3].calls, __ATOMIC_RELAXED) < 8)
+				;
 			if (write(p[1], "r", 1) != 1)
 				_exit(3);
 			for (;;)
@@ -1857,7 +1870,7 @@ static void *pw_blocking_poller(void *p)
 
 static void case_poll_vs_evd_free(void)
 {
-	int fd = kdat_open(), it, n = iters(300), i;
+	int fd = kdat_open(), it, n = iters(600), i;
 	uint64_t rng = 17 ^ (uint64_t)getpid();
 	static struct pw x;
 	struct side s;
@@ -1925,7 +1938,7 @@ static void *pw_waiter(void *p)
 
 static void case_evd_wait_vs_evd_free(void)
 {
-	int fd = kdat_open(), it, n = iters(200), busy = 0;
+	int fd = kdat_open(), it, n = iters(500), busy = 0;
 	uint64_t rng = 19 ^ (uint64_t)getpid();
 	static struct pw x;
 	struct side s;
@@ -2187,7 +2200,7 @@ static void case_srq_ops_vs_traffic_and_free(void)
 	uint32_t st, i;
 
 	x.fd = kdat_open();
-	x.n = iters(1000);
+	x.n = iters(5000);
 	open_side(x.fd, "rxe0", &x.s);
 	open_side(x.fd, "rxe1", &x.c);
 	st = k_srq(x.fd, x.s.ia, x.s.pz, 64, &x.srq, &x.sring);
@@ -2354,7 +2367,7 @@ static void case_ep_connect_accept_disconnect_reset_free(void)
 	static struct epr x;
 	static const char *const names[] = { "connect", "disconnect", "reset", "free" };
 	uint64_t rng = 31 ^ (uint64_t)getpid();
-	int it, n = iters(40), i;
+	int it, n = iters(150), i;
 	pthread_t srv;
 	uint32_t psp, st;
 
@@ -2496,7 +2509,7 @@ static void *sp_ringer(void *p)
 static void case_srq_post_concurrent_counts(void)
 {
 	static struct sp x;
-	int it, n = iters(20), i;
+	int it, n = iters(40), i;
 	long total = 0;
 
 	x.fd = kdat_open();
