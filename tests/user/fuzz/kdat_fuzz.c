@@ -846,7 +846,7 @@ static void *rf_corruptor(void *p)
 				 __ATOMIC_RELEASE);
 		atomic_store(&x->entries, n);
 		/* let the kernel drain some before the next burst */
-		while (atomic_load(&x->kicks) * 4 < n / (long)ne &&
+		while (atomic_load(&x->kicks) * (long)(ne / 4) < n &&
 		       !atomic_load(&x->stop) && !kr_failed())
 			;
 	}
