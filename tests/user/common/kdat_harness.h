@@ -72,6 +72,14 @@ static inline long objects_settle(long want, double secs)
 	}
 }
 
+/* Objects this case still holds (above the baseline), after a bounded wait. */
+static inline long objects_left(double secs)
+{
+	long n = objects_settle(kr_baseline, secs);
+
+	return n == KH_NOCOUNT ? n : n - kr_baseline;
+}
+
 /* ---- kernel log ---------------------------------------------------------- */
 
 static int kh_kmsg = -1;
@@ -259,6 +267,7 @@ static inline int run_cases(const struct kcase *cases, int n, const char *only,
 			continue;
 		before = objects_settle(0, 0.5);
 		kmsg_forget();	/* older lines belong to older cases */
+		kr_baseline = before > 0 ? before : 0;
 		if (pipe2(p, O_CLOEXEC))
 			abort();
 		fflush(stdout);

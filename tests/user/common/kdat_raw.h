@@ -58,6 +58,9 @@ static const char *const kt_name[] = { "CR", "EP", "EVD", "IA", "LMR", "PSP",
 static char kr_msg[1024];
 static atomic_int kr_nfail;
 static int kr_result_fd = -1;		/* pipe to the parent harness */
+/* Live objects before the case began (left by an earlier case stuck in
+ * the kernel); in-case leak checks count only what is above it. */
+static long kr_baseline;
 
 static inline bool kr_failed(void)
 {

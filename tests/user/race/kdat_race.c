@@ -1622,7 +1622,7 @@ static void case_ia_close_vs_creates(void)
 			CHECK(r3 == DAT_SUCCESS, "iteration %d: IA close once the creates stopped: %s",
 			      it, ST(r3));
 		/* everything of the IA went with it, without closing the file */
-		left = objects_settle(0, 5.0);
+		left = objects_left(5.0);
 		CHECK(left == 0, "iteration %d: %ld objects left after the IA close (file still open; %d made during the race)",
 		      it, left, atomic_load(&x.made));
 		for (i = 0; i < 3; i++)
@@ -1768,7 +1768,7 @@ static void case_file_close_vs_ioctls(void)
 		pthread_barrier_destroy(&b);
 		/* the mappings hold the file too: the release runs at the last */
 		side_unmap(&s);
-		left = objects_settle(0, 10.0);
+		left = objects_left(10.0);
 		CHECK(left == 0, "iteration %d: %ld objects left after the file's close and its last ioctl and mapping",
 		      it, left);
 	}
@@ -1832,7 +1832,7 @@ static void case_process_kill_vs_ioctls(void)
 		waitpid(pid, &status, 0);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		      "iteration %d: the victim ended with status 0x%x before the kill", it, status);
-		left = objects_settle(0, 10.0);
+		left = objects_left(10.0);
 		CHECK(left == 0, "iteration %d: %ld objects left after a process died in the middle of its ioctls",
 		      it, left);
 	}
@@ -3002,7 +3002,7 @@ static void case_device_removal_mid_traffic(void)
 	side_unmap(&x.s);
 	side_unmap(&x.c);
 	close(x.fd);
-	left = objects_settle(0, 10.0);
+	left = objects_left(10.0);
 	CHECK(left == 0, "%ld objects left after closing the file (%ld before)", left, before);
 
 	CHECK(rxe1_restore(), "rxe1 did not come back ACTIVE within 30 s of rdma link add");
