@@ -63,28 +63,42 @@ DEFINE_IOC(version, struct kdat_ioc_version)
 	return DAT_SUCCESS;
 }
 
+/* IA names are copied under the registry lock, then out without it. */
+#define KDAT_LIST_MAX	4096	/* names filled at most; count is exact */
+
+struct kdat_ia_names {
+	u32 max, count;
+	char (*names)[KDAT_NAME_LEN];
+};
+
 static int kdat_list_one(const char *ia_name, void *data)
 {
-	struct kdat_ioc_ia_list *a = data;
-	char name[KDAT_NAME_LEN] = {};
-	char __user *u = u64_to_user_ptr(a->names);
+	struct kdat_ia_names *l = data;
 
-	if (a->count < a->max) {
-		strscpy(name, ia_name, sizeof(name));
-		if (copy_to_user(u + a->count * KDAT_NAME_LEN, name,
-				 sizeof(name)))
-			return -EFAULT;
-	}
-	a->count++;
+	if (l->count < l->max)
+		strscpy(l->names[l->count], ia_name, KDAT_NAME_LEN);
+	l->count++;
 	return 0;
 }
 
 DEFINE_IOC(ia_list, struct kdat_ioc_ia_list)
 {
-	a->count = 0;
-	if (kdat_registry_for_each(kdat_list_one, a))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	return DAT_SUCCESS;
+	struct kdat_ia_names l = { .max = min_t(u32, a->max, KDAT_LIST_MAX) };
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	if (l.max) {
+		l.names = kvcalloc(l.max, KDAT_NAME_LEN, GFP_KERNEL_ACCOUNT);
+		if (!l.names)
+			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+					DAT_RESOURCE_MEMORY);
+	}
+	kdat_registry_for_each(kdat_list_one, &l);
+	if (copy_to_user(u64_to_user_ptr(a->names), l.names,
+			 (size_t)min(l.count, l.max) * KDAT_NAME_LEN))
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	a->count = l.count;
+	kvfree(l.names);
+	return ret;
 }
 
 DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
@@ -840,9 +854,20 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
 			  kdat_ioc_##name }
 
+/*
+ * A call that may sleep for as long as user space says (evd_wait) touches
+ * no hardware and runs outside kdat_srcu, so device removal never waits
+ * for it.
+ */
+#define IOC_SLEEPS(nr, name, type)					\
+	[_IOC_NR(nr)] = { sizeof(type),					\
+			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
+			  kdat_ioc_##name, true }
+
 static const struct {
 	size_t size;
 	DAT_RETURN (*fn)(struct kdat_ucall *c, void *arg);
+	bool sleeps;
 } kdat_iocs[] = {
 	IOC(KDAT_IOC_VERSION, version, struct kdat_ioc_version),
 	IOC(KDAT_IOC_IA_LIST, ia_list, struct kdat_ioc_ia_list),
@@ -852,7 +877,7 @@ static const struct {
 	IOC(KDAT_IOC_FREE, free, struct kdat_ioc_free),
 	IOC(KDAT_IOC_PZ_CREATE, pz_create, struct kdat_ioc_pz_create),
 	IOC(KDAT_IOC_EVD_CREATE, evd_create, struct kdat_ioc_evd_create),
-	IOC(KDAT_IOC_EVD_WAIT, evd_wait, struct kdat_ioc_evd_wait),
+	IOC_SLEEPS(KDAT_IOC_EVD_WAIT, evd_wait, struct kdat_ioc_evd_wait),
 	IOC(KDAT_IOC_EVD_POST_SE, evd_post_se, struct kdat_ioc_evd_post_se),
 	IOC(KDAT_IOC_LMR_CREATE, lmr_create, struct kdat_ioc_lmr_create),
 	IOC(KDAT_IOC_SRQ_CREATE, srq_create, struct kdat_ioc_srq_create),
@@ -923,12 +948,13 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = kdat_copy_out(u, k, ks, st);
 		goto out;
 	}
-	idx = kdat_call_begin();
+	idx = kdat_iocs[nr].sleeps ? -1 : kdat_call_begin();
 	st = kdat_iocs[nr].fn(&c, k);
 	ret = kdat_copy_out(u, k, ks, st);
 	/* what the call created becomes visible, or goes again */
 	kdat_ucall_finish(&c, !ret);
-	kdat_call_end(idx);
+	if (idx >= 0)
+		kdat_call_end(idx);
 out:
 	kfree(k);
 	return ret;

@@ -97,12 +97,12 @@ static int kdat_ring_init(struct kdat_ep *ep, struct kdat_wr_ring *r,
 	r->iov = iov;
 	if (!size)
 		return 0;
-	r->wr = kvcalloc(size, sizeof(*r->wr), GFP_KERNEL);
+	r->wr = kvcalloc(size, sizeof(*r->wr), GFP_KERNEL_ACCOUNT);
 	if (!r->wr)
 		return -ENOMEM;
 	if (recv) {
 		r->sge = kvcalloc((size_t)size * iov, sizeof(*r->sge),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 		if (!r->sge)
 			return -ENOMEM;
 	}

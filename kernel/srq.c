@@ -414,9 +414,7 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	head = srq->ring_head;
 again:
 	raw = smp_load_acquire(&h->tail);
-	tail = raw;
-	if (tail - head > kdat_uring_mask(r) + 1)
-		tail = head + kdat_uring_mask(r) + 1;
+	tail = kdat_ring_clamp_tail(head, raw, kdat_uring_mask(r) + 1);
 	batch = 0;
 	while (head != tail) {
 		/*

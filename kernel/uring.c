@@ -124,11 +124,8 @@ int kdat_uevd_init(struct kdat_evd *evd)
 /* The user's head, clamped between what we reaped and what we wrote. */
 static u32 kdat_uevd_user_head(struct kdat_uring *r)
 {
-	u32 head = READ_ONCE(kdat_uring_hdr(r)->head);
-
-	if (head - r->reaped > r->ktail - r->reaped)
-		head = r->reaped;	/* garbage: nothing consumed */
-	return head;
+	return kdat_ring_user_head(r->reaped, r->ktail,
+				   READ_ONCE(kdat_uring_hdr(r)->head));
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <uapi/kdat_abi.h>
+#include "ring_index.h"
 
 struct kdat_ufile;
 struct kdat_srq;
@@ -49,8 +50,9 @@ static inline void *kdat_uring_entry(struct kdat_uring *r, u32 idx)
 /* Segments one entry of post ring @r has room for. */
 static inline u32 kdat_uring_max_seg(struct kdat_uring *r)
 {
-	return (r->entry_size - offsetof(struct kdat_srq_wqe, seg)) /
-	       sizeof(struct kdat_useg);
+	return kdat_wqe_max_seg(r->entry_size,
+				offsetof(struct kdat_srq_wqe, seg),
+				sizeof(struct kdat_useg));
 }
 
 #endif /* KDAT_URING_H */
