@@ -3,7 +3,7 @@
  * The arithmetic by which the kernel refuses to trust the indices user
  * space writes into the shared rings.  Pure functions of plain integers,
  * so the host build compiles this very file into a libFuzzer target
- * (tests/host/fuzz/ring_index_fuzz.cpp) that checks their promises on
+ * (tests/host/fuzz/fuzz_ring_index.cpp) that checks their promises on
  * any input: what they return never reaches past what the kernel wrote
  * or past one ring's worth of entries.
  */

@@ -4,6 +4,8 @@
 # Host libFuzzer targets of libdat (no kernel, no device):
 #   dat_conf     the dat.conf parser (user/registry.cpp)
 #   ring_layout  the ring header sizes libdat trusts (user/ring.hpp)
+#   ring_index   the kernel's clamping of user-written ring indices
+#                (kernel/ring_index.h, compiled unchanged)
 # Builds them into build/fuzz/ with clang++ -fsanitize=fuzzer,address,
 # undefined from the library's own sources, then runs each for a fixed
 # time from a fixed seed, starting from the committed corpus
@@ -90,5 +92,6 @@ run_target() {
 
 run_target dat_conf "${LIBOBJS[@]}"
 run_target ring_layout
+run_target ring_index
 echo "$npass passed, $nfail failed"
 [[ $nfail == 0 ]]
