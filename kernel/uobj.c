@@ -118,9 +118,9 @@ static void kdat_uobj_commit(struct kdat_ia *ia, struct kdat_obj *obj)
 	xa_unlock(&uf->objs);
 }
 
-/* Pin the object named by @id and take a shared use of it, or NULL. */
-struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
-			   DAT_HANDLE_TYPE type)
+/* Pin (kref only) the committed object of @type named by @id, or NULL. */
+static struct kdat_obj *kdat_uobj_pin(struct kdat_ufile *uf, u32 id,
+				      DAT_HANDLE_TYPE type)
 {
 	struct kdat_obj *obj;
 
@@ -131,6 +131,15 @@ struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
 	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
+	return obj;
+}
+
+/* Pin the object named by @id and take a shared use of it, or NULL. */
+struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
+			   DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj = kdat_uobj_pin(uf, id, type);
+
 	if (obj && !kdat_obj_use(obj)) {
 		kdat_obj_put(obj);
 		obj = NULL;
@@ -152,16 +161,9 @@ DAT_RETURN kdat_ufree(struct kdat_ufile *uf, u32 id, DAT_HANDLE_TYPE type,
 		      DAT_RETURN (*destroy)(struct kdat_obj *obj),
 		      DAT_RETURN invalid)
 {
-	struct kdat_obj *obj;
+	struct kdat_obj *obj = kdat_uobj_pin(uf, id, type);
 	DAT_RETURN ret;
 
-	if (!id)
-		return invalid;
-	rcu_read_lock();
-	obj = xa_load(&uf->objs, id);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
-		obj = NULL;
-	rcu_read_unlock();
 	if (!obj)
 		return invalid;
 	ret = kdat_obj_claim(obj, 0);
