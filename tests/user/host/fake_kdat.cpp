@@ -396,11 +396,10 @@ struct kdat_ring_hdr *Kernel::ring(Ref obj) const
 {
 	std::lock_guard<std::recursive_mutex> g(lock);
 	File *f = file_of(obj.file);
-	auto it = f ? f->objs.find(obj.id) : decltype(f->objs.end()){};
 
-	if (!f || it == f->objs.end() || !it->second.ring.mem)
+	if (!f || !f->objs.count(obj.id) || !f->objs[obj.id].ring.mem)
 		throw std::logic_error("ring: no such ring");
-	return it->second.ring.hdr();
+	return f->objs[obj.id].ring.hdr();
 }
 
 void Kernel::set_need_kick(Ref srq, bool on)
