@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// The fake /dev/kdat (see fake_kdat.hpp).  It follows kernel/chardev.c,
-// srq.c, evd.c, ep.c and cm.c in what the library can observe: the codes
-// of the checks, the ring protocol and the event contents.
+// The fake /dev/kdat: the protocol of include/uapi/kdat_abi.h, no DAT
+// semantics (fake_kdat.hpp says what it does and what it never does).
 #include "fake_kdat.hpp"
 
 #include <arpa/inet.h>
+#include <sys/ioctl.h>
 
-#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
+#include <stdexcept>
 
 namespace fake {
 
@@ -19,26 +20,39 @@ namespace {
 
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
-using s32 = std::int32_t;
 
 Kernel *g_current;
 
+/* kernel-flavour DAT_HANDLE_TYPE numbers, as KDAT_IOC_FREE names them */
 constexpr u32 T_CR = 0, T_EP = 1, T_EVD = 2, T_IA = 3, T_LMR = 4, T_PSP = 5,
 	      T_PZ = 6, T_SRQ = 9;
 
-DAT_RETURN E(u32 type, u32 sub = 0)
+/* The ABI's rule for an ID that names no live object of the type. */
+DAT_RETURN bad_id(u32 type)
 {
-	return DAT_ERROR(type, sub);
+	u32 sub = 0;
+
+	switch (type) {
+	case T_CR: sub = DAT_INVALID_HANDLE_CR; break;
+	case T_EP: sub = DAT_INVALID_HANDLE_EP; break;
+	case T_EVD: sub = DAT_INVALID_HANDLE_EVD_ASYNC; break;
+	case T_IA: sub = DAT_INVALID_HANDLE_IA; break;
+	case T_LMR: sub = DAT_INVALID_HANDLE_LMR; break;
+	case T_PSP: sub = DAT_INVALID_HANDLE_PSP; break;
+	case T_PZ: sub = DAT_INVALID_HANDLE_PZ; break;
+	case T_SRQ: sub = DAT_INVALID_HANDLE_SRQ; break;
+	}
+	return DAT_ERROR(DAT_INVALID_HANDLE, sub);
 }
 
-DAT_RETURN ARG(int n)
+u32 load(u32 &x)
 {
-	return E(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + (n - 1));
+	return std::atomic_ref<u32>(x).load(std::memory_order_acquire);
 }
 
-DAT_RETURN HANDLE(u32 sub)
+void store(u32 &x, u32 v)
 {
-	return E(DAT_INVALID_HANDLE, sub);
+	std::atomic_ref<u32>(x).store(v, std::memory_order_release);
 }
 
 struct RingMem {
@@ -53,91 +67,34 @@ struct RingMem {
 	}
 	std::byte *slot(u32 i) const
 	{
-		return mem + entry_offset + (std::size_t)(i & (entries - 1)) *
-						    entry_size;
-	}
-	u32 load(u32 &x) const
-	{
-		return std::atomic_ref<u32>(x).load(std::memory_order_acquire);
-	}
-	void store(u32 &x, u32 v) const
-	{
-		std::atomic_ref<u32>(x).store(v, std::memory_order_release);
+		return mem + entry_offset +
+		       (std::size_t)(i & (entries - 1)) * entry_size;
 	}
 };
 
 struct Obj {
-	u32 id = 0;
 	u32 type = 0;
 	u32 ia = 0;
-	virtual ~Obj() = default;
-};
-
-struct OIa : Obj {
+	/* EVD, SRQ */
+	RingMem ring;
+	/* EVD: what the fake produced, threads in KDAT_IOC_EVD_WAIT */
+	u32 ktail = 0;
+	int waiters = 0;
+	bool unwaitable = false;
+	/* SRQ: what the fake took, and how much the next drains take */
+	u32 khead = 0;
+	std::vector<struct kdat_srq_wqe> taken;
+	std::deque<u32> drains;
+	u32 drain_then = Kernel::kAll;
+	struct kdat_ioc_srq_create srq = {};
+	/* EP */
+	struct kdat_ioc_ep_create ep = {};
+	/* IA */
 	std::string name;
 	struct sockaddr_in addr = {};
 	u32 async_evd = 0;
-};
-
-struct OPz : Obj {};
-
-struct OEvd : Obj {
-	u32 flags = 0;
-	s32 qlen = 0;
-	RingMem ring;
-	u32 ktail = 0, reaped = 0;
-	std::vector<u32> shadow;	/* SRQ of each entry, 0 if none */
-	bool unwaitable = false;
-	u32 wakes = 0;
-};
-
-struct OLmr : Obj {
-	u32 pz = 0;
-	u64 addr = 0, len = 0;
-	u32 priv = 0, ctx = 0, rctx = 0;
-};
-
-struct Buf {
-	u64 cookie = 0;
-	u32 n = 0;
-	struct kdat_useg seg[KDAT_MAX_IOV] = {};
-};
-
-struct OSrq : Obj {
-	u32 pz = 0;
-	s32 max = 0, iov = 0, lw = 0;
-	bool armed = false;
-	std::deque<Buf> avail;
-	s32 outstanding = 0;
-	RingMem ring;
-	u32 khead = 0;
-	int eps = 0;
-};
-
-struct OEp : Obj {
-	u32 pz = 0, recv_evd = 0, req_evd = 0, conn_evd = 0, srq = 0;
-	struct kdat_uep_attr attr = {};
-	u32 state = DAT_EP_STATE_UNCONNECTED;
-	File *peer_file = nullptr;
-	u32 peer_ep = 0;
-	std::deque<Buf> rq;
-	std::deque<std::vector<std::uint8_t>> pending;
-	struct sockaddr_in remote = {};
-	u64 local_port = 0, remote_port = 0;
-};
-
-struct OPsp : Obj {
-	u32 evd = 0;
-	u64 qual = 0;
-};
-
-struct OCr : Obj {
-	u32 psp = 0;
-	File *from = nullptr;
-	u32 from_ep = 0;
-	std::vector<std::uint8_t> pdata;
-	struct sockaddr_in remote = {};
-	u64 remote_port = 0, qual = 0;
+	/* CR */
+	CrInfo cr;
 };
 
 struct FreeDelete {
@@ -149,7 +106,12 @@ struct FreeDelete {
 /* One open file of the fake device. */
 struct File : kdat::Device {
 	explicit File(Kernel *k) : k(k) { k->add_file(this); }
-	~File() override;
+	~File() override
+	{
+		std::lock_guard<std::recursive_mutex> g(k->lock);
+		k->remove_file(this);
+		k->cv.notify_all();
+	}
 
 	int ioctl(unsigned long request, void *arg) override;
 	void *mmap(std::size_t length, std::uint64_t offset) override;
@@ -157,79 +119,52 @@ struct File : kdat::Device {
 	int fd() const override { return -1; }
 
 	Kernel *k;
-	std::map<u32, std::unique_ptr<Obj>> objs;
+	std::map<u32, Obj> objs;
 	u32 next_id = 1;
 	u32 next_lmr_ctx = 0x100;
 	u64 next_off = 0;
 	std::map<u64, RingMem> rings;
 	std::vector<std::unique_ptr<std::byte, FreeDelete>> ring_mem;
 
-	template <class T>
-	T *get(u32 id, u32 type)
+	Obj *get(u32 id, u32 type)
 	{
 		auto it = objs.find(id);
 
-		if (!id || it == objs.end() || it->second->type != type)
+		if (!id || it == objs.end() || it->second.type != type)
 			return nullptr;
-		return static_cast<T *>(it->second.get());
+		return &it->second;
 	}
-	template <class T>
-	T *add(u32 type, u32 ia)
-	{
-		auto o = std::make_unique<T>();
-		T *p = o.get();
 
-		p->id = next_id++;
-		p->type = type;
-		p->ia = ia ? ia : p->id;
-		objs[p->id] = std::move(o);
-		return p;
+	/* A new object: the next free ID, never 0. */
+	u32 add(u32 type, u32 ia)
+	{
+		while (!next_id || objs.count(next_id))
+			next_id++;
+		u32 id = next_id++;
+		Obj &o = objs[id];
+
+		o.type = type;
+		o.ia = ia ? ia : id;
+		return id;
 	}
+
 	RingMem make_ring(u32 min_entries, u32 entry_size);
-
-	/* events */
-	u32 user_head(OEvd &e);
-	u32 evd_count(OEvd &e) { return e.ktail - user_head(e); }
-	void post(OEvd *e, const struct kdat_uevent &u, u32 srq);
-	void post(u32 evd, const struct kdat_uevent &u, u32 srq = 0)
+	u32 pending(Obj &e);
+	bool produce(u32 id, Obj &e, struct kdat_uevent u);
+	void take(Obj &s, u32 n);
+	void drain(Obj &s)
 	{
-		post(get<OEvd>(evd, T_EVD), u, srq);
+		u32 n = s.drain_then;
+
+		if (!s.drains.empty()) {
+			n = s.drains.front();
+			s.drains.pop_front();
+		}
+		take(s, n);
 	}
-	void collect(OEvd &e);
-	void collect_all();
-	void async_event(u32 ia, u32 num, u32 handle, u32 reason,
-			 u64 cookie = 0, u32 status = 0, u64 length = 0);
-	void conn_event(OEp &ep, u32 num, const std::vector<std::uint8_t> &pd);
-
-	/* SRQ */
-	DAT_RETURN check_seg(u32 ia, u32 pz, const struct kdat_useg &s,
-			     u32 need);
-	DAT_RETURN post_one(OSrq &s, u32 n, const struct kdat_useg *segs,
-			    u64 cookie);
-	void drain_ring(OSrq &s);
-	void drain(OSrq &s);
-	bool take(OSrq &s, Buf &b);
-	void deliver_pending_srq(u32 srq);
-
-	/* EPs */
-	void deliver(OEp &ep, const std::vector<std::uint8_t> &msg);
-	bool try_deliver(OEp &ep, const std::vector<std::uint8_t> &msg);
-	void flush_rq(OEp &ep);
-	void drop_peer(OEp &ep, bool tell_peer);
-	DAT_RETURN free_obj(u32 id, u32 type);
-	void close_ia(u32 ia);
+	DAT_RETURN handle(unsigned long req, void *arg,
+			  std::unique_lock<std::recursive_mutex> &g);
 };
-
-namespace {
-
-OEp *peer_of(OEp &ep)
-{
-	if (!ep.peer_file)
-		return nullptr;
-	return ep.peer_file->get<OEp>(ep.peer_ep, T_EP);
-}
-
-} // namespace
 
 /* ------------------------------------------------------------------ */
 /* Kernel                                                               */
@@ -268,7 +203,7 @@ void Kernel::uninstall()
 std::unique_ptr<kdat::Device> Kernel::open(DAT_RETURN *status)
 {
 	{
-		std::lock_guard<std::mutex> g(lock);
+		std::lock_guard<std::recursive_mutex> g(lock);
 		if (open_status_ != DAT_SUCCESS) {
 			*status = open_status_;
 			return nullptr;
@@ -280,7 +215,7 @@ std::unique_ptr<kdat::Device> Kernel::open(DAT_RETURN *status)
 
 void Kernel::add_file(File *f)
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	files_.push_back(f);
 }
 
@@ -290,16 +225,24 @@ void Kernel::remove_file(File *f)
 		     files_.end());
 }
 
+File *Kernel::file_of(const kdat::Device *d) const
+{
+	for (File *f : files_)
+		if (f == d)
+			return f;
+	return nullptr;
+}
+
 std::uint64_t Kernel::ioctls(unsigned long request) const
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	auto it = counts_.find(request);
 	return it == counts_.end() ? 0 : it->second;
 }
 
 std::uint64_t Kernel::total_ioctls() const
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	std::uint64_t n = 0;
 
 	for (auto &[r, c] : counts_)
@@ -309,100 +252,64 @@ std::uint64_t Kernel::total_ioctls() const
 
 void Kernel::reset_counts()
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	counts_.clear();
+	calls_.clear();
+}
+
+std::vector<Call> Kernel::calls(unsigned long request) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	std::vector<Call> out;
+
+	for (const Call &c : calls_)
+		if (c.request == request)
+			out.push_back(c);
+	return out;
+}
+
+std::uint64_t Kernel::record(const kdat::Device *file, unsigned long request,
+			     const void *arg)
+{
+	Call c;
+
+	counts_[request]++;
+	c.request = request;
+	c.file = file;
+	c.seq = ++seq_;
+	c.arg.resize(_IOC_SIZE(request));
+	std::memcpy(c.arg.data(), arg, c.arg.size());
+	calls_.push_back(std::move(c));
+	return seq_;
+}
+
+/* The call @seq (if not reset since) with what the fake wrote back. */
+void Kernel::recorded(std::uint64_t seq, const void *arg)
+{
+	for (auto it = calls_.rbegin(); it != calls_.rend(); ++it) {
+		if (it->seq == seq) {
+			std::memcpy(it->arg.data(), arg, it->arg.size());
+			return;
+		}
+	}
 }
 
 void Kernel::fail_next(unsigned long request, int err)
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	fail_err_[request] = err;
 }
 
 void Kernel::status_next(unsigned long request, DAT_RETURN status)
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	fail_status_[request] = status;
 }
 
 void Kernel::fail_open(DAT_RETURN status)
 {
-	std::lock_guard<std::mutex> g(lock);
+	std::lock_guard<std::recursive_mutex> g(lock);
 	open_status_ = status;
-}
-
-int Kernel::files() const
-{
-	std::lock_guard<std::mutex> g(lock);
-	return (int)files_.size();
-}
-
-std::size_t Kernel::objects() const
-{
-	std::lock_guard<std::mutex> g(lock);
-	std::size_t n = 0;
-
-	for (File *f : files_)
-		n += f->objs.size();
-	return n;
-}
-
-std::string Kernel::dump() const
-{
-	std::lock_guard<std::mutex> g(lock);
-	std::string out;
-	char line[256];
-
-	for (File *f : files_) {
-		std::snprintf(line, sizeof(line), "file %p\n", (void *)f);
-		out += line;
-		for (auto &[id, o] : f->objs) {
-			switch (o->type) {
-			case T_EVD: {
-				auto &e = static_cast<OEvd &>(*o);
-				std::snprintf(line, sizeof(line),
-					      "  evd %u flags %#x ktail %u head %u reaped %u dropped %u\n",
-					      id, e.flags, e.ktail, e.ring.hdr()->head,
-					      e.reaped, e.ring.hdr()->dropped);
-				break;
-			}
-			case T_SRQ: {
-				auto &q = static_cast<OSrq &>(*o);
-				std::snprintf(line, sizeof(line),
-					      "  srq %u avail %zu outstanding %d max %d khead %u tail %u flags %u eps %d\n",
-					      id, q.avail.size(), q.outstanding, q.max,
-					      q.khead, q.ring.hdr()->tail,
-					      q.ring.hdr()->flags, q.eps);
-				break;
-			}
-			case T_EP: {
-				auto &ep = static_cast<OEp &>(*o);
-				std::snprintf(line, sizeof(line),
-					      "  ep %u state %u srq %u rq %zu pending %zu peer %u\n",
-					      id, ep.state, ep.srq, ep.rq.size(),
-					      ep.pending.size(), ep.peer_ep);
-				break;
-			}
-			default:
-				std::snprintf(line, sizeof(line), "  obj %u type %u\n",
-					      id, o->type);
-				break;
-			}
-			out += line;
-		}
-	}
-	return out;
-}
-
-void Kernel::set_auto_drain(bool on)
-{
-	std::lock_guard<std::mutex> g(lock);
-	auto_drain_ = on;
-}
-
-void Kernel::count(unsigned long request)
-{
-	counts_[request]++;
 }
 
 bool Kernel::injected(unsigned long request, int *err, DAT_RETURN *status)
@@ -423,16 +330,169 @@ bool Kernel::injected(unsigned long request, int *err, DAT_RETURN *status)
 	return false;
 }
 
+void Kernel::answer_raw(unsigned long request, Answer fn)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	if (fn)
+		answers_[request] = std::move(fn);
+	else
+		answers_.erase(request);
+}
+
+const Kernel::Answer *Kernel::scripted(unsigned long request) const
+{
+	auto it = answers_.find(request);
+	return it == answers_.end() ? nullptr : &it->second;
+}
+
+int Kernel::files() const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	return (int)files_.size();
+}
+
+namespace {
+
+/* The object @r names, or a failed expectation's nullptr. */
+Obj *find(const Kernel &k, Ref r, u32 type)
+{
+	File *f = k.file_of(r.file);
+
+	return f ? f->get(r.id, type) : nullptr;
+}
+
+} // namespace
+
+bool Kernel::alive(Ref obj) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	File *f = file_of(obj.file);
+
+	return f && f->objs.count(obj.id);
+}
+
+bool Kernel::inject(Ref evd, struct kdat_uevent u)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	File *f = file_of(evd.file);
+	Obj *e = f ? f->get(evd.id, T_EVD) : nullptr;
+
+	if (!e)
+		throw std::logic_error("inject: no such EVD");
+	return f->produce(evd.id, *e, u);
+}
+
+void Kernel::await_waiters(Ref evd, int n) const
+{
+	std::unique_lock<std::recursive_mutex> g(lock);
+
+	cv.wait(g, [&] {
+		Obj *e = find(*this, evd, T_EVD);
+		return !e || e->waiters >= n;
+	});
+}
+
+struct kdat_ring_hdr *Kernel::ring(Ref obj) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	File *f = file_of(obj.file);
+
+	if (!f || !f->objs.count(obj.id) || !f->objs[obj.id].ring.mem)
+		throw std::logic_error("ring: no such ring");
+	return f->objs[obj.id].ring.hdr();
+}
+
+void Kernel::set_need_kick(Ref srq, bool on)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *s = find(*this, srq, T_SRQ);
+
+	if (!s)
+		throw std::logic_error("set_need_kick: no such SRQ");
+	std::atomic_ref<u32>(s->ring.hdr()->flags)
+		.store(on ? KDAT_RING_NEED_KICK : 0, std::memory_order_seq_cst);
+}
+
+void Kernel::drain(Ref srq, std::vector<std::uint32_t> next,
+		   std::uint32_t then)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *s = find(*this, srq, T_SRQ);
+
+	if (!s)
+		throw std::logic_error("drain: no such SRQ");
+	s->drains.assign(next.begin(), next.end());
+	s->drain_then = then;
+}
+
+void Kernel::take(Ref srq, std::uint32_t n)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	File *f = file_of(srq.file);
+	Obj *s = f ? f->get(srq.id, T_SRQ) : nullptr;
+
+	if (!s)
+		throw std::logic_error("take: no such SRQ");
+	f->take(*s, n);
+}
+
+std::vector<struct kdat_srq_wqe> Kernel::taken(Ref srq) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *s = find(*this, srq, T_SRQ);
+
+	return s ? s->taken : std::vector<struct kdat_srq_wqe>{};
+}
+
+std::uint32_t Kernel::unconsumed(Ref srq) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *s = find(*this, srq, T_SRQ);
+
+	return s ? load(s->ring.hdr()->tail) - s->khead : 0;
+}
+
+void Kernel::next_ring(std::uint32_t entries, std::uint32_t entry_size)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	next_entries_ = entries;
+	next_entry_size_ = entry_size;
+}
+
+bool Kernel::take_next_ring(std::uint32_t *entries, std::uint32_t *entry_size)
+{
+	if (!next_entries_)
+		return false;
+	*entries = next_entries_;
+	if (next_entry_size_)
+		*entry_size = next_entry_size_;
+	next_entries_ = next_entry_size_ = 0;
+	return true;
+}
+
+std::uint32_t Kernel::make_cr(Ref ia, const CrInfo &info)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	File *f = file_of(ia.file);
+
+	if (!f || !f->get(ia.id, T_IA))
+		throw std::logic_error("make_cr: no such IA");
+	u32 id = f->add(T_CR, ia.id);
+	f->objs[id].cr = info;
+	return id;
+}
+
 /* ------------------------------------------------------------------ */
-/* Rings and events                                                     */
+/* Rings                                                                */
 
 RingMem File::make_ring(u32 min_entries, u32 entry_size)
 {
 	RingMem r;
 	u32 n = 2;
 
-	while (n < min_entries)
+	while (n < min_entries && n < (1u << 24))
 		n <<= 1;
+	k->take_next_ring(&n, &entry_size);
 	r.entries = n;
 	r.entry_size = entry_size;
 	r.entry_offset = (sizeof(struct kdat_ring_hdr) + 63) & ~63u;
@@ -452,7 +512,7 @@ RingMem File::make_ring(u32 min_entries, u32 entry_size)
 
 void *File::mmap(std::size_t length, std::uint64_t offset)
 {
-	std::lock_guard<std::mutex> g(k->lock);
+	std::lock_guard<std::recursive_mutex> g(k->lock);
 	auto it = rings.find(offset);
 
 	if (it == rings.end() || length > it->second.size) {
@@ -462,433 +522,49 @@ void *File::mmap(std::size_t length, std::uint64_t offset)
 	return it->second.mem;
 }
 
-u32 File::user_head(OEvd &e)
+/* Events in @e's ring the user has not consumed (its head, clamped). */
+u32 File::pending(Obj &e)
 {
-	u32 head = e.ring.load(e.ring.hdr()->head);
+	u32 n = e.ktail - load(e.ring.hdr()->head);
 
-	if (head - e.reaped > e.ktail - e.reaped)
-		head = e.reaped;
-	return head;
+	return n > e.ring.entries ? e.ring.entries : n;
 }
 
-void File::post(OEvd *e, const struct kdat_uevent &in, u32 srq)
+bool File::produce(u32 id, Obj &e, struct kdat_uevent u)
 {
-	if (!e) {
-		if (auto s = get<OSrq>(srq, T_SRQ))
-			s->outstanding--;
-		return;
+	struct kdat_ring_hdr *h = e.ring.hdr();
+
+	if (pending(e) >= e.ring.entries) {
+		store(h->dropped, load(h->dropped) + 1);
+		return false;
 	}
-	struct kdat_uevent u = in;
-	u.evd = e->id;
-	if (e->ktail - user_head(*e) >= e->ring.entries) {
-		e->ring.hdr()->dropped++;
-		if (auto s = get<OSrq>(srq, T_SRQ))
-			s->outstanding--;
-		return;
-	}
-	std::memcpy(e->ring.slot(e->ktail), &u, sizeof(u));
-	e->shadow[e->ktail & (e->ring.entries - 1)] = srq;
-	e->ktail++;
-	e->ring.store(e->ring.hdr()->tail, e->ktail);
-	/* as kdat_uevd_post: reap what the user consumed meanwhile */
-	collect(*e);
+	u.evd = id;
+	std::memcpy(e.ring.slot(e.ktail), &u, sizeof(u));
+	e.ktail++;
+	store(h->tail, e.ktail);
 	k->cv.notify_all();
+	return true;
 }
 
-void File::collect(OEvd &e)
-{
-	u32 head = user_head(e);
-
-	while (e.reaped != head) {
-		u32 &s = e.shadow[e.reaped & (e.ring.entries - 1)];
-		if (s) {
-			if (auto srq = get<OSrq>(s, T_SRQ))
-				srq->outstanding--;
-			s = 0;
-		}
-		e.reaped++;
-	}
-}
-
-void File::collect_all()
-{
-	for (auto &[id, o] : objs)
-		if (o->type == T_EVD)
-			collect(static_cast<OEvd &>(*o));
-}
-
-void File::async_event(u32 ia, u32 num, u32 handle, u32 reason, u64 cookie,
-		       u32 status, u64 length)
-{
-	auto *i = get<OIa>(ia, T_IA);
-	struct kdat_uevent u = {};
-
-	if (!i)
-		return;
-	u.event_number = num;
-	u.handle = handle;
-	u.reason = reason;
-	u.cookie = cookie;
-	u.status = status;
-	u.length = length;
-	post(i->async_evd, u);
-}
-
-void File::conn_event(OEp &ep, u32 num, const std::vector<std::uint8_t> &pd)
-{
-	struct kdat_uevent u = {};
-
-	u.event_number = num;
-	u.handle = ep.id;
-	u.pdata_size = (u32)std::min<std::size_t>(pd.size(), KDAT_PDATA_LEN);
-	if (u.pdata_size)
-		std::memcpy(u.pdata, pd.data(), u.pdata_size);
-	post(ep.conn_evd, u);
-}
-
-/* ------------------------------------------------------------------ */
-/* SRQ                                                                  */
-
-DAT_RETURN File::check_seg(u32 ia, u32 pz, const struct kdat_useg &s,
-			   u32 need)
-{
-	OLmr *l = nullptr;
-
-	for (auto &[id, o] : objs) {
-		if (o->type == T_LMR && o->ia == ia &&
-		    static_cast<OLmr &>(*o).ctx == s.lmr_context)
-			l = static_cast<OLmr *>(o.get());
-	}
-	if (!l)
-		return ARG(3);
-	if (s.length > UINT32_MAX || s.addr < l->addr || s.length > l->len ||
-	    s.addr - l->addr > l->len - s.length)
-		return ARG(3);
-	if (l->pz != pz)
-		return E(DAT_PROTECTION_VIOLATION);
-	if ((l->priv & need) != need)
-		return E(DAT_PRIVILEGES_VIOLATION);
-	return DAT_SUCCESS;
-}
-
-DAT_RETURN File::post_one(OSrq &s, u32 n, const struct kdat_useg *segs,
-			  u64 cookie)
-{
-	if ((s32)n > s.iov)
-		return ARG(2);
-	for (u32 i = 0; i < n; i++) {
-		DAT_RETURN r = check_seg(s.ia, s.pz, segs[i],
-					 DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
-		if (r != DAT_SUCCESS)
-			return r;
-	}
-	if (s.outstanding >= s.max)
-		return E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
-	Buf b;
-	b.cookie = cookie;
-	b.n = n;
-	std::memcpy(b.seg, segs, n * sizeof(*segs));
-	s.avail.push_back(b);
-	s.outstanding++;
-	return DAT_SUCCESS;
-}
-
-void File::drain_ring(OSrq &s)
+/* Take up to @n entries the user published (its tail, clamped). */
+void File::take(Obj &s, u32 n)
 {
 	struct kdat_ring_hdr *h = s.ring.hdr();
-	u32 tail = s.ring.load(h->tail);
+	u32 tail = load(h->tail);
 
 	if (tail - s.khead > s.ring.entries)
 		tail = s.khead + s.ring.entries;
-	while (s.khead != tail) {
-		struct kdat_srq_wqe w;
+	while (s.khead != tail && n) {
+		struct kdat_srq_wqe w = {};
 
 		std::memcpy(&w, s.ring.slot(s.khead),
 			    std::min<std::size_t>(sizeof(w),
 						  s.ring.entry_size));
-		DAT_RETURN r = w.nseg > KDAT_MAX_IOV ?
-				       ARG(2) :
-				       post_one(s, w.nseg, w.seg, w.cookie);
-		if (DAT_GET_TYPE(r) == DAT_INSUFFICIENT_RESOURCES)
-			break;
-		if (r != DAT_SUCCESS)
-			async_event(s.ia, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
-				    s.id, DAT_SRQ_OTHER_ERROR, w.cookie,
-				    DAT_GET_TYPE(r) == DAT_PROTECTION_VIOLATION ?
-					    DAT_DTO_ERR_LOCAL_PROTECTION :
-					    DAT_DTO_ERR_LOCAL_LENGTH,
-				    r);
+		s.taken.push_back(w);
 		s.khead++;
+		n--;
 	}
-	s.ring.store(h->head, s.khead);
-	/* as the kernel: starved, and an EP could take a buffer */
-	if (s.avail.empty() && s.khead == tail && s.eps)
-		std::atomic_ref<u32>(h->flags).store(KDAT_RING_NEED_KICK);
-	else
-		std::atomic_ref<u32>(h->flags).store(0);
-}
-
-void File::drain(OSrq &s)
-{
-	drain_ring(s);
-	deliver_pending_srq(s.id);
-}
-
-bool File::take(OSrq &s, Buf &b)
-{
-	if (s.avail.empty())
-		return false;
-	b = s.avail.front();
-	s.avail.pop_front();
-	if (s.armed && (s32)s.avail.size() < s.lw) {
-		s.armed = false;
-		async_event(s.ia, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, s.id,
-			    DAT_SRQ_LOW_WATERMARK_EVENT);
-	}
-	return true;
-}
-
-void File::deliver_pending_srq(u32 srq)
-{
-	for (auto &[id, o] : objs) {
-		if (o->type != T_EP)
-			continue;
-		auto &ep = static_cast<OEp &>(*o);
-		while (ep.srq == srq && !ep.pending.empty()) {
-			auto msg = std::move(ep.pending.front());
-			ep.pending.pop_front();
-			if (!try_deliver(ep, msg)) {
-				ep.pending.push_front(std::move(msg));
-				break;
-			}
-		}
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Data transfer and connections                                       */
-
-/* Put @msg into the next receive buffer of @ep; false if there is none. */
-bool File::try_deliver(OEp &ep, const std::vector<std::uint8_t> &msg)
-{
-	Buf b;
-	u32 srq = 0;
-
-	if (ep.srq) {
-		auto *s = get<OSrq>(ep.srq, T_SRQ);
-		if (!s || !take(*s, b))
-			return false;
-		srq = s->id;
-	} else {
-		if (ep.rq.empty())
-			return false;
-		b = ep.rq.front();
-		ep.rq.pop_front();
-	}
-	struct kdat_uevent u = {};
-	u.event_number = DAT_DTO_COMPLETION_EVENT;
-	u.handle = ep.id;
-	u.cookie = b.cookie;
-	std::size_t room = 0;
-	for (u32 i = 0; i < b.n; i++)
-		room += b.seg[i].length;
-	if (msg.size() > room) {
-		u.status = DAT_DTO_ERR_LOCAL_LENGTH;
-	} else {
-		std::size_t off = 0;
-		for (u32 i = 0; i < b.n && off < msg.size(); i++) {
-			std::size_t n = std::min<std::size_t>(
-				b.seg[i].length, msg.size() - off);
-			std::memcpy((void *)(uintptr_t)b.seg[i].addr,
-				    msg.data() + off, n);
-			off += n;
-		}
-		u.status = DAT_DTO_SUCCESS;
-		u.length = msg.size();
-	}
-	post(ep.recv_evd ? get<OEvd>(ep.recv_evd, T_EVD) : nullptr, u, srq);
-	/* a buffer was taken: the kernel refills from the post ring */
-	if (srq && k->auto_drain())
-		if (auto *s = get<OSrq>(srq, T_SRQ))
-			drain_ring(*s);
-	return true;
-}
-
-void File::deliver(OEp &ep, const std::vector<std::uint8_t> &msg)
-{
-	if (!ep.pending.empty() || !try_deliver(ep, msg))
-		ep.pending.push_back(msg);
-}
-
-void File::flush_rq(OEp &ep)
-{
-	while (!ep.rq.empty()) {
-		struct kdat_uevent u = {};
-
-		u.event_number = DAT_DTO_COMPLETION_EVENT;
-		u.handle = ep.id;
-		u.cookie = ep.rq.front().cookie;
-		u.status = DAT_DTO_ERR_FLUSHED;
-		ep.rq.pop_front();
-		post(ep.recv_evd, u);
-	}
-	ep.pending.clear();
-}
-
-/* Break @ep's connection; the peer learns it if @tell_peer. */
-void File::drop_peer(OEp &ep, bool tell_peer)
-{
-	OEp *p = peer_of(ep);
-
-	if (p && tell_peer) {
-		File *pf = ep.peer_file;
-		p->state = DAT_EP_STATE_DISCONNECTED;
-		p->peer_file = nullptr;
-		pf->conn_event(*p, DAT_CONNECTION_EVENT_DISCONNECTED, {});
-		pf->flush_rq(*p);
-	}
-	ep.peer_file = nullptr;
-	ep.peer_ep = 0;
-}
-
-DAT_RETURN File::free_obj(u32 id, u32 type)
-{
-	auto subtype = [](u32 t) -> u32 {
-		switch (t) {
-		case T_CR: return DAT_INVALID_HANDLE_CR;
-		case T_EP: return DAT_INVALID_HANDLE_EP;
-		case T_EVD: return DAT_INVALID_HANDLE_EVD_ASYNC;
-		case T_LMR: return DAT_INVALID_HANDLE_LMR;
-		case T_PSP: return DAT_INVALID_HANDLE_PSP;
-		case T_PZ: return DAT_INVALID_HANDLE_PZ;
-		case T_SRQ: return DAT_INVALID_HANDLE_SRQ;
-		default: return 0;
-		}
-	};
-	u32 sub = subtype(type);
-
-	if (!sub)
-		return ARG(2);
-	auto it = objs.find(id);
-	if (!id || it == objs.end() || it->second->type != type)
-		return HANDLE(sub);
-	Obj *o = it->second.get();
-
-	auto used = [&](auto pred) {
-		for (auto &[i, x] : objs)
-			if (pred(*x))
-				return true;
-		return false;
-	};
-
-	switch (type) {
-	case T_CR: {
-		auto *cr = static_cast<OCr *>(o);
-		if (cr->from) {
-			if (auto *ep = cr->from->get<OEp>(cr->from_ep, T_EP)) {
-				ep->state = DAT_EP_STATE_DISCONNECTED;
-				cr->from->conn_event(
-					*ep, DAT_CONNECTION_EVENT_PEER_REJECTED,
-					{});
-			}
-		}
-		break;
-	}
-	case T_EP: {
-		auto *ep = static_cast<OEp *>(o);
-		drop_peer(*ep, true);
-		flush_rq(*ep);
-		if (auto *s = get<OSrq>(ep->srq, T_SRQ))
-			s->eps--;
-		break;
-	}
-	case T_EVD: {
-		auto *e = static_cast<OEvd *>(o);
-		auto *ia = get<OIa>(e->ia, T_IA);
-		if (ia && ia->async_evd == id)
-			return E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
-		if (used([&](Obj &x) {
-			    if (x.type == T_EP) {
-				    auto &ep = static_cast<OEp &>(x);
-				    return ep.recv_evd == id ||
-					   ep.req_evd == id ||
-					   ep.conn_evd == id;
-			    }
-			    return x.type == T_PSP &&
-				   static_cast<OPsp &>(x).evd == id;
-		    }))
-			return E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-		/* what the user never reaped is reaped now */
-		e->ring.store(e->ring.hdr()->head, e->ktail);
-		collect(*e);
-		break;
-	}
-	case T_PZ:
-		if (used([&](Obj &x) {
-			    return (x.type == T_LMR &&
-				    static_cast<OLmr &>(x).pz == id) ||
-				   (x.type == T_SRQ &&
-				    static_cast<OSrq &>(x).pz == id) ||
-				   (x.type == T_EP &&
-				    static_cast<OEp &>(x).pz == id);
-		    }))
-			return E(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
-		break;
-	case T_SRQ:
-		if (static_cast<OSrq *>(o)->eps)
-			return E(DAT_INVALID_STATE,
-				 DAT_INVALID_STATE_SRQ_IN_USE);
-		break;
-	default:
-		break;
-	}
-	objs.erase(id);
-	return DAT_SUCCESS;
-}
-
-void File::close_ia(u32 ia)
-{
-	/* EPs first, then the rest, as the kernel's teardown order */
-	for (u32 type : { T_EP, T_CR, T_PSP, T_SRQ, T_LMR, T_EVD, T_PZ }) {
-		std::vector<u32> ids;
-		for (auto &[id, o] : objs)
-			if (o->ia == ia && o->type == type && id != ia)
-				ids.push_back(id);
-		for (u32 id : ids) {
-			if (type == T_EVD) {
-				auto *e = get<OEvd>(id, T_EVD);
-				e->ring.store(e->ring.hdr()->head, e->ktail);
-				collect(*e);
-				objs.erase(id);
-			} else if (type == T_CR) {
-				objs.erase(id);
-			} else {
-				free_obj(id, type);
-				objs.erase(id);
-			}
-		}
-	}
-	objs.erase(ia);
-}
-
-File::~File()
-{
-	std::lock_guard<std::mutex> g(k->lock);
-	std::vector<u32> ias;
-
-	for (auto &[id, o] : objs)
-		if (o->type == T_IA)
-			ias.push_back(id);
-	for (u32 ia : ias)
-		close_ia(ia);
-	/* CRs of other files that came from us lose their origin */
-	for (File *f : k->all_files())
-		for (auto &[id, o] : f->objs)
-			if (o->type == T_CR &&
-			    static_cast<OCr &>(*o).from == this)
-				static_cast<OCr &>(*o).from = nullptr;
-	k->remove_file(this);
-	k->cv.notify_all();
+	store(h->head, s.khead);
 }
 
 /* ------------------------------------------------------------------ */
@@ -896,89 +572,124 @@ File::~File()
 
 namespace {
 
-void default_ep_attr(struct kdat_uep_attr &a)
+/* The reserved fields the kernel refuses unless zero (kernel/chardev.c). */
+bool reserved_zero(unsigned long req, const void *arg)
 {
-	std::memset(&a, 0, sizeof(a));
-	a.max_message_size = 1u << 20;
-	a.max_rdma_size = 1u << 20;
-	a.max_recv_dtos = 16;
-	a.max_request_dtos = 16;
-	a.max_recv_iov = 1;
-	a.max_request_iov = 1;
-}
+	auto zero = [](const void *p, std::size_t n) {
+		auto *b = static_cast<const unsigned char *>(p);
+		return std::all_of(b, b + n, [](unsigned char c) { return !c; });
+	};
 
-/*
- * kernel/ep.c kdat_ep_check_attr with the limits the fake device reports
- * (KDAT_IOC_IA_QUERY): 4096 WRs, KDAT_MAX_IOV segments, 16 RDMA reads.
- */
-bool ep_attr_ok(const struct kdat_uep_attr &a, bool with_srq)
-{
-	constexpr s32 max_wr = 4096, max_iov = KDAT_MAX_IOV, max_rd = 16;
-	constexpr u32 excl = DAT_COMPLETION_UNSIGNALLED_FLAG |
-			     DAT_COMPLETION_SOLICITED_WAIT_FLAG |
-			     DAT_COMPLETION_EVD_THRESHOLD_FLAG;
-
-	if (!a.max_message_size || a.max_message_size > (1ull << 31) ||
-	    a.max_rdma_size > (1ull << 31) || a.max_request_dtos <= 0 ||
-	    a.max_request_dtos > max_wr || a.max_request_iov <= 0 ||
-	    a.max_request_iov > max_iov || a.max_rdma_read_in < 0 ||
-	    a.max_rdma_read_in > max_rd || a.max_rdma_read_out < 0 ||
-	    a.max_rdma_read_out > max_rd)
-		return false;
-	if (a.request_completion_flags &
-	    ~(excl | DAT_COMPLETION_SUPPRESS_FLAG))
-		return false;
-	if ((a.recv_completion_flags & ~excl) ||
-	    __builtin_popcount(a.recv_completion_flags) > 1)
-		return false;
-	if (!with_srq &&
-	    (a.max_recv_dtos <= 0 || a.max_recv_dtos > max_wr ||
-	     a.max_recv_iov <= 0 || a.max_recv_iov > max_iov))
-		return false;
-	return !with_srq || a.max_recv_dtos >= 0;
-}
-
-std::vector<std::uint8_t> gather(const struct kdat_useg *s, u32 n)
-{
-	std::vector<std::uint8_t> v;
-
-	for (u32 i = 0; i < n; i++) {
-		auto *p = (const std::uint8_t *)(uintptr_t)s[i].addr;
-		v.insert(v.end(), p, p + s[i].length);
+	switch (req) {
+	case KDAT_IOC_VERSION:
+		return !static_cast<const kdat_ioc_version *>(arg)->pad;
+	case KDAT_IOC_EP_CREATE:
+		return !static_cast<const kdat_ioc_ep_create *>(arg)->attr.pad;
+	case KDAT_IOC_EP_CONNECT: {
+		auto *a = static_cast<const kdat_ioc_ep_connect *>(arg);
+		return !a->pad && zero(a->pad2, sizeof(a->pad2));
 	}
-	return v;
+	case KDAT_IOC_EP_POST:
+		return !static_cast<const kdat_ioc_ep_post *>(arg)->pad;
+	case KDAT_IOC_EVD_POST_SE:
+		return !static_cast<const kdat_ioc_evd_post_se *>(arg)->pad;
+	case KDAT_IOC_EP_MODIFY: {
+		auto *a = static_cast<const kdat_ioc_ep_modify *>(arg);
+		return !a->pad && !a->attr.pad;
+	}
+	case KDAT_IOC_CR_QUERY: {
+		auto *a = static_cast<const kdat_ioc_cr_query *>(arg);
+		return zero(a->pad, sizeof(a->pad));
+	}
+	default:
+		return true;
+	}
+}
+
+bool known(unsigned long req)
+{
+	switch (req) {
+	case KDAT_IOC_VERSION: case KDAT_IOC_IA_LIST: case KDAT_IOC_IA_OPEN:
+	case KDAT_IOC_IA_CLOSE: case KDAT_IOC_IA_QUERY: case KDAT_IOC_FREE:
+	case KDAT_IOC_PZ_CREATE: case KDAT_IOC_EVD_CREATE:
+	case KDAT_IOC_EVD_WAIT: case KDAT_IOC_EVD_POST_SE:
+	case KDAT_IOC_LMR_CREATE: case KDAT_IOC_SRQ_CREATE:
+	case KDAT_IOC_SRQ_QUERY: case KDAT_IOC_SRQ_RESIZE:
+	case KDAT_IOC_SRQ_SET_LW: case KDAT_IOC_SRQ_KICK:
+	case KDAT_IOC_SRQ_POST: case KDAT_IOC_EP_CREATE:
+	case KDAT_IOC_EP_QUERY: case KDAT_IOC_EP_CONNECT:
+	case KDAT_IOC_EP_DISCONNECT: case KDAT_IOC_EP_RESET:
+	case KDAT_IOC_EP_POST: case KDAT_IOC_EP_STATUS:
+	case KDAT_IOC_PSP_CREATE: case KDAT_IOC_CR_QUERY:
+	case KDAT_IOC_CR_ACCEPT: case KDAT_IOC_EVD_CTL:
+	case KDAT_IOC_EP_MODIFY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A post's segment list: at most KDAT_MAX_IOV, reserved fields zero. */
+DAT_RETURN segs_ok(u32 nseg, const struct kdat_useg *seg)
+{
+	if (nseg > KDAT_MAX_IOV)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	for (u32 i = 0; i < nseg; i++)
+		if (seg[i].pad)
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	return DAT_SUCCESS;
+}
+
+/* The post ring's entry size for @iov segments, as the kernel lays it out. */
+u32 wqe_size(std::int32_t iov)
+{
+	std::size_t n = iov < 0 ? 0 : std::min<std::size_t>(iov, KDAT_MAX_IOV);
+	std::size_t sz = offsetof(struct kdat_srq_wqe, seg) +
+			 n * sizeof(struct kdat_useg);
+
+	sz = (sz + 63) & ~(std::size_t)63;
+	return (u32)std::min(sz, sizeof(struct kdat_srq_wqe));
 }
 
 } // namespace
 
-#define ARGS(type)                                                       \
-	auto &a = *static_cast<type *>(arg);                              \
-	if (a.hdr.size != sizeof(type))                                   \
-		return -EINVAL
-
 int File::ioctl(unsigned long req, void *arg)
 {
-	std::unique_lock<std::mutex> g(k->lock);
+	std::unique_lock<std::recursive_mutex> g(k->lock);
+	auto *hdr = static_cast<struct kdat_ioc_hdr *>(arg);
 	DAT_RETURN st = DAT_SUCCESS;
 	int err = 0;
 
-	k->count(req);
+	if (!known(req))
+		return -ENOTTY;
+	const std::uint64_t seq = k->record(this, req, arg);
 	if (k->injected(req, &err, &st)) {
 		if (err)
 			return -err;
-		static_cast<struct kdat_ioc_hdr *>(arg)->status = st;
+		hdr->status = st;
 		return 0;
 	}
-	auto done = [&](DAT_RETURN r) {
-		static_cast<struct kdat_ioc_hdr *>(arg)->status = r;
-		return 0;
-	};
+	/* the library passes the struct it was built with, reserved zero */
+	if (hdr->size != _IOC_SIZE(req) || !reserved_zero(req, arg))
+		return -EINVAL;
+	st = handle(req, arg, g);
+	if (const Kernel::Answer *a = k->scripted(req))
+		st = (*a)(arg);
+	hdr->status = st;
+	k->recorded(seq, arg);
+	return 0;
+}
 
+#define ARGS(type) auto &a = *static_cast<type *>(arg)
+
+DAT_RETURN File::handle(unsigned long req, void *arg,
+			std::unique_lock<std::recursive_mutex> &g)
+{
 	switch (req) {
 	case KDAT_IOC_VERSION: {
 		ARGS(struct kdat_ioc_version);
 		a.abi_version = KDAT_ABI_VERSION;
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_IA_LIST: {
 		ARGS(struct kdat_ioc_ia_list);
@@ -993,7 +704,7 @@ int File::ioctl(unsigned long req, void *arg)
 			}
 			a.count++;
 		}
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_IA_OPEN: {
 		ARGS(struct kdat_ioc_ia_open);
@@ -1002,49 +713,37 @@ int File::ioctl(unsigned long req, void *arg)
 			if (!strncmp(ia.name.c_str(), a.name, KDAT_NAME_LEN))
 				found = &ia;
 		if (!found)
-			return done(E(DAT_PROVIDER_NOT_FOUND,
-				      DAT_NAME_NOT_REGISTERED));
-		if (a.async_qlen <= 0)
-			return done(ARG(2));
-		auto *ia = add<OIa>(T_IA, 0);
-		ia->name = found->name;
-		ia->addr.sin_family = AF_INET;
-		inet_pton(AF_INET, found->ip.c_str(), &ia->addr.sin_addr);
-		auto *e = add<OEvd>(T_EVD, ia->id);
-		e->flags = DAT_EVD_ASYNC_FLAG;
-		e->qlen = a.async_qlen;
-		e->ring = make_ring((u32)a.async_qlen,
-				    sizeof(struct kdat_uevent));
-		e->shadow.assign(e->ring.entries, 0);
-		ia->async_evd = e->id;
-		a.ia = ia->id;
-		a.async_evd = e->id;
-		a.async_ring_offset = e->ring.offset;
-		a.async_ring_size = (u32)e->ring.size;
-		return done(DAT_SUCCESS);
+			return DAT_ERROR(DAT_PROVIDER_NOT_FOUND,
+					 DAT_NAME_NOT_REGISTERED);
+		u32 ia = add(T_IA, 0);
+		u32 evd = add(T_EVD, ia);
+		Obj &i = objs[ia];
+		i.name = found->name;
+		i.addr.sin_family = AF_INET;
+		inet_pton(AF_INET, found->ip.c_str(), &i.addr.sin_addr);
+		i.async_evd = evd;
+		Obj &e = objs[evd];
+		e.ring = make_ring((u32)a.async_qlen, sizeof(struct kdat_uevent));
+		a.ia = ia;
+		a.async_evd = evd;
+		a.async_ring_offset = e.ring.offset;
+		a.async_ring_size = (u32)e.ring.size;
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_IA_CLOSE: {
 		ARGS(struct kdat_ioc_ia_close);
-		auto *ia = get<OIa>(a.ia, T_IA);
-		if (!ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		if (a.flags != DAT_CLOSE_ABRUPT_FLAG &&
-		    a.flags != DAT_CLOSE_GRACEFUL_FLAG)
-			return done(ARG(2));
-		if (a.flags == DAT_CLOSE_GRACEFUL_FLAG) {
-			for (auto &[id, o] : objs)
-				if (o->ia == a.ia && id != a.ia &&
-				    id != ia->async_evd)
-					return done(E(DAT_INVALID_STATE));
-		}
-		close_ia(a.ia);
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		for (auto it = objs.begin(); it != objs.end();)
+			it = it->second.ia == a.ia ? objs.erase(it) : std::next(it);
+		k->cv.notify_all();
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_IA_QUERY: {
 		ARGS(struct kdat_ioc_ia_query);
-		auto *ia = get<OIa>(a.ia, T_IA);
+		Obj *ia = get(a.ia, T_IA);
 		if (!ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
+			return bad_id(T_IA);
 		auto &u = a.attr;
 		std::memset(&u, 0, sizeof(u));
 		std::strncpy(u.adapter_name, ia->name.c_str(),
@@ -1069,579 +768,231 @@ int File::ioctl(unsigned long req, void *arg)
 		u.max_message_size = 1ull << 31;
 		u.max_rdma_size = 1ull << 31;
 		a.async_evd = ia->async_evd;
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_FREE: {
 		ARGS(struct kdat_ioc_free);
-		if (a.type == T_IA)
-			return done(ARG(2));
-		return done(free_obj(a.handle, a.type));
+		if (a.type == T_IA)	/* IA_CLOSE closes IAs */
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		if (!get(a.handle, a.type))
+			return bad_id(a.type);
+		objs.erase(a.handle);
+		k->cv.notify_all();
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_PZ_CREATE: {
 		ARGS(struct kdat_ioc_pz_create);
-		if (!get<OIa>(a.ia, T_IA))
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		a.pz = add<OPz>(T_PZ, a.ia)->id;
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.pz = add(T_PZ, a.ia);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EVD_CREATE: {
 		ARGS(struct kdat_ioc_evd_create);
-		const u32 all = DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG |
-				DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG |
-				DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG;
-		if (!get<OIa>(a.ia, T_IA))
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		if (a.qlen <= 0 || a.qlen > 65536)
-			return done(ARG(2));
-		if (!a.flags || (a.flags & ~all))
-			return done(ARG(5));
-		auto *e = add<OEvd>(T_EVD, a.ia);
-		e->flags = a.flags;
-		e->qlen = a.qlen;
-		e->ring = make_ring((u32)a.qlen, sizeof(struct kdat_uevent));
-		e->shadow.assign(e->ring.entries, 0);
-		a.evd = e->id;
-		a.ring_offset = e->ring.offset;
-		a.ring_size = e->ring.size;
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.evd = add(T_EVD, a.ia);
+		Obj &e = objs[a.evd];
+		e.ring = make_ring((u32)a.qlen, sizeof(struct kdat_uevent));
+		a.ring_offset = e.ring.offset;
+		a.ring_size = e.ring.size;
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EVD_WAIT: {
+		/* the wait protocol of struct kdat_ioc_evd_wait */
 		ARGS(struct kdat_ioc_evd_wait);
-		auto *e = get<OEvd>(a.evd, T_EVD);
+		const u32 id = a.evd;
+		const u32 threshold = a.threshold > 0 ? (u32)a.threshold : 1;
+		const bool seq = a.flags & KDAT_WAIT_SEQ;
+		bool woken = false;
+		Obj *e = get(id, T_EVD);
 		if (!e)
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
-		if (a.threshold <= 0 || a.threshold > e->qlen)
-			return done(ARG(3));
-		if (a.flags & ~KDAT_WAIT_SEQ)
-			return done(ARG(1));
-		u32 id = a.evd;
-		bool seq = a.flags & KDAT_WAIT_SEQ;
+			return bad_id(T_EVD);
 		auto ready = [&] {
-			OEvd *x = get<OEvd>(id, T_EVD);
-			if (!x)
+			Obj *x = get(id, T_EVD);
+			if (!x || pending(*x) >= threshold || x->unwaitable)
 				return true;
-			collect(*x);
-			return evd_count(*x) >= (u32)a.threshold ||
-			       x->unwaitable || (seq && x->wakes != a.wake_seq);
+			woken = seq && load(x->ring.hdr()->wakes) != a.wake_seq;
+			return woken;
 		};
-		bool woke = true;
+		e->waiters++;
+		k->cv.notify_all();
+		bool in_time = true;
 		if (a.timeout_us == 0xffffffffu)
 			k->cv.wait(g, ready);
 		else
-			woke = k->cv.wait_for(g,
-					      std::chrono::microseconds(a.timeout_us),
-					      ready);
-		e = get<OEvd>(id, T_EVD);
+			in_time = k->cv.wait_for(
+				g, std::chrono::microseconds(a.timeout_us),
+				ready);
+		e = get(id, T_EVD);
 		if (!e)
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
-		a.count = evd_count(*e);
-		if (a.count >= (u32)a.threshold)
-			return done(DAT_SUCCESS);
-		if (e->unwaitable)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EVD_UNWAITABLE));
-		if (!woke)
-			return done(E(DAT_TIMEOUT_EXPIRED));
-		return done(DAT_SUCCESS);
+			return bad_id(T_EVD);
+		e->waiters--;
+		a.count = pending(*e);
+		if (a.count < threshold && e->unwaitable)
+			return DAT_ERROR(DAT_INVALID_STATE,
+					 DAT_INVALID_STATE_EVD_UNWAITABLE);
+		/* woken, or enough events: a new look; else the time ran out */
+		return in_time ? (DAT_RETURN)DAT_SUCCESS : DAT_ERROR(DAT_TIMEOUT_EXPIRED, 0);
 	}
 	case KDAT_IOC_EVD_CTL: {
 		ARGS(struct kdat_ioc_evd_ctl);
-		auto *e = get<OEvd>(a.evd, T_EVD);
+		Obj *e = get(a.evd, T_EVD);
 		if (!e)
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
-		if (a.op < KDAT_EVD_CTL_UNWAITABLE || a.op > KDAT_EVD_CTL_WAKE)
-			return done(ARG(2));
-		if (a.op != KDAT_EVD_CTL_WAKE)
+			return bad_id(T_EVD);
+		if (a.op == KDAT_EVD_CTL_UNWAITABLE || a.op == KDAT_EVD_CTL_WAITABLE)
 			e->unwaitable = a.op == KDAT_EVD_CTL_UNWAITABLE;
-		e->wakes++;
-		e->ring.store(e->ring.hdr()->wakes, e->wakes);
+		store(e->ring.hdr()->wakes, load(e->ring.hdr()->wakes) + 1);
 		k->cv.notify_all();
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EVD_POST_SE: {
 		ARGS(struct kdat_ioc_evd_post_se);
-		auto *e = get<OEvd>(a.evd, T_EVD);
-		if (!e)
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_ASYNC));
-		if (!(e->flags & DAT_EVD_SOFTWARE_FLAG))
-			return done(ARG(1));
-		if (evd_count(*e) >= (u32)e->qlen)
-			return done(E(DAT_QUEUE_FULL));
-		struct kdat_uevent u = {};
-		u.event_number = DAT_SOFTWARE_EVENT;
-		u.pointer = a.pointer;
-		post(e, u, 0);
-		return done(DAT_SUCCESS);
+		return get(a.evd, T_EVD) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_EVD);
 	}
 	case KDAT_IOC_LMR_CREATE: {
 		ARGS(struct kdat_ioc_lmr_create);
-		const u32 all = DAT_MEM_PRIV_LOCAL_READ_FLAG |
-				DAT_MEM_PRIV_REMOTE_READ_FLAG |
-				DAT_MEM_PRIV_LOCAL_WRITE_FLAG |
-				DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
-		if (!get<OIa>(a.ia, T_IA))
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		if (!a.addr || !a.length || a.addr + a.length < a.addr)
-			return done(ARG(4));
-		if (!a.priv || (a.priv & ~all))
-			return done(ARG(6));
-		auto *pz = get<OPz>(a.pz, T_PZ);
-		if (!pz || pz->ia != a.ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_PZ));
-		auto *l = add<OLmr>(T_LMR, a.ia);
-		l->pz = a.pz;
-		l->addr = a.addr;
-		l->len = a.length;
-		l->priv = a.priv;
-		l->ctx = next_lmr_ctx++;
-		l->rctx = (a.priv & (DAT_MEM_PRIV_REMOTE_READ_FLAG |
-				     DAT_MEM_PRIV_REMOTE_WRITE_FLAG)) ?
-				  l->ctx ^ 0x5a5a0000u :
-				  0;
-		a.lmr = l->id;
-		a.lmr_context = l->ctx;
-		a.rmr_context = l->rctx;
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.lmr = add(T_LMR, a.ia);
+		a.lmr_context = next_lmr_ctx++;
+		a.rmr_context = (a.priv & (DAT_MEM_PRIV_REMOTE_READ_FLAG |
+					   DAT_MEM_PRIV_REMOTE_WRITE_FLAG)) ?
+					a.lmr_context ^ 0x5a5a0000u :
+					0;
 		a.registered_size = a.length;
 		a.registered_address = a.addr;
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_SRQ_CREATE: {
 		ARGS(struct kdat_ioc_srq_create);
-		if (!get<OIa>(a.ia, T_IA))
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		auto *pz = get<OPz>(a.pz, T_PZ);
-		if (!pz || pz->ia != a.ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_PZ));
-		if (a.max_recv_dtos <= 0 || a.max_recv_dtos > 16384 ||
-		    a.max_recv_iov <= 0 || a.max_recv_iov > KDAT_MAX_IOV ||
-		    a.low_watermark < 0 || a.low_watermark > a.max_recv_dtos)
-			return done(ARG(3));
-		auto *s = add<OSrq>(T_SRQ, a.ia);
-		s->pz = a.pz;
-		s->max = a.max_recv_dtos;
-		s->iov = a.max_recv_iov;
-		s->lw = a.low_watermark;
-		s->armed = a.low_watermark != 0;
-		s->ring = make_ring((u32)a.max_recv_dtos,
-				    sizeof(struct kdat_srq_wqe));
-		/* no NEED_KICK until an EP joins (drain at EP create) */
-		if (s->armed && (s32)s->avail.size() < s->lw) {
-			s->armed = false;
-			async_event(a.ia,
-				    DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
-				    s->id, DAT_SRQ_LOW_WATERMARK_EVENT);
-		}
-		a.srq = s->id;
-		a.ring_offset = s->ring.offset;
-		a.ring_size = s->ring.size;
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.srq = add(T_SRQ, a.ia);
+		Obj &s = objs[a.srq];
+		s.ring = make_ring((u32)a.max_recv_dtos,
+				   wqe_size(a.max_recv_iov));
+		s.srq = a;
+		a.ring_offset = s.ring.offset;
+		a.ring_size = s.ring.size;
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_SRQ_QUERY: {
 		ARGS(struct kdat_ioc_srq_query);
-		auto *s = get<OSrq>(a.srq, T_SRQ);
+		Obj *s = get(a.srq, T_SRQ);
 		if (!s)
-			return done(HANDLE(DAT_INVALID_HANDLE_SRQ));
+			return bad_id(T_SRQ);
 		drain(*s);
-		collect_all();
-		a.ia = s->ia;
-		a.pz = s->pz;
+		a.ia = s->srq.ia;
+		a.pz = s->srq.pz;
 		a.state = DAT_SRQ_STATE_OPERATIONAL;
-		a.max_recv_dtos = s->max;
-		a.max_recv_iov = s->iov;
-		a.low_watermark = s->lw;
-		a.available_dto_count = (s32)s->avail.size();
-		a.outstanding_dto_count = s->outstanding;
-		return done(DAT_SUCCESS);
+		a.max_recv_dtos = s->srq.max_recv_dtos;
+		a.max_recv_iov = s->srq.max_recv_iov;
+		a.low_watermark = s->srq.low_watermark;
+		a.available_dto_count = 0;
+		a.outstanding_dto_count = 0;
+		return DAT_SUCCESS;
 	}
-	case KDAT_IOC_SRQ_RESIZE:
-	case KDAT_IOC_SRQ_SET_LW:
 	case KDAT_IOC_SRQ_KICK: {
 		ARGS(struct kdat_ioc_srq_op);
-		auto *s = get<OSrq>(a.srq, T_SRQ);
+		Obj *s = get(a.srq, T_SRQ);
 		if (!s)
-			return done(HANDLE(DAT_INVALID_HANDLE_SRQ));
+			return bad_id(T_SRQ);
 		drain(*s);
-		collect_all();
-		if (req == KDAT_IOC_SRQ_RESIZE) {
-			if (a.value <= 0 || a.value > 16384)
-				return done(ARG(2));
-			if (a.value < s->outstanding || a.value < s->lw)
-				return done(E(DAT_INVALID_STATE,
-					      DAT_INVALID_STATE_SRQ_OPERATIONAL));
-			s->max = a.value;
-		} else if (req == KDAT_IOC_SRQ_SET_LW) {
-			if (a.value < 0 || a.value > s->max)
-				return done(ARG(2));
-			s->lw = a.value;
-			s->armed = a.value != 0;
-			if (s->armed && (s32)s->avail.size() < s->lw) {
-				s->armed = false;
-				async_event(s->ia,
-					    DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
-					    s->id, DAT_SRQ_LOW_WATERMARK_EVENT);
-			}
-		}
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
+	}
+	case KDAT_IOC_SRQ_RESIZE:
+	case KDAT_IOC_SRQ_SET_LW: {
+		ARGS(struct kdat_ioc_srq_op);
+		return get(a.srq, T_SRQ) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_SRQ);
 	}
 	case KDAT_IOC_SRQ_POST: {
 		ARGS(struct kdat_ioc_srq_post);
-		auto *s = get<OSrq>(a.srq, T_SRQ);
-		if (!s)
-			return done(HANDLE(DAT_INVALID_HANDLE_SRQ));
-		if (a.nseg > KDAT_MAX_IOV)
-			return done(ARG(2));
-		collect_all();
-		DAT_RETURN r = post_one(*s, a.nseg, a.seg, a.cookie);
-		if (r == DAT_SUCCESS)
-			deliver_pending_srq(s->id);
-		return done(r);
+		if (!get(a.srq, T_SRQ))
+			return bad_id(T_SRQ);
+		return segs_ok(a.nseg, a.seg);
 	}
 	case KDAT_IOC_EP_CREATE: {
 		ARGS(struct kdat_ioc_ep_create);
-		if (!get<OIa>(a.ia, T_IA))
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		auto *pz = get<OPz>(a.pz, T_PZ);
-		if (!pz || pz->ia != a.ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_PZ));
-		auto evd_ok = [&](u32 id, u32 flag) {
-			if (!id)
-				return true;
-			auto *e = get<OEvd>(id, T_EVD);
-			return e && e->ia == a.ia && (e->flags & flag);
-		};
-		if (!evd_ok(a.recv_evd, DAT_EVD_DTO_FLAG))
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_RECV));
-		if (!evd_ok(a.request_evd, DAT_EVD_DTO_FLAG))
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_REQUEST));
-		if (!evd_ok(a.connect_evd, DAT_EVD_CONNECTION_FLAG))
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_CONN));
-		OSrq *s = nullptr;
-		if (a.srq) {
-			s = get<OSrq>(a.srq, T_SRQ);
-			if (!s || s->ia != a.ia)
-				return done(HANDLE(DAT_INVALID_HANDLE_SRQ));
-			if (s->pz != a.pz)
-				return done(ARG(2));
-			if (!a.has_attr)
-				return done(ARG(7));
-		}
-		struct kdat_uep_attr at;
-		if (a.has_attr)
-			at = a.attr;
-		else
-			default_ep_attr(at);
-		if (!at.max_message_size || at.max_request_dtos <= 0 ||
-		    at.max_request_iov <= 0 ||
-		    at.max_request_iov > KDAT_MAX_IOV ||
-		    (!s && (at.max_recv_dtos <= 0 || at.max_recv_iov <= 0 ||
-			    at.max_recv_iov > KDAT_MAX_IOV)))
-			return done(ARG(6));
-		if (s)
-			at.max_recv_iov = s->iov;
-		auto *ep = add<OEp>(T_EP, a.ia);
-		ep->pz = a.pz;
-		ep->recv_evd = a.recv_evd;
-		ep->req_evd = a.request_evd;
-		ep->conn_evd = a.connect_evd;
-		ep->srq = a.srq;
-		ep->attr = at;
-		if (s) {
-			s->eps++;
-			drain(*s);
-		}
-		a.ep = ep->id;
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.ep = add(T_EP, a.ia);
+		objs[a.ep].ep = a;
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EP_QUERY: {
 		ARGS(struct kdat_ioc_ep_query);
-		auto *ep = get<OEp>(a.ep, T_EP);
+		Obj *ep = get(a.ep, T_EP);
 		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		a.state = ep->state;
-		a.ia = ep->ia;
-		a.pz = ep->pz;
-		a.recv_evd = ep->recv_evd;
-		a.request_evd = ep->req_evd;
-		a.connect_evd = ep->conn_evd;
-		a.srq = ep->srq;
-		a.local_port = ep->local_port;
-		a.remote_port = ep->remote_port;
-		std::memset(a.remote_addr, 0, sizeof(a.remote_addr));
-		std::memcpy(a.remote_addr, &ep->remote, sizeof(ep->remote));
-		a.attr = ep->attr;
-		return done(DAT_SUCCESS);
-	}
-	case KDAT_IOC_EP_MODIFY: {
-		/* kernel/ep.c kdat_ib_ep_modify, in its order */
-		ARGS(struct kdat_ioc_ep_modify);
-		const u64 ok = DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS |
-			       DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV |
-			       DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE |
-			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE |
-			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
-			       DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT;
-		if (a.pad || a.attr.pad)
-			return -EINVAL;		/* kdat_reserved_zero */
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		if (a.mask & ~ok)
-			return done(ARG(2));
-		struct kdat_uep_attr at = ep->attr;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
-			at.max_request_dtos = a.attr.max_request_dtos;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV)
-			at.max_request_iov = a.attr.max_request_iov;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE)
-			at.max_message_size = a.attr.max_message_size;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE)
-			at.max_rdma_size = a.attr.max_rdma_size;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
-			at.max_rdma_read_in = a.attr.max_rdma_read_in;
-		if (a.mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
-			at.max_rdma_read_out = a.attr.max_rdma_read_out;
-		if (!ep_attr_ok(at, ep->srq != 0))
-			return done(ARG(3));
-		if (ep->state != DAT_EP_STATE_UNCONNECTED)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EP_NOTREADY));
-		ep->attr = at;
-		return done(DAT_SUCCESS);
-	}
-	case KDAT_IOC_EP_CONNECT: {
-		ARGS(struct kdat_ioc_ep_connect);
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		struct sockaddr_in dst;
-		std::memcpy(&dst, a.addr, sizeof(dst));
-		if (dst.sin_family != AF_INET)
-			return done(E(DAT_INVALID_ADDRESS,
-				      DAT_INVALID_ADDRESS_UNSUPPORTED));
-		if (a.conn_qual == 0 || a.conn_qual > 65535)
-			return done(ARG(3));
-		if (a.pdata_size > 55)
-			return done(ARG(5));
-		if (ep->state != DAT_EP_STATE_UNCONNECTED)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EP_NOTREADY));
-		ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
-		ep->remote = dst;
-		ep->remote_port = a.conn_qual;
-		/* find the listener */
-		for (File *f : k->all_files()) {
-			for (auto &[id, o] : f->objs) {
-				if (o->type != T_PSP)
-					continue;
-				auto &psp = static_cast<OPsp &>(*o);
-				auto *pia = f->get<OIa>(psp.ia, T_IA);
-				if (psp.qual != a.conn_qual || !pia ||
-				    pia->addr.sin_addr.s_addr !=
-					    dst.sin_addr.s_addr)
-					continue;
-				auto *cr = f->add<OCr>(T_CR, psp.ia);
-				cr->psp = psp.id;
-				cr->from = this;
-				cr->from_ep = ep->id;
-				cr->pdata.assign(a.pdata,
-						 a.pdata + a.pdata_size);
-				if (auto *my = get<OIa>(ep->ia, T_IA))
-					cr->remote = my->addr;
-				cr->remote_port = 40000 + ep->id;
-				cr->qual = psp.qual;
-				struct kdat_uevent u = {};
-				u.event_number = DAT_CONNECTION_REQUEST_EVENT;
-				u.cr = cr->id;
-				u.sp = psp.id;
-				u.conn_qual = psp.qual;
-				f->post(psp.evd, u);
-				return done(DAT_SUCCESS);
-			}
-		}
-		ep->state = DAT_EP_STATE_DISCONNECTED;
-		conn_event(*ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, {});
-		return done(DAT_SUCCESS);
-	}
-	case KDAT_IOC_EP_DISCONNECT: {
-		ARGS(struct kdat_ioc_ep_op);
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		if (ep->state == DAT_EP_STATE_DISCONNECTED)
-			return done(DAT_SUCCESS);
-		if (ep->state != DAT_EP_STATE_CONNECTED)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EP_UNCONNECTED));
-		drop_peer(*ep, true);
-		ep->state = DAT_EP_STATE_DISCONNECTED;
-		conn_event(*ep, DAT_CONNECTION_EVENT_DISCONNECTED, {});
-		flush_rq(*ep);
-		return done(DAT_SUCCESS);
-	}
-	case KDAT_IOC_EP_RESET: {
-		ARGS(struct kdat_ioc_ep_op);
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		if (ep->state != DAT_EP_STATE_DISCONNECTED &&
-		    ep->state != DAT_EP_STATE_UNCONNECTED)
-			return done(E(DAT_INVALID_STATE));
-		ep->state = DAT_EP_STATE_UNCONNECTED;
-		return done(DAT_SUCCESS);
-	}
-	case KDAT_IOC_EP_POST: {
-		ARGS(struct kdat_ioc_ep_post);
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		if (a.nseg > KDAT_MAX_IOV)
-			return done(ARG(2));
-		if (a.op == KDAT_POST_RECV) {
-			if (ep->srq)
-				return done(E(DAT_INVALID_STATE));
-			if ((s32)a.nseg > ep->attr.max_recv_iov)
-				return done(ARG(2));
-			for (u32 i = 0; i < a.nseg; i++) {
-				DAT_RETURN r = check_seg(
-					ep->ia, ep->pz, a.seg[i],
-					DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
-				if (r != DAT_SUCCESS)
-					return done(r);
-			}
-			Buf b;
-			b.cookie = a.cookie;
-			b.n = a.nseg;
-			std::memcpy(b.seg, a.seg, a.nseg * sizeof(a.seg[0]));
-			ep->rq.push_back(b);
-			while (!ep->pending.empty()) {
-				auto msg = std::move(ep->pending.front());
-				ep->pending.pop_front();
-				if (!try_deliver(*ep, msg)) {
-					ep->pending.push_front(std::move(msg));
-					break;
-				}
-			}
-			return done(DAT_SUCCESS);
-		}
-		if (a.op != KDAT_POST_SEND)
-			return done(E(DAT_MODEL_NOT_SUPPORTED));
-		if ((s32)a.nseg > ep->attr.max_request_iov)
-			return done(ARG(2));
-		for (u32 i = 0; i < a.nseg; i++) {
-			DAT_RETURN r = check_seg(ep->ia, ep->pz, a.seg[i],
-						 DAT_MEM_PRIV_LOCAL_READ_FLAG);
-			if (r != DAT_SUCCESS)
-				return done(r);
-		}
-		OEp *peer = peer_of(*ep);
-		if (ep->state != DAT_EP_STATE_CONNECTED || !peer)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EP_DISCONNECTED));
-		auto msg = gather(a.seg, a.nseg);
-		ep->peer_file->deliver(*peer, msg);
-		if (!(a.flags & DAT_COMPLETION_SUPPRESS_FLAG)) {
-			struct kdat_uevent u = {};
-			u.event_number = DAT_DTO_COMPLETION_EVENT;
-			u.handle = ep->id;
-			u.cookie = a.cookie;
-			u.length = msg.size();
-			post(ep->req_evd, u);
-		}
-		return done(DAT_SUCCESS);
+			return bad_id(T_EP);
+		a.state = DAT_EP_STATE_UNCONNECTED;
+		a.ia = ep->ep.ia;
+		a.pz = ep->ep.pz;
+		a.recv_evd = ep->ep.recv_evd;
+		a.request_evd = ep->ep.request_evd;
+		a.connect_evd = ep->ep.connect_evd;
+		a.srq = ep->ep.srq;
+		a.attr = ep->ep.attr;
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EP_STATUS: {
 		ARGS(struct kdat_ioc_ep_status);
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		a.state = ep->state;
-		a.recv_idle = ep->rq.empty();
+		if (!get(a.ep, T_EP))
+			return bad_id(T_EP);
+		a.state = DAT_EP_STATE_UNCONNECTED;
+		a.recv_idle = 1;
 		a.request_idle = 1;
-		return done(DAT_SUCCESS);
+		return DAT_SUCCESS;
+	}
+	case KDAT_IOC_EP_MODIFY: {
+		ARGS(struct kdat_ioc_ep_modify);
+		return get(a.ep, T_EP) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_EP);
+	}
+	case KDAT_IOC_EP_CONNECT: {
+		ARGS(struct kdat_ioc_ep_connect);
+		return get(a.ep, T_EP) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_EP);
+	}
+	case KDAT_IOC_EP_DISCONNECT:
+	case KDAT_IOC_EP_RESET: {
+		ARGS(struct kdat_ioc_ep_op);
+		return get(a.ep, T_EP) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_EP);
+	}
+	case KDAT_IOC_EP_POST: {
+		ARGS(struct kdat_ioc_ep_post);
+		if (!get(a.ep, T_EP))
+			return bad_id(T_EP);
+		return segs_ok(a.nseg, a.seg);
 	}
 	case KDAT_IOC_PSP_CREATE: {
 		ARGS(struct kdat_ioc_psp_create);
-		auto *ia = get<OIa>(a.ia, T_IA);
-		if (!ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_IA));
-		if (a.conn_qual == 0 || a.conn_qual > 65535)
-			return done(ARG(2));
-		if (a.flags == DAT_PSP_PROVIDER_FLAG)
-			return done(E(DAT_MODEL_NOT_SUPPORTED));
-		if (a.flags != DAT_PSP_CONSUMER_FLAG)
-			return done(ARG(4));
-		auto *e = get<OEvd>(a.evd, T_EVD);
-		if (!e || e->ia != a.ia || !(e->flags & DAT_EVD_CR_FLAG))
-			return done(HANDLE(DAT_INVALID_HANDLE_EVD_CR));
-		for (File *f : k->all_files())
-			for (auto &[id, o] : f->objs)
-				if (o->type == T_PSP &&
-				    static_cast<OPsp &>(*o).qual ==
-					    a.conn_qual &&
-				    f->get<OIa>(o->ia, T_IA)->addr.sin_addr
-						    .s_addr ==
-					    ia->addr.sin_addr.s_addr)
-					return done(E(DAT_CONN_QUAL_IN_USE));
-		auto *p = add<OPsp>(T_PSP, a.ia);
-		p->evd = a.evd;
-		p->qual = a.conn_qual;
-		a.psp = p->id;
-		return done(DAT_SUCCESS);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.psp = add(T_PSP, a.ia);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_CR_QUERY: {
 		ARGS(struct kdat_ioc_cr_query);
-		auto *cr = get<OCr>(a.cr, T_CR);
+		Obj *cr = get(a.cr, T_CR);
 		if (!cr)
-			return done(HANDLE(DAT_INVALID_HANDLE_CR));
-		a.pdata_size = (u32)cr->pdata.size();
-		if (!cr->pdata.empty())
-			std::memcpy(a.pdata, cr->pdata.data(), cr->pdata.size());
-		a.remote_port = cr->remote_port;
+			return bad_id(T_CR);
+		a.pdata_size = (u32)std::min<std::size_t>(cr->cr.pdata.size(),
+							  KDAT_PDATA_LEN);
+		if (a.pdata_size)
+			std::memcpy(a.pdata, cr->cr.pdata.data(), a.pdata_size);
+		a.remote_port = cr->cr.remote_port;
 		std::memset(a.remote_addr, 0, sizeof(a.remote_addr));
-		std::memcpy(a.remote_addr, &cr->remote, sizeof(cr->remote));
-		return done(DAT_SUCCESS);
+		std::memcpy(a.remote_addr, &cr->cr.remote, sizeof(cr->cr.remote));
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_CR_ACCEPT: {
 		ARGS(struct kdat_ioc_cr_accept);
-		auto *cr = get<OCr>(a.cr, T_CR);
-		if (!cr)
-			return done(HANDLE(DAT_INVALID_HANDLE_CR));
-		if (a.pdata_size > 195)
-			return done(ARG(3));
-		auto *ep = get<OEp>(a.ep, T_EP);
-		if (!ep || ep->ia != cr->ia)
-			return done(HANDLE(DAT_INVALID_HANDLE_EP));
-		if (ep->state != DAT_EP_STATE_UNCONNECTED)
-			return done(E(DAT_INVALID_STATE,
-				      DAT_INVALID_STATE_EP_NOTREADY));
-		File *from = cr->from;
-		u32 from_ep = cr->from_ep;
-		u64 qual = cr->qual;
-		struct sockaddr_in remote = cr->remote;
-		u64 rport = cr->remote_port;
-		objs.erase(a.cr);	/* claimed */
-		OEp *act = from ? from->get<OEp>(from_ep, T_EP) : nullptr;
-		if (!act ||
-		    act->state != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
-			return done(E(DAT_INTERNAL_ERROR));
-		ep->peer_file = from;
-		ep->peer_ep = from_ep;
-		ep->state = DAT_EP_STATE_CONNECTED;
-		ep->remote = remote;
-		ep->remote_port = rport;
-		ep->local_port = qual;
-		act->peer_file = this;
-		act->peer_ep = ep->id;
-		act->state = DAT_EP_STATE_CONNECTED;
-		conn_event(*ep, DAT_CONNECTION_EVENT_ESTABLISHED, {});
-		from->conn_event(*act, DAT_CONNECTION_EVENT_ESTABLISHED,
-				 std::vector<std::uint8_t>(
-					 a.pdata, a.pdata + a.pdata_size));
-		return done(DAT_SUCCESS);
+		if (!get(a.cr, T_CR))
+			return bad_id(T_CR);
+		objs.erase(a.cr);	/* an accepted CR is consumed */
+		return DAT_SUCCESS;
 	}
-	default:
-		return -ENOTTY;
 	}
+	return DAT_ERROR(DAT_INTERNAL_ERROR, 0);	/* not reached: known() */
 }
 
 } // namespace fake

@@ -1,30 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// A fake /dev/kdat for the host unit tests: the kdat character-device ABI
-// (include/uapi/kdat_abi.h) implemented in user space, closely enough to
-// run the whole library - and the examples - without a kernel.
+// A fake /dev/kdat for the host unit tests: the PROTOCOL of the kdat
+// character device (include/uapi/kdat_abi.h), not its semantics.  The SRQ
+// semantics have one implementation, the kernel's; whatever depends on
+// them is tested against the real module in the guest (tests/user/guest,
+// see README.md here).
 //
-// It models what the library relies on: per-file IDs (cyclic, never 0),
-// self-describing mmapped rings, SRQ post-ring draining (on a kick, a
-// query, a post or a completion) with the same checks the kernel applies,
-// refused entries returned as async events, the available/outstanding
-// counts (an SRQ receive stops being outstanding when the user's head
-// passes its event), the one-shot low watermark, connection setup between
-// files (PSP, CR, accept, reject, disconnect), sends copied straight into
-// the peer's posted buffers, and blocking EVD waits.  Not modelled: RDMA
-// read/write, anything device-specific, and in-progress receives (a
-// message lands the moment it is sent).
+// What the fake does on its own (the protocol):
+//   - per-file IDs (never 0) for what the create ioctls make; an ID that
+//     names no live object of the right type is DAT_INVALID_HANDLE
+//   - self-describing rings: IA_OPEN, EVD_CREATE and SRQ_CREATE hand out a
+//     ring (struct kdat_ring_hdr, entries a power of two, the entry size
+//     and offset in the header) mmapped at the offset the ioctl returned
+//   - ioctl arguments: hdr.size must be the struct's size and reserved
+//     fields zero (-EINVAL; a post's segments: DAT_INVALID_ARG3, more than
+//     KDAT_MAX_IOV of them: DAT_INVALID_ARG2), unknown requests -ENOTTY
+//   - KDAT_IOC_SRQ_KICK and KDAT_IOC_SRQ_QUERY take entries from the post
+//     ring (how many: drain(), default all) and keep what they took
+//   - KDAT_IOC_EVD_WAIT blocks until the ring holds the threshold, the
+//     header's `wakes` differs from wake_seq (KDAT_WAIT_SEQ), the EVD is
+//     made unwaitable (then, and on a new wait: DAT_INVALID_STATE), or the
+//     timeout ends; KDAT_IOC_EVD_CTL bumps `wakes`
+//   - queries answer what was created (counts 0, state unconnected)
+//   - every other ioctl is recorded and answered DAT_SUCCESS
 //
-// Every ioctl is counted per request so tests can prove that a path made
-// no system call.  One lock serializes the whole fake kernel.
+// What it never does: decide DAT semantics.  No buffer counting, no
+// watermark, no refusal of a post or a resize, no connection, no event of
+// its own making, no NEED_KICK of its own.  A test that needs any of them
+// says so: it injects the event, sets the flag, scripts the answer.
+//
+// Every ioctl is counted per request and recorded with its argument, so
+// tests can prove that a path made no system call and see exactly what the
+// library sent.  One lock serializes the whole fake.
 #pragma once
 
 #include <dat/udat.h>
 #include <uapi/kdat_abi.h>
 
-#include <atomic>
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,8 +62,40 @@ struct FakeIa {
 	std::string ip;		/* dotted IPv4 */
 };
 
+/* One object of one open file: the file (the device the library holds) and its ID. */
+struct Ref {
+	const kdat::Device *file = nullptr;
+	std::uint32_t id = 0;
+};
+
+/* One ioctl as the library made it. */
+struct Call {
+	unsigned long request = 0;
+	const kdat::Device *file = nullptr;
+	std::uint64_t seq = 0;
+	/* the argument as the library passed it, with what the fake wrote back */
+	std::vector<std::byte> arg;
+
+	template <class T>
+	T as() const
+	{
+		T t{};
+		std::memcpy(&t, arg.data(), std::min(sizeof(t), arg.size()));
+		return t;
+	}
+};
+
+/* What KDAT_IOC_CR_QUERY answers for a CR made by make_cr(). */
+struct CrInfo {
+	std::vector<std::uint8_t> pdata;
+	struct sockaddr_in remote = {};
+	std::uint64_t remote_port = 0;
+};
+
 class Kernel {
 public:
+	static constexpr std::uint32_t kAll = ~0u;	/* drain(): every entry */
+
 	Kernel();
 	explicit Kernel(std::vector<FakeIa> ias);
 	~Kernel();
@@ -55,46 +107,108 @@ public:
 	/* ioctls seen, per request (KDAT_IOC_*), since the last reset */
 	std::uint64_t ioctls(unsigned long request) const;
 	std::uint64_t total_ioctls() const;
+	/* Forget the counts and the recorded calls. */
 	void reset_counts();
+	/* The calls of @request since the last reset, oldest first. */
+	std::vector<Call> calls(unsigned long request) const;
+	/* The argument of the last call of @request (zeroes if none). */
+	template <class T>
+	T last(unsigned long request) const
+	{
+		auto c = calls(request);
+		return c.empty() ? T{} : c.back().template as<T>();
+	}
 
-	/* The next @request fails with -@err (ABI level) / returns @status. */
+	/* The next @request fails with -@err (ABI level) / answers @status. */
 	void fail_next(unsigned long request, int err);
 	void status_next(unsigned long request, DAT_RETURN status);
-	/* Opening the device fails with @status (0: works again). */
+	/* Opening the device fails with @status (DAT_SUCCESS: works again). */
 	void fail_open(DAT_RETURN status);
+
+	/*
+	 * Script the answer to @request: @fn runs after the fake's own answer
+	 * (under its lock; it may call this class), may change any field of
+	 * the argument, and returns the status.  An empty @fn: the fake's own.
+	 */
+	using Answer = std::function<DAT_RETURN(void *arg)>;
+	void answer_raw(unsigned long request, Answer fn);
+	template <class T, class F>
+	void answer(unsigned long request, F fn)
+	{
+		answer_raw(request, [fn](void *a) -> DAT_RETURN {
+			return fn(*static_cast<T *>(a));
+		});
+	}
 
 	/* Open files (contexts) right now. */
 	int files() const;
-	/* Live objects over all files. */
-	std::size_t objects() const;
 
-	/* Every file's objects and queues, for a failing test's log. */
-	std::string dump() const;
+	/* ---- event rings ---- */
 
-	/* Stop draining SRQ post rings on their own (tests of the ring). */
-	void set_auto_drain(bool on);
+	/*
+	 * Write @u (its evd field set) into @evd's ring as the kernel would.
+	 * A full ring loses it and counts it in the header's `dropped`: false.
+	 */
+	bool inject(Ref evd, struct kdat_uevent u);
+	/* Block until @n threads wait inside KDAT_IOC_EVD_WAIT on @evd. */
+	void await_waiters(Ref evd, int n) const;
+	/* The ring header of @evd or @srq, as mapped. */
+	struct kdat_ring_hdr *ring(Ref obj) const;
 
-	/* Internal: one lock for everything. */
-	mutable std::mutex lock;
-	std::condition_variable cv;
+	/* ---- SRQ post rings ---- */
 
+	/* Set or clear KDAT_RING_NEED_KICK in @srq's ring header. */
+	void set_need_kick(Ref srq, bool on);
+	/*
+	 * How many entries the next kicks/queries of @srq take, one number
+	 * per call (then @then for every later one).  Default: kAll.
+	 */
+	void drain(Ref srq, std::vector<std::uint32_t> next,
+		   std::uint32_t then = kAll);
+	/* Take up to @n published entries now (as a completion's drain would). */
+	void take(Ref srq, std::uint32_t n = kAll);
+	/* Entries taken from @srq's ring so far, in ring order. */
+	std::vector<struct kdat_srq_wqe> taken(Ref srq) const;
+	/* Entries published and not yet taken. */
+	std::uint32_t unconsumed(Ref srq) const;
+
+	/* The next ring made (any kind) gets @entries (and @entry_size, if set). */
+	void next_ring(std::uint32_t entries, std::uint32_t entry_size = 0);
+
+	/* ---- connection requests ---- */
+
+	/* A CR in @ia's file (for a DAT_CONNECTION_REQUEST_EVENT's `cr`). */
+	std::uint32_t make_cr(Ref ia, const CrInfo &info);
+
+	/* Is @obj a live object of its file? */
+	bool alive(Ref obj) const;
+
+	/* Internal */
+	mutable std::recursive_mutex lock;
+	mutable std::condition_variable_any cv;
 	std::unique_ptr<kdat::Device> open(DAT_RETURN *status);
 	void add_file(File *f);
 	void remove_file(File *f);
 	const std::vector<FakeIa> &ias() const { return ias_; }
-	std::vector<File *> &all_files() { return files_; }
-	bool auto_drain() const { return auto_drain_; }
-	void count(unsigned long request);
+	File *file_of(const kdat::Device *d) const;
+	std::uint64_t record(const kdat::Device *file, unsigned long request,
+			     const void *arg);
+	void recorded(std::uint64_t seq, const void *arg);
 	bool injected(unsigned long request, int *err, DAT_RETURN *status);
+	const Answer *scripted(unsigned long request) const;
+	bool take_next_ring(std::uint32_t *entries, std::uint32_t *entry_size);
 
 private:
 	std::vector<FakeIa> ias_;
 	std::vector<File *> files_;
 	std::map<unsigned long, std::uint64_t> counts_;
+	std::vector<Call> calls_;
+	std::uint64_t seq_ = 0;
 	std::map<unsigned long, int> fail_err_;
 	std::map<unsigned long, DAT_RETURN> fail_status_;
+	std::map<unsigned long, Answer> answers_;
 	DAT_RETURN open_status_ = DAT_SUCCESS;
-	bool auto_drain_ = true;
+	std::uint32_t next_entries_ = 0, next_entry_size_ = 0;
 };
 
 /* The current kernel (set by install()). */

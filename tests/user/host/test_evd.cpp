@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// Event dispatchers through the library on the fake kernel: dequeue
-// without a system call, dat_evd_wait's threshold and timeout, one waiter
-// at a time, dat_evd_set_unwaitable waking a blocked waiter, software
-// events, overflow reports, query/resize/free.
-#include <chrono>
+// Event dispatchers' library side, against the protocol fake: dequeue
+// without a system call, dat_evd_wait's look at the ring before it blocks
+// in the kernel (threshold, timeout, wake sequence), one waiter at a time,
+// dat_evd_set_unwaitable waking a blocked waiter, what dat_evd_post_se
+// sends, overflow reports from the ring's `dropped` count, and the
+// library-side query/resize/free.  Events come from the test
+// (fake::Kernel::inject), as the kernel would write them.
+//
+// The kernel's own rules (QUEUE_FULL of a full ring, EVD_IN_USE, a wait
+// sleeping in the kernel) are tested in the guest: objects_test.cpp and
+// process_test.cpp (README.md here).
 #include <thread>
 
 #include "test_util.hpp"
@@ -21,6 +27,7 @@ protected:
 					 (DAT_EVD_FLAGS)(DAT_EVD_SOFTWARE_FLAG |
 							 DAT_EVD_DTO_FLAG),
 					 &se));
+		sref = ref<kdat::Evd>(se);
 	}
 
 	void TearDown() override
@@ -30,16 +37,15 @@ protected:
 		FakeKernelTest::TearDown();
 	}
 
-	void post(void *p)
+	/* The kernel writes a software event into se's ring. */
+	void event(void *p)
 	{
-		DAT_EVENT e = {};
-		e.event_number = DAT_SOFTWARE_EVENT;
-		e.event_data.software_event_data.pointer = p;
-		ASSERT_OK(dat_evd_post_se(se, &e));
+		ASSERT_TRUE(kernel.inject(sref, software_event(p)));
 	}
 
 	Side s;
 	DAT_EVD_HANDLE se = nullptr;
+	fake::Ref sref;
 };
 
 } // namespace
@@ -50,15 +56,17 @@ TEST_F(Evd, DequeueTakesEventsWithoutASystemCall)
 	int a, b;
 
 	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
-	post(&a);
-	post(&b);
+	event(&a);
+	event(&b);
 	kernel.reset_counts();
 	ASSERT_OK(dat_evd_dequeue(se, &e));
 	EXPECT_EQ(DAT_SOFTWARE_EVENT, e.event_number);
 	EXPECT_EQ(se, e.evd_handle);
 	EXPECT_EQ(&a, e.event_data.software_event_data.pointer);
+	EXPECT_EQ(1u, kernel.ring(sref)->head);	/* the slot went back */
 	ASSERT_OK(dat_evd_dequeue(se, &e));
 	EXPECT_EQ(&b, e.event_data.software_event_data.pointer);
+	EXPECT_EQ(2u, kernel.ring(sref)->head);
 	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
 	EXPECT_EQ(0u, kernel.total_ioctls());
 }
@@ -68,54 +76,68 @@ TEST_F(Evd, WaitReturnsAtOnceWhenTheThresholdIsMet)
 	DAT_EVENT e;
 	DAT_COUNT more = -1;
 
-	post(nullptr);
-	post(nullptr);
-	post(nullptr);
+	event(nullptr);
+	event(nullptr);
+	event(nullptr);
 	kernel.reset_counts();
 	ASSERT_OK(dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 3, &e, &more));
 	EXPECT_EQ(2, more);
 	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
 	ASSERT_OK(dat_evd_wait(se, 0, 1, &e, &more));
 	EXPECT_EQ(1, more);
+	EXPECT_EQ(0u, kernel.total_ioctls());
 }
 
+/*
+ * Too few events: the kernel is asked to wait for the threshold, for no
+ * longer than the caller's timeout, with the wake sequence read before
+ * the look; its timeout ends the call with the count.  A zero timeout
+ * only looks.
+ */
 TEST_F(Evd, WaitTimesOutWithTheCount)
 {
 	DAT_EVENT e;
 	DAT_COUNT more = -1;
 
-	post(nullptr);
-	auto t0 = std::chrono::steady_clock::now();
+	event(nullptr);
+	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_TIMEOUT_EXPIRED), dat_evd_wait(se, 30000, 2, &e, &more));
-	auto dt = std::chrono::steady_clock::now() - t0;
 	EXPECT_EQ(1, more);
-	EXPECT_GE(dt, std::chrono::milliseconds(25));
-	EXPECT_LT(dt, std::chrono::seconds(2));
-	EXPECT_GE(kernel.ioctls(KDAT_IOC_EVD_WAIT), 1u);
-	/* a zero timeout only looks */
+	auto calls = kernel.calls(KDAT_IOC_EVD_WAIT);
+	ASSERT_GE(calls.size(), 1u);
+	auto w = calls.front().as<kdat_ioc_evd_wait>();
+	EXPECT_EQ(sref.id, w.evd);
+	EXPECT_EQ(2, w.threshold);
+	EXPECT_EQ((__u32)KDAT_WAIT_SEQ, w.flags);
+	EXPECT_EQ(kernel.ring(sref)->wakes, w.wake_seq);
+	EXPECT_GT(w.timeout_us, 0u);
+	EXPECT_LE(w.timeout_us, 30000u);
+
 	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_TIMEOUT_EXPIRED), dat_evd_wait(se, 0, 2, &e, &more));
 	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
 	ASSERT_OK(dat_evd_dequeue(se, &e));
 }
 
-TEST_F(Evd, WaitBlocksInTheKernelUntilAnotherThreadPosts)
+/* The kernel's wait ends once the ring holds the threshold; one call. */
+TEST_F(Evd, WaitBlocksInTheKernelUntilTheThresholdIsMet)
 {
 	DAT_EVENT e;
-	DAT_COUNT more;
+	DAT_COUNT more = -1;
+	DAT_RETURN r = E(DAT_INTERNAL_ERROR);
 	int x;
 
-	std::thread t([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(50));
-		post(&x);
-		post(&x);
-	});
-	ASSERT_OK(dat_evd_wait(se, 5000000, 2, &e, &more));
+	kernel.reset_counts();
+	std::thread t([&] { r = dat_evd_wait(se, 5000000, 2, &e, &more); });
+	kernel.await_waiters(sref, 1);
+	event(&x);
+	event(&x);
+	t.join();
+	ASSERT_OK(r);
 	EXPECT_EQ(&x, e.event_data.software_event_data.pointer);
 	EXPECT_EQ(1, more);
-	t.join();
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
 	ASSERT_OK(dat_evd_dequeue(se, &e));
-	EXPECT_GE(kernel.ioctls(KDAT_IOC_EVD_WAIT), 1u);
 }
 
 /*
@@ -127,18 +149,22 @@ TEST_F(Evd, WaitBlocksInOneKernelCallUntilTheEventArrives)
 {
 	DAT_EVENT e;
 	DAT_COUNT more = -1;
+	DAT_RETURN r = E(DAT_INTERNAL_ERROR);
 	int x;
 
 	kernel.reset_counts();
 	std::thread t([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(350));
-		post(&x);
+		r = dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more);
 	});
-	ASSERT_OK(dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more));
+	kernel.await_waiters(sref, 1);
+	event(&x);
 	t.join();
+	ASSERT_OK(r);
 	EXPECT_EQ(&x, e.event_data.software_event_data.pointer);
 	EXPECT_EQ(0, more);
 	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
+	EXPECT_EQ(DAT_TIMEOUT_INFINITE,
+		  kernel.last<kdat_ioc_evd_wait>(KDAT_IOC_EVD_WAIT).timeout_us);
 }
 
 /* set_unwaitable reaches the kernel, so a waiter there returns at once. */
@@ -152,13 +178,33 @@ TEST_F(Evd, UnwaitableEndsTheKernelWaitItself)
 	std::thread w([&] {
 		r = dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more);
 	});
-	std::this_thread::sleep_for(std::chrono::milliseconds(350));
+	kernel.await_waiters(sref, 1);
 	ASSERT_OK(dat_evd_set_unwaitable(se));
 	w.join();
 	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE), r);
 	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_WAIT));
 	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_CTL));
+	auto c = kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL);
+	EXPECT_EQ(sref.id, c.evd);
+	EXPECT_EQ((__u32)KDAT_EVD_CTL_UNWAITABLE, c.op);
 	ASSERT_OK(dat_evd_clear_unwaitable(se));
+	EXPECT_EQ((__u32)KDAT_EVD_CTL_WAITABLE,
+		  kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL).op);
+}
+
+/* The kernel refusing set_unwaitable leaves the EVD waitable. */
+TEST_F(Evd, UnwaitableRefusedByTheKernelChangesNothing)
+{
+	DAT_EVENT e;
+	DAT_COUNT more;
+	DAT_EVD_PARAM p;
+
+	kernel.status_next(KDAT_IOC_EVD_CTL, E(DAT_INTERNAL_ERROR));
+	EXPECT_DAT(E(DAT_INTERNAL_ERROR), dat_evd_set_unwaitable(se));
+	ASSERT_OK(dat_evd_query(se, DAT_EVD_FIELD_ALL, &p));
+	EXPECT_TRUE(p.evd_state & DAT_EVD_STATE_WAITABLE);
+	event(nullptr);
+	EXPECT_OK(dat_evd_wait(se, 0, 1, &e, &more));
 }
 
 TEST_F(Evd, OneWaiterAtATimeAndUnwaitableWakesIt)
@@ -170,63 +216,71 @@ TEST_F(Evd, OneWaiterAtATimeAndUnwaitableWakesIt)
 	std::thread w([&] {
 		first = dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more);
 	});
-	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	kernel.await_waiters(sref, 1);
 	DAT_EVENT e2;
 	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER),
 		   dat_evd_wait(se, 0, 1, &e2, &more));
-	auto t0 = std::chrono::steady_clock::now();
 	ASSERT_OK(dat_evd_set_unwaitable(se));
 	w.join();
-	EXPECT_LT(std::chrono::steady_clock::now() - t0,
-		  std::chrono::milliseconds(500));
 	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE), first);
+	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE),
 		   dat_evd_wait(se, 0, 1, &e2, &more));
+	EXPECT_EQ(0u, kernel.total_ioctls());
 	/* dequeue still works on an unwaitable EVD */
-	post(nullptr);
+	event(nullptr);
 	EXPECT_OK(dat_evd_dequeue(se, &e2));
 	ASSERT_OK(dat_evd_clear_unwaitable(se));
-	post(nullptr);
+	event(nullptr);
 	EXPECT_OK(dat_evd_wait(se, 0, 1, &e2, &more));
 }
 
-TEST_F(Evd, PostSeOnAFullRingIsQueueFull)
+/*
+ * dat_evd_post_se hands the pointer to the kernel (KDAT_IOC_EVD_POST_SE),
+ * whose answer comes back unchanged; the event is the kernel's to write.
+ */
+TEST_F(Evd, PostSeSendsThePointerAndTakesTheKernelsVerdict)
 {
-	DAT_EVENT e;
+	DAT_EVENT ev = {}, e;
+	int x;
 
-	for (int i = 0; i < 8; i++)
-		post(nullptr);
-	/* the ring (8) is full: the fake kernel refuses like the real one */
-	DAT_EVENT ev = {};
 	ev.event_number = DAT_SOFTWARE_EVENT;
+	ev.event_data.software_event_data.pointer = &x;
+	kernel.reset_counts();
+	ASSERT_OK(dat_evd_post_se(se, &ev));
+	EXPECT_EQ(1u, kernel.total_ioctls());
+	auto p = kernel.last<kdat_ioc_evd_post_se>(KDAT_IOC_EVD_POST_SE);
+	EXPECT_EQ(sref.id, p.evd);
+	EXPECT_EQ((__u64)(uintptr_t)&x, p.pointer);
+	EXPECT_EQ(0u, p.pad);
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	kernel.status_next(KDAT_IOC_EVD_POST_SE, E(DAT_QUEUE_FULL));
 	EXPECT_DAT(E(DAT_QUEUE_FULL), dat_evd_post_se(se, &ev));
-	ASSERT_OK(dat_evd_dequeue(se, &e));
-	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(s.async, &e));
-	while (dat_evd_dequeue(se, &e) == DAT_SUCCESS)
-		;
+	/* only software events are posted at all */
+	ev.event_number = DAT_DTO_COMPLETION_EVENT;
+	EXPECT_DAT(ARG(2), dat_evd_post_se(se, &ev));
+	EXPECT_EQ(2u, kernel.total_ioctls());
 }
 
+/*
+ * The ring's `dropped` count grows when the kernel loses events to a full
+ * ring: the next dequeue reports it once, on the IA's async EVD.
+ */
 TEST_F(Evd, DroppedEventsBecomeOneOverflowEvent)
 {
-	DAT_SRQ_ATTR sa = { 64, 1, 0 };
-	DAT_SRQ_HANDLE srq;
 	DAT_EVD_HANDLE small;
-	DAT_EP_HANDLE sep, cep;
-	Side c;
-	c.open("rxe1");
 	ASSERT_OK(dat_evd_create(s.ia, 2, nullptr, DAT_EVD_DTO_FLAG, &small));
-	ASSERT_OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
-	connect_pair(s, c, srq, sep, cep, 4100, small, s.dto);
-	for (int i = 0; i < 8; i++) {
-		DAT_LMR_TRIPLET t = s.seg(i * 64, 64);
-		DAT_DTO_COOKIE ck = {};
-		ASSERT_OK(dat_srq_post_recv(srq, 1, &t, ck));
-	}
+	fake::Ref r = ref<kdat::Evd>(small);
+	ASSERT_EQ(2u, kernel.ring(r)->entries);
 	for (int i = 0; i < 5; i++)
-		send_text(c, cep, "z");
+		kernel.inject(r, dto_event(0, i));
+	EXPECT_EQ(3u, kernel.ring(r)->dropped);
+
 	DAT_EVENT e;
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(s.async, &e));
 	ASSERT_OK(dat_evd_dequeue(small, &e));
 	EXPECT_EQ(DAT_DTO_COMPLETION_EVENT, e.event_number);
+	EXPECT_EQ(0u, e.event_data.dto_completion_event_data.user_cookie.as_64);
 	e = next_event(s.async, DAT_ASYNC_ERROR_EVD_OVERFLOW);
 	EXPECT_EQ(small, e.event_data.asynch_error_event_data.dat_handle);
 	EXPECT_EQ(DAT_EVD_OVERFLOW_ERROR,
@@ -235,21 +289,48 @@ TEST_F(Evd, DroppedEventsBecomeOneOverflowEvent)
 	ASSERT_OK(dat_evd_dequeue(small, &e));
 	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(small, &e));
 	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(s.async, &e));
-	/* the lost completions still came back to the SRQ */
-	DAT_SRQ_PARAM p;
-	ASSERT_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p));
-	EXPECT_EQ(3, p.outstanding_dto_count);
-	EXPECT_OK(dat_ep_free(sep));
-	EXPECT_OK(dat_ep_free(cep));
-	EXPECT_OK(dat_srq_free(srq));
+
+	/* a later loss is reported again */
+	for (int i = 0; i < 3; i++)
+		kernel.inject(r, dto_event(0, 10 + i));
+	ASSERT_OK(dat_evd_dequeue(small, &e));
+	next_event(s.async, DAT_ASYNC_ERROR_EVD_OVERFLOW);
+	ASSERT_OK(dat_evd_dequeue(small, &e));
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(s.async, &e));
 	EXPECT_OK(dat_evd_free(small));
-	c.close();
+}
+
+/* A waiter on the async EVD is woken for an overflow report the library made. */
+TEST_F(Evd, OverflowReportWakesAnAsyncWaiter)
+{
+	DAT_EVD_HANDLE small;
+	ASSERT_OK(dat_evd_create(s.ia, 2, nullptr, DAT_EVD_DTO_FLAG, &small));
+	fake::Ref r = ref<kdat::Evd>(small), a = ref<kdat::Evd>(s.async);
+	for (int i = 0; i < 3; i++)
+		kernel.inject(r, dto_event(0, i));
+	DAT_EVENT e, got;
+	DAT_COUNT more;
+	DAT_RETURN st = E(DAT_INTERNAL_ERROR);
+	std::thread t([&] {
+		st = dat_evd_wait(s.async, DAT_TIMEOUT_INFINITE, 1, &got, &more);
+	});
+	kernel.await_waiters(a, 1);
+	ASSERT_OK(dat_evd_dequeue(small, &e));
+	t.join();
+	ASSERT_OK(st);
+	EXPECT_EQ(DAT_ASYNC_ERROR_EVD_OVERFLOW, got.event_number);
+	EXPECT_EQ((__u32)KDAT_EVD_CTL_WAKE,
+		  kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL).op);
+	while (dat_evd_dequeue(small, &e) == DAT_SUCCESS)
+		;
+	EXPECT_OK(dat_evd_free(small));
 }
 
 TEST_F(Evd, QueryResizeFree)
 {
 	DAT_EVD_PARAM p;
 
+	kernel.reset_counts();
 	ASSERT_OK(dat_evd_query(se, DAT_EVD_FIELD_ALL, &p));
 	EXPECT_EQ(s.ia, p.ia_handle);
 	EXPECT_EQ(8, p.evd_qlen);
@@ -270,8 +351,8 @@ TEST_F(Evd, QueryResizeFree)
 	EXPECT_EQ(4, p.evd_qlen);
 	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD),
 		   dat_evd_resize(se, 9));
-	post(nullptr);
-	post(nullptr);
+	event(nullptr);
+	event(nullptr);
 	EXPECT_DAT(E(DAT_INVALID_STATE), dat_evd_resize(se, 1));
 	EXPECT_OK(dat_evd_resize(se, 8));
 	DAT_EVENT e;
@@ -285,12 +366,16 @@ TEST_F(Evd, QueryResizeFree)
 	DAT_CNO_HANDLE cno;
 	EXPECT_DAT(E(DAT_NOT_IMPLEMENTED),
 		   dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	/* all of it the library's: the EVD state is not the kernel's */
+	EXPECT_EQ(0u, kernel.total_ioctls());
 
-	/* an EVD an EP uses cannot go */
-	DAT_EP_ATTR at = ep_attr();
-	DAT_EP_HANDLE ep;
-	ASSERT_OK(dat_ep_create(s.ia, s.pz, se, se, nullptr, &at, &ep));
+	/* free: the kernel's verdict; a refused free keeps the EVD */
+	kernel.status_next(KDAT_IOC_FREE,
+			   E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE));
 	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE),
 		   dat_evd_free(se));
-	EXPECT_OK(dat_ep_free(ep));
+	ASSERT_OK(dat_evd_query(se, DAT_EVD_FIELD_ALL, &p));
+	auto f = kernel.last<kdat_ioc_free>(KDAT_IOC_FREE);
+	EXPECT_EQ(sref.id, f.handle);
+	EXPECT_EQ(kdat::ktype::EVD, f.type);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // Shared helpers of the host unit tests: a fixture that runs the library
-// against the fake /dev/kdat with the shipped dat.conf, and a "side" (an
-// open IA with a PZ, the usual EVDs and a registered buffer).
+// against the protocol fake of /dev/kdat (fake_kdat.hpp) with the shipped
+// dat.conf, a "side" (an open IA with a PZ, the usual EVDs and a
+// registered buffer), the fake's name for a DAT handle, and events as the
+// kernel writes them into a ring.
 #pragma once
 
 #include <dat/udat.h>
@@ -14,11 +16,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "fake_kdat.hpp"
 #include "handles.hpp"
+#include "objects.hpp"
 #include "registry.hpp"
 
 /* Prints a DAT_RETURN by name when an expectation fails. */
@@ -169,65 +173,68 @@ inline DAT_EVENT next_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER expected)
 	return e;
 }
 
-/*
- * Connect existing client EP @cep of @cli to existing server EP @sep of
- * @srv through a PSP on @qual; both sides see ESTABLISHED.
- */
-inline void connect_eps(Side &srv, Side &cli, DAT_EP_HANDLE sep,
-			DAT_EP_HANDLE cep, DAT_CONN_QUAL qual)
+/* The fake's name of the object behind DAT handle @h (a T of this library). */
+template <class T>
+fake::Ref ref(DAT_HANDLE h)
 {
-	DAT_PSP_HANDLE psp;
-	struct sockaddr_in sin = ipv4("192.0.2.1");
+	auto o = kdat::lookup<T>(h);
 
-	ASSERT_OK(dat_psp_create(srv.ia, qual, srv.cr, DAT_PSP_CONSUMER_FLAG,
-				 &psp));
-	ASSERT_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual, 1000000,
-				 0, nullptr, DAT_QOS_BEST_EFFORT,
-				 DAT_CONNECT_DEFAULT_FLAG));
-	DAT_EVENT e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
-	ASSERT_OK(dat_cr_accept(e.event_data.cr_arrival_event_data.cr_handle,
-				sep, 0, nullptr));
-	next_event(srv.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	next_event(cli.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	ASSERT_OK(dat_psp_free(psp));
+	if (!o)
+		throw std::logic_error("ref: not a live handle of that type");
+	return { o->ctx->dev.get(), o->kid };
 }
 
-/*
- * Connect client EP @cep of @cli to a new server EP of @srv (with @srq if
- * given) through a PSP on @qual; both sides see ESTABLISHED.
- */
-inline void connect_pair(Side &srv, Side &cli, DAT_SRQ_HANDLE srq,
-			 DAT_EP_HANDLE &sep, DAT_EP_HANDLE &cep,
-			 DAT_CONN_QUAL qual = 4000,
-			 DAT_EVD_HANDLE srv_recv = nullptr,
-			 DAT_EVD_HANDLE srv_req = nullptr)
+template <class T>
+std::uint32_t kid(DAT_HANDLE h)
 {
-	DAT_EP_ATTR at = ep_attr();
-
-	if (!srv_recv)
-		srv_recv = srv.dto;
-	if (!srv_req)
-		srv_req = srv.dto;
-	if (srq)
-		ASSERT_OK(dat_ep_create_with_srq(srv.ia, srv.pz, srv_recv,
-						 srv_req, srv.conn, srq, &at,
-						 &sep));
-	else
-		ASSERT_OK(dat_ep_create(srv.ia, srv.pz, srv_recv, srv_req,
-					srv.conn, &at, &sep));
-	ASSERT_OK(dat_ep_create(cli.ia, cli.pz, cli.dto, cli.dto, cli.conn,
-				&at, &cep));
-	connect_eps(srv, cli, sep, cep, qual);
+	return ref<T>(h).id;
 }
 
-/* Send @text from @ep (segment at @off of @s's buffer). */
-inline void send_text(Side &s, DAT_EP_HANDLE ep, const char *text,
-		      std::size_t off = 0, DAT_UINT64 cookie = 0)
+/* Ring entries as the kernel writes them. */
+inline struct kdat_uevent dto_event(std::uint32_t ep, std::uint64_t cookie,
+				    std::uint64_t length = 0,
+				    DAT_DTO_COMPLETION_STATUS status =
+					    DAT_DTO_SUCCESS,
+				    std::uint32_t srq = 0)
 {
-	std::size_t n = std::strlen(text) + 1;
-	std::memcpy(s.buf.data() + off, text, n);
-	DAT_LMR_TRIPLET t = s.seg(off, n);
-	DAT_DTO_COOKIE c;
-	c.as_64 = cookie;
-	ASSERT_OK(dat_ep_post_send(ep, 1, &t, c, DAT_COMPLETION_DEFAULT_FLAG));
+	struct kdat_uevent u = {};
+	u.event_number = DAT_DTO_COMPLETION_EVENT;
+	u.handle = ep;
+	u.cookie = cookie;
+	u.length = length;
+	u.status = status;
+	u.srq = srq;
+	return u;
+}
+
+inline struct kdat_uevent async_event(std::uint32_t handle,
+				      std::uint32_t reason)
+{
+	struct kdat_uevent u = {};
+	u.event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+	u.handle = handle;
+	u.reason = reason;
+	return u;
+}
+
+inline struct kdat_uevent software_event(void *pointer)
+{
+	struct kdat_uevent u = {};
+	u.event_number = DAT_SOFTWARE_EVENT;
+	u.pointer = (std::uint64_t)(std::uintptr_t)pointer;
+	return u;
+}
+
+inline struct kdat_uevent connection_event(DAT_EVENT_NUMBER n,
+					   std::uint32_t ep,
+					   const void *pdata = nullptr,
+					   std::uint32_t pdata_size = 0)
+{
+	struct kdat_uevent u = {};
+	u.event_number = n;
+	u.handle = ep;
+	u.pdata_size = pdata_size;
+	if (pdata_size)
+		std::memcpy(u.pdata, pdata, pdata_size);
+	return u;
 }
