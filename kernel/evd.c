@@ -341,9 +341,14 @@ DAT_RETURN kdat_ib_evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *ev)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	spin_lock_irqsave(&evd->lock, flags);
-	full = evd->count == evd->qlen;
-	spin_unlock_irqrestore(&evd->lock, flags);
+	/* a user EVD's queue is its ring: what the user has not consumed */
+	if (evd->uring) {
+		full = evd->obj.ia->uops->evd_count(evd) >= (u32)evd->qlen;
+	} else {
+		spin_lock_irqsave(&evd->lock, flags);
+		full = evd->count == evd->qlen;
+		spin_unlock_irqrestore(&evd->lock, flags);
+	}
 	if (full)
 		return KDAT_ERR(DAT_QUEUE_FULL, 0);
 	kdat_evd_post(evd, ev, NULL, false);

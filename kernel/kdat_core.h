@@ -127,6 +127,7 @@ struct kdat_uops {
 	void (*evd_post)(struct kdat_evd *evd, const DAT_EVENT *ev,
 			 struct kdat_srq *srq);
 	void (*evd_destroy)(struct kdat_evd *evd);
+	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
 	int (*srq_init)(struct kdat_srq *srq);
 	void (*srq_ring_error)(struct kdat_srq *srq, u64 cookie,

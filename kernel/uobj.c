@@ -345,6 +345,7 @@ const struct kdat_uops kdat_file_uops = {
 	.evd_init = kdat_uevd_init,
 	.evd_post = kdat_uevd_post,
 	.evd_destroy = kdat_uevd_destroy,
+	.evd_count = kdat_uevd_count,
 	.srq_init = kdat_usrq_init,
 	.srq_ring_error = kdat_srq_ring_error,
 	.ring_free = kdat_uring_free,

@@ -59,15 +59,7 @@ TEST_F(Objects, EvdFreeRefusedWhileAnEpUsesIt)
 
 // dat_evd_post_se on an EVD that holds qlen events: DAT_QUEUE_FULL
 // (DAT 1.2), and nothing is lost or reported lost.
-//
-// DISABLED: the module does not do this for /dev/kdat EVDs.
-// kdat_ib_evd_post_se (kernel/evd.c) tests evd->count, which only kernel
-// EVDs keep; a user EVD's events go to its ring, where a full ring counts
-// the event in `dropped` and the call returns DAT_SUCCESS (the library
-// then reports DAT_ASYNC_ERROR_EVD_OVERFLOW).  The host's old fake
-// answered DAT_QUEUE_FULL, so the host test passed while the module
-// differed.  Enable this once the kernel checks the ring.
-TEST_F(Objects, DISABLED_PostSeOnAFullEvdIsQueueFull)
+TEST_F(Objects, PostSeOnAFullEvdIsQueueFull)
 {
 	DAT_EVD_HANDLE se;
 	ASSERT_OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
