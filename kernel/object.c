@@ -206,6 +206,7 @@ void kdat_obj_unpublish(struct kdat_obj *obj)
 	xa_erase(&kdat_handles, kdat_handle_key(obj));
 	set_bit(KDAT_OBJ_GONE, &obj->flags);
 	/* a teardown waiting in kdat_obj_claim_wait() sees it gone */
+	smp_mb__after_atomic();
 	wake_up_var(&obj->usecnt);
 	kref_put(&obj->ref, kdat_obj_release);
 }
@@ -345,7 +346,8 @@ bool kdat_obj_claim_wait(struct kdat_obj *obj, int held)
 
 void kdat_obj_unclaim(struct kdat_obj *obj, int held)
 {
-	atomic_set_release(&obj->usecnt, held);
+	atomic_set(&obj->usecnt, held);
+	smp_mb();	/* the new count before wake_up_var's waiter check */
 	wake_up_var(&obj->usecnt);
 }
 
