@@ -4,7 +4,9 @@
 #
 #   make            everything that can be built here
 #   make module     the kernel module (KDIR= selects the kernel headers)
-#   make test       host, guest and install stages; ends "N passed, N failed"
+#   make test       host, guest, install and debug stages; ends "N passed, N failed"
+#   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
+#                   kmemleak kernel (built once per machine, ~15-30 min)
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
 #   make bench      message rate against perftest, in the guest (kernel consumer)
 #   make bench-user libdat: post cost and message rate against rdma-core/perftest
@@ -23,7 +25,8 @@ EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
 .PHONY: all module test-modules user examples test test-host run bench bench-user clean \
-	deps install uninstall dkms-install dkms-uninstall test-install
+	deps install uninstall dkms-install dkms-uninstall test-install test-debug test-guest \
+	raw-tests
 
 all: user
 	@if [ -e "$(KDIR)/Makefile" ]; then \
@@ -55,6 +58,21 @@ build/abi_smoke: tests/user/abi/abi_smoke.c include/uapi/kdat_abi.h
 	@mkdir -p build
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -Iinclude -o $@ $<
 
+# Raw-ABI race and fuzz tests (guest and debug stages), built when their
+# sources exist; a source that exists and does not build fails `make test`.
+RAW_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -Iinclude
+RAW_DEPS := $(wildcard include/uapi/*.h tests/user/common/*.h)
+build/kdat_race: tests/user/race/kdat_race.c $(RAW_DEPS)
+	@mkdir -p build
+	$(CC) $(RAW_CFLAGS) -o $@ $<
+build/kdat_fuzz: tests/user/fuzz/kdat_fuzz.c $(RAW_DEPS)
+	@mkdir -p build
+	$(CC) $(RAW_CFLAGS) -o $@ $<
+RAW_TESTS := build/abi_smoke \
+	$(if $(wildcard tests/user/race/kdat_race.c),build/kdat_race) \
+	$(if $(wildcard tests/user/fuzz/kdat_fuzz.c),build/kdat_fuzz)
+raw-tests: $(RAW_TESTS)
+
 deps:
 	@scripts/deps.sh all
 
@@ -64,6 +82,19 @@ test: deps
 
 test-host: deps
 	@STAGES=host tests/run-tests.sh
+
+# The guest stage alone (the Debian kernel); needs what the host stage builds.
+test-guest: deps
+	@$(MAKE) --no-print-directory user test-modules raw-tests KDIR=$$(scripts/kdir.sh)
+	@STAGES=guest tests/run-tests.sh
+
+# The debug stage of `make test` alone: builds (once per machine, cached in
+# /var/cache/kdat/debug-kernel) the guest's kernel with KASAN, lockdep,
+# kmemleak, UBSAN, KFENCE; the module and kernel test modules against it in
+# build/debug/; the guest suite on it (docs/testing.md).
+test-debug: deps
+	@$(MAKE) --no-print-directory user raw-tests
+	@STAGES=debug tests/run-tests.sh
 
 # The install stage of `make test` alone: DKMS package + make install +
 # out-of-tree builds, inside the guest (about 4 minutes under TCG).

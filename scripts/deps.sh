@@ -2,7 +2,11 @@
 # Make sure the packages the build, the guest rig and the tests need are
 # installed.  On Debian/Ubuntu as root (or with sudo) it installs what is
 # missing; elsewhere it prints one line naming what is missing and fails.
-#   scripts/deps.sh [build|guest|all]
+#   scripts/deps.sh [build|guest|debug|all]
+# debug: what the debug stage (scripts/debug-kernel.sh: the guest's kernel
+# rebuilt from linux-source-6.1 with KASAN/lockdep/kmemleak) and the host
+# fuzz targets (clang's libFuzzer) need; `make test` runs both, so "all"
+# includes them.
 set -euo pipefail
 
 what=${1:-all}
@@ -11,10 +15,14 @@ build_pkgs=(make gcc g++ cmake pkg-config libgtest-dev libgmock-dev
 guest_pkgs=(linux-image-amd64 qemu-system-x86 busybox-static cpio
 	    rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
 	    librdmacm-dev rdmacm-utils perftest iproute2 dkms)
+debug_pkgs=(linux-source-6.1 flex bison bc libelf-dev libssl-dev dwarves
+	    xz-utils clang libclang-rt-14-dev)
 case $what in
 build) pkgs=("${build_pkgs[@]}") ;;
-guest | all) pkgs=("${build_pkgs[@]}" "${guest_pkgs[@]}") ;;
-*) echo "usage: $0 [build|guest|all]" >&2; exit 2 ;;
+guest) pkgs=("${build_pkgs[@]}" "${guest_pkgs[@]}") ;;
+debug) pkgs=("${debug_pkgs[@]}") ;;
+all) pkgs=("${build_pkgs[@]}" "${guest_pkgs[@]}" "${debug_pkgs[@]}") ;;
+*) echo "usage: $0 [build|guest|debug|all]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,16 +1,42 @@
 #!/usr/bin/env bash
-# Guest stage.
-# from the repo root: loads the freshly built kdat.ko, runs the kdat_test
-# consumer (one case per checkable statement of the SRQ man pages), proves
-# nothing is left alive, removes a device under live objects, and unloads.
+# Guest stage (run inside the guest by tests/vm/guest-run.sh, from the repo
+# root): loads the freshly built kdat.ko, runs the kernel test modules (one
+# case per checkable statement of the SRQ man pages, plus any other test
+# module tests/kernel/Kbuild builds), the raw /dev/kdat ABI binaries
+# (abi_smoke, kdat_race, kdat_fuzz), the libdat GoogleTest suite, proves
+# nothing is left alive after each, refuses rmmod while /dev/kdat is open,
+# removes a device under live objects, and unloads.
+#
 # Writes PASS:/FAIL: lines to $RESULTS (default build/test/guest.txt).
+# Every part knows how many cases it expects and reports a FAIL when fewer
+# reported; a part that hangs is stopped after its time limit, fails, and
+# the rest still runs.
+#
+# Environment (defaults: the stock-kernel build in the repo):
+#   KDAT_KO          the module                 (kernel/kdat.ko)
+#   KDAT_TEST_DIR    the kernel test modules    (tests/kernel; its
+#                    modules.order lists them, kdat_test.ko first)
+#   KDAT_TEST_KO     the main test module       ($KDAT_TEST_DIR/kdat_test.ko)
+#   KDAT_RACE, KDAT_FUZZ   raw-ABI binaries     (build/kdat_race, build/kdat_fuzz)
+#   KDAT_TIMEOUT     seconds each test module / binary may run (400)
 set -uo pipefail
 
 RESULTS=${RESULTS:-build/test/guest.txt}
+KDAT_KO=${KDAT_KO:-kernel/kdat.ko}
+KDAT_TEST_DIR=${KDAT_TEST_DIR:-tests/kernel}
+KDAT_TEST_KO=${KDAT_TEST_KO:-$KDAT_TEST_DIR/kdat_test.ko}
+KDAT_RACE=${KDAT_RACE:-build/kdat_race}
+KDAT_FUZZ=${KDAT_FUZZ:-build/kdat_fuzz}
+KDAT_TIMEOUT=${KDAT_TIMEOUT:-400}
 : >"$RESULTS"
 pass() { echo "PASS: $*" | tee -a "$RESULTS"; }
 fail() { echo "FAIL: $*" | tee -a "$RESULTS"; }
-objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects; }
+objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects 2>/dev/null; }
+no_live_objects() {	# no_live_objects NAME
+	local n
+	n=$(objects)
+	if [ "$n" = 0 ]; then pass "$1"; else fail "$1 (${n:-no counter} left)"; fi
+}
 
 # Wait (bounded, for a broken module only) until the log shows $1; stop
 # early when $2 shows instead.
@@ -25,8 +51,47 @@ wait_log() {
 	return 1
 }
 
-if ! insmod kernel/kdat.ko; then
-	fail "module_loads"
+# bounded SECONDS CMD...: CMD's status, or 124 if it was still running after
+# SECONDS.  Not timeout(1): a process stuck in the kernel ignores SIGKILL
+# and timeout would wait for it forever; this polls for the process to end,
+# signals it at the limit and moves on whether it died or not.
+bounded() {
+	local secs=$1 pid i
+	shift
+	"$@" &
+	pid=$!
+	for ((i = 0; i < secs; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null
+		for ((i = 0; i < 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		# reap it if it died; a task stuck in D state stays behind
+		kill -0 "$pid" 2>/dev/null || wait "$pid" 2>/dev/null
+		return 124
+	fi
+	wait "$pid"
+}
+
+# expect_count PREFIX GOT EXPECTED WHAT: FAIL when fewer cases reported.
+expect_count() {
+	if [ -z "$3" ] || [ "$3" -eq 0 ]; then
+		fail "${1}plan_known (no case count for $4)"
+	elif [ "$2" -lt "$3" ]; then
+		fail "${1}all_cases_reported ($2 of $3 $4 reported)"
+	else
+		echo "# $4: $2 of $3 cases reported"
+	fi
+}
+
+# --- the module ----------------------------------------------------------
+if ! insmod "$KDAT_KO"; then
+	fail "module_loads ($KDAT_KO)"
 	exit 1
 fi
 pass "module_loads"
@@ -38,48 +103,190 @@ dmesg | grep -q "kdat: IA rxe0 registered" && pass "ia_appears_with_ib_device" |
 # the kernel suite's RDMA case needs it: its PZs are created after this
 echo 1 >/sys/module/kdat/parameters/remote_access
 
-# --- the SRQ cases -------------------------------------------------------
-if insmod tests/kernel/kdat_test.ko srv_ia=rxe0 cli_ia=rxe1 srv_addr=192.0.2.1; then
-	dmesg | sed -n 's/.*kdat_test: ok \(.*\)$/PASS: kernel_\1/p' | tee -a "$RESULTS"
-	dmesg | sed -n 's/.*kdat_test: not ok \([^:]*\):\(.*\)$/FAIL: kernel_\1 -\2/p' |
-		tee -a "$RESULTS"
-	dmesg | grep -q "kdat_test: [0-9]* passed" || fail "kernel_suite_completed"
-	rmmod kdat_test || fail "kernel_test_module_unloads"
-else
-	fail "kernel_test_module_loads"
-fi
-[ "$(objects)" = 0 ] && pass "no_live_objects_after_suite" ||
-	fail "no_live_objects_after_suite ($(objects) left)"
+# --- the kernel test modules ---------------------------------------------
+# Contract: loading NAME.ko runs its cases in module init and prints
+# "NAME: ok CASE" / "NAME: not ok CASE: why" per case and
+# "NAME: N passed, M failed" at the end.  The expected count comes from the
+# source's case table ("cases[] = {" ... "CASE(" ... "};"), else from that
+# summary line.  kdat_test's results are kernel_CASE; another module's
+# kernel_<name without kdat_ and _test>_CASE.
+kmod_cases_in_source() {
+	[ -f "$1" ] || return 0
+	awk '/cases\[\] *= *\{/ { on = 1; next }
+		on && /^\};/ { on = 0 }
+		on && /^[ \t]*CASE\(/ { n++ }
+		END { if (n) print n }' "$1"
+}
 
-# --- /dev/kdat through the raw ABI ---------------------------------------
-if [ -x build/abi_smoke ]; then
-	build/abi_smoke >"$RESULTS.abi" 2>&1
+run_test_module() {
+	local ko=$1 name pfx mark st out args=() p expected got summary t0
+	name=$(basename "$ko" .ko)
+	if [ "$name" = kdat_test ]; then
+		pfx=kernel_
+	else
+		pfx=${name#kdat_}
+		pfx=kernel_${pfx%_test}_
+	fi
+	# the rig's parameters, for those the module declares
+	for p in $(modinfo -p "$ko" 2>/dev/null | cut -d: -f1); do
+		case $p in
+		srv_ia) args+=(srv_ia=rxe0) ;;
+		cli_ia) args+=(cli_ia=rxe1) ;;
+		srv_addr) args+=(srv_addr=192.0.2.1) ;;
+		cli_addr) args+=(cli_addr=192.0.2.2) ;;
+		esac
+	done
+	mark=$(dmesg | wc -l)
+	t0=$SECONDS
+	bounded "$KDAT_TIMEOUT" insmod "$ko" "${args[@]}"
 	st=$?
-	cat "$RESULTS.abi" | tee -a "$RESULTS"
-	[ $st = 0 ] || fail "abi_smoke_exit_status ($st)"
-	[ "$(objects)" = 0 ] && pass "no_live_objects_after_file_close" ||
-		fail "no_live_objects_after_file_close ($(objects) left)"
+	echo "# time $name: $((SECONDS - t0)) s (insmod status $st)"
+	out=$(dmesg | tail -n +"$((mark + 1))")
+	sed -n "s/.*$name: ok \([^ ]*\)\$/PASS: $pfx\1/p" <<<"$out" |
+		awk '!seen[$0]++' | tee -a "$RESULTS"
+	# one line per case, even if a case printed several "not ok"
+	sed -n "s/.*$name: not ok \([^:]*\):\(.*\)\$/\1 -\2/p" <<<"$out" |
+		awk '!seen[$1]++ { print "FAIL: '"$pfx"'" $0 }' | tee -a "$RESULTS"
+	got=$(grep -E "$name: (not )?ok [^ :]+" <<<"$out" |
+		sed -E "s/.*$name: (not )?ok ([^ :]+).*/\2/" | sort -u | wc -l)
+	summary=$(sed -n "s/.*$name: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p" <<<"$out" | tail -n1)
+	expected=$(kmod_cases_in_source "${ko%.ko}.c")
+	if [ -z "$expected" ] && [ -n "$summary" ]; then
+		expected=$((${summary% *} + ${summary#* }))
+	fi
+	case $st in
+	0)
+		[ -n "$summary" ] || fail "${pfx}suite_completed (no summary line)"
+		expect_count "$pfx" "$got" "$expected" "$name"
+		rmmod "$name" || fail "${pfx}module_unloads"
+		;;
+	124)
+		fail "${pfx}suite_completed (insmod still running after ${KDAT_TIMEOUT}s)"
+		expect_count "$pfx" "$got" "$expected" "$name"
+		;;
+	*)
+		fail "${pfx}module_loads (insmod status $st)"
+		;;
+	esac
+	no_live_objects "no_live_objects_after_${pfx}suite"
+}
+
+if [ -e "$KDAT_TEST_KO" ]; then
+	run_test_module "$KDAT_TEST_KO"
+else
+	fail "kernel_test_module_built ($KDAT_TEST_KO)"
 fi
+# the others, in Kbuild's order (a stale .ko of a removed module is ignored)
+if [ -f "$KDAT_TEST_DIR/modules.order" ]; then
+	while read -r m; do
+		m=$KDAT_TEST_DIR/$(basename "$m" .o)
+		m=${m%.ko}.ko
+		[ "$(basename "$m")" = "$(basename "$KDAT_TEST_KO")" ] && continue
+		if [ -e "$m" ]; then
+			run_test_module "$m"
+		else
+			fail "kernel_test_module_built ($m)"
+		fi
+	done <"$KDAT_TEST_DIR/modules.order"
+fi
+
+# --- binaries that print PASS:/FAIL: lines --------------------------------
+# run_cases NAME PREFIX EXPECTED BIN [ARGS...]: run BIN (bounded), copy its
+# PASS:/FAIL: lines with PREFIX added where missing, fail when fewer than
+# EXPECTED (or than its own "PLAN: N" if EXPECTED is empty) reported, when
+# it exited non-zero without a FAIL line, or when it ran out of time; then
+# check the live-object counter.
+run_cases() {
+	local name=$1 pfx=$2 expected=$3 st log seed got nfail t0=$SECONDS
+	shift 3
+	log=$RESULTS.$name
+	bounded "$KDAT_TIMEOUT" "$@" >"$log" 2>&1 </dev/null
+	st=$?
+	echo "# time $name: $((SECONDS - t0)) s (status $st)"
+	seed=$(sed -n 's/^SEED: *\([0-9]*\).*/\1/p' "$log" | head -n1)
+	[ -z "$seed" ] || echo "# $name: SEED: $seed" | tee -a "$RESULTS"
+	grep -E '^(PASS|FAIL): ' "$log" |
+		sed -E "s/^(PASS|FAIL): ($pfx)?/\1: $pfx/" |
+		if [ -n "$seed" ]; then sed "/^FAIL/s/\$/ (seed $seed)/"; else cat; fi |
+		tee -a "$RESULTS"
+	got=$(grep -cE '^(PASS|FAIL): ' "$log")
+	nfail=$(grep -cE '^FAIL: ' "$log")
+	[ -n "$expected" ] || expected=$(sed -n 's/^PLAN: *\([0-9]*\).*/\1/p' "$log" | head -n1)
+	expect_count "$pfx" "$got" "$expected" "$name"
+	if [ "$st" = 124 ]; then
+		fail "${pfx}completed (still running after ${KDAT_TIMEOUT}s)"
+	elif [ "$st" != 0 ] && [ "$nfail" = 0 ]; then
+		fail "${pfx}exit_status ($st with no FAIL line; see $log)"
+	fi
+	no_live_objects "no_live_objects_after_$name"
+}
+
+# abi_smoke prints no plan: its cases are its PASS lines in the source.
+if [ -x build/abi_smoke ]; then
+	run_cases abi_smoke abi_ \
+		"$(grep -o 'printf("PASS: [a-z0-9_]*' tests/user/abi/abi_smoke.c | sort -u | wc -l)" \
+		build/abi_smoke
+else
+	fail "abi_smoke_built"
+fi
+# kdat_race / kdat_fuzz print "PLAN: N" first (kdat_fuzz then "SEED: n").
+for t in race fuzz; do
+	bin=$KDAT_RACE
+	[ $t = fuzz ] && bin=$KDAT_FUZZ
+	if [ -x "$bin" ]; then
+		run_cases "kdat_$t" "${t}_" "" "$bin"
+	elif [ -e "tests/user/$t/kdat_$t.c" ]; then
+		fail "${t}_binary_built ($bin)"
+	fi
+done
 
 # --- libdat against the module (GoogleTest) ------------------------------
 gt=$(find build/user -name dat_guest_tests -type f -perm -u+x 2>/dev/null | head -1)
 if [ -n "$gt" ]; then
-	"$gt" --gtest_color=no >"$RESULTS.gtest" 2>&1
+	planned=$("$gt" --gtest_list_tests 2>/dev/null | grep -c '^  ')
+	t0=$SECONDS
+	bounded "$KDAT_TIMEOUT" "$gt" --gtest_color=no >"$RESULTS.gtest" 2>&1 </dev/null
 	st=$?
-	sed -n 's/^\[       OK \] \([^ ]*\) (.*/PASS: user_\1/p;
-		s/^\[  FAILED  \] \([^ ]*\) (.*/FAIL: user_\1/p' "$RESULTS.gtest" |
-		tee -a "$RESULTS"
-	grep -q "^\[  PASSED  \]" "$RESULTS.gtest" || [ $st = 0 ] ||
-		fail "user_gtest_suite_completed ($st)"
-	[ "$(objects)" = 0 ] && pass "no_live_objects_after_user_suite" ||
-		fail "no_live_objects_after_user_suite ($(objects) left)"
+	echo "# time dat_guest_tests: $((SECONDS - t0)) s (status $st)"
+	sed -n 's/^\[       OK \] \([^ ,]*\)[ ,].*/PASS: user_\1/p;
+		s/^\[  FAILED  \] \([^ ,]*\)[ ,].*([0-9]* ms)$/FAIL: user_\1/p' \
+		"$RESULTS.gtest" | tee -a "$RESULTS"
+	got=$(grep -cE '^\[ +(OK|FAILED) +\] [^ ,]+[ ,].*\([0-9]+ ms\)$' "$RESULTS.gtest")
+	expect_count user_ "$got" "$planned" dat_guest_tests
+	if [ "$st" = 124 ]; then
+		fail "user_gtest_suite_completed (still running after ${KDAT_TIMEOUT}s)"
+	elif [ "$st" != 0 ] && ! grep -q '^\[  FAILED  \]' "$RESULTS.gtest"; then
+		fail "user_gtest_suite_completed (status $st)"
+	fi
+	no_live_objects "no_live_objects_after_user_suite"
 else
 	fail "user_gtest_suite_built"
 fi
 
+# --- rmmod while a process holds /dev/kdat open ---------------------------
+mark=$(dmesg | wc -l)
+if exec 3</dev/kdat; then
+	if rmmod kdat 2>/dev/null; then
+		fail "rmmod_refused_while_dev_kdat_open (it unloaded)"
+		exec 3<&-
+		insmod "$KDAT_KO" || { fail "module_reloads"; exit 1; }
+	else
+		pass "rmmod_refused_while_dev_kdat_open"
+	fi
+	exec 3<&-
+	dmesg | tail -n +"$((mark + 1))" >/tmp/rmmod-open.log
+	if tests/vm/check-kernel-log.sh /tmp/rmmod-open.log; then
+		pass "kernel_log_clean_after_refused_rmmod"
+	else
+		fail "kernel_log_clean_after_refused_rmmod"
+	fi
+else
+	fail "rmmod_refused_while_dev_kdat_open (cannot open /dev/kdat)"
+fi
+
 # --- device removal under live objects -----------------------------------
 mark=$(dmesg | wc -l)
-if insmod tests/kernel/kdat_test.ko mode=catastrophe dev_ia=rxe1; then
+if insmod "$KDAT_TEST_KO" mode=catastrophe dev_ia=rxe1; then
 	if wait_log "catastrophe: ready"; then
 		rdma link delete rxe1
 		if wait_log "kdat_test: ok ia_catastrophic_on_device_removal" \
@@ -98,8 +305,7 @@ else
 fi
 dmesg | grep -q "kdat: IA rxe1 removed" && pass "ia_disappears_with_ib_device" ||
 	fail "ia_disappears_with_ib_device"
-[ "$(objects)" = 0 ] && pass "no_live_objects_after_removal" ||
-	fail "no_live_objects_after_removal ($(objects) left)"
+no_live_objects "no_live_objects_after_removal"
 
 # --- unload --------------------------------------------------------------
 if rmmod kdat; then

@@ -9,6 +9,9 @@
 #                    mounted there; OUTDIR/.rig-cmd holds argv, NUL-separated
 #   RIG_CWD          directory to run the command in
 #   RIG_CMD_TIMEOUT  seconds the command may run (0 or empty: no limit)
+# and from /proc/cmdline (debug kernel only, base64 like the others):
+#   rig_moddir       the debug kernel's modules_install tree, linked to
+#                    /lib/modules/$(uname -r)
 set -euo pipefail
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -26,11 +29,35 @@ fi
 # off.  A failure of the rig itself is reported as status 125.
 STATUS=125
 OUT_MOUNTED=0
+# Debug kernel: kmemleak reports only what a scan found, and an object must
+# stay unreferenced across two scans to be reported; lockdep's debug_locks
+# drops to 0 when it reported once (or ran out of table space) and stops
+# checking.  Both saved for guest-run.sh, which judges them.
+# shellcheck disable=SC2317 # called from finish()
+debug_kernel_reports() {
+	local t
+	if [[ -e /sys/kernel/debug/kmemleak ]]; then
+		t=$SECONDS
+		if echo scan >/sys/kernel/debug/kmemleak &&
+			echo scan >/sys/kernel/debug/kmemleak; then
+			cat /sys/kernel/debug/kmemleak >"$RIG_OUT/kmemleak.txt"
+		else
+			log "kmemleak scan failed (kmemleak disabled? see dmesg)"
+		fi
+		log "kmemleak: two scans in $((SECONDS - t)) s"
+	fi
+	if [[ -r /proc/lockdep_stats ]]; then
+		grep -E 'debug_locks|lock-classes|direct dependencies' \
+			/proc/lockdep_stats >"$RIG_OUT/lockdep.txt"
+	fi
+}
+
 # shellcheck disable=SC2317 # called through the EXIT trap
 finish() {
 	trap - EXIT
 	set +e
 	if [[ $OUT_MOUNTED == 1 ]]; then
+		debug_kernel_reports
 		dmesg >"$RIG_OUT/dmesg.txt"
 		echo "$STATUS" >"$RIG_OUT/status"
 	fi
@@ -65,9 +92,24 @@ bb ln -sfn /proc/self/fd/2 /dev/stderr
 bb mkdir -p "$RIG_OUT"
 bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rigout "$RIG_OUT"
 OUT_MOUNTED=1
+# the host's boot watchdog (guest-run.sh) waits for this
+: >"$RIG_OUT/booted"
 mapfile -d '' -t CMD <"$RIG_OUT/.rig-cmd"
 [[ ${#CMD[@]} -gt 0 ]] || { log "empty command"; exit 1; }
 echo rig-guest >/proc/sys/kernel/hostname
+
+# The debug kernel's modules tree is not under the host's /lib/modules; the
+# overlay root is writable, so link it there: modprobe then finds
+# modules.builtin (everything the rig loads is built in).
+for w in $(</proc/cmdline); do
+	case $w in
+	rig_moddir=*)
+		moddir=$(busybox base64 -d <<<"${w#*=}")
+		bb mkdir -p /lib/modules
+		bb ln -sfn "$moddir" "/lib/modules/$(</proc/sys/kernel/osrelease)"
+		;;
+	esac
+done
 
 # --- Soft-RoCE -----------------------------------------------------------------
 # crc32_generic first: without it rdma_rxe cannot init its crc32 transform and
