@@ -363,6 +363,16 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	if (!kdat_evd_join_stream(req_evd, a.request_completion_flags &
 				  KDAT_EXCLUSIVE_FLAGS, false))
 		goto err_locked;
+	/* the recv CQ may outlive the EP with completions naming the SRQ */
+	ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	if (srq && recv_evd && !xa_load(&recv_evd->srqs, kdat_obj_key(&srq->obj))) {
+		if (xa_err(xa_store(&recv_evd->srqs, kdat_obj_key(&srq->obj),
+				    &srq->obj, GFP_KERNEL))) {
+			kdat_evd_leave_stream(req_evd);
+			goto err_locked;
+		}
+		kdat_obj_hold(&srq->obj);
+	}
 	atomic_inc(&pz->users);
 	if (srq)
 		atomic_inc(&srq->eps);

@@ -140,6 +140,14 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 static void kdat_evd_release(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+	struct kdat_obj *srq;
+	unsigned long i;
+
+	/* the CQ is gone: no completion can name these SRQs any more */
+	WARN_ON_ONCE(evd->cq);
+	xa_for_each(&evd->srqs, i, srq)
+		kdat_obj_put(srq);
+	xa_destroy(&evd->srqs);
 
 	kvfree(evd->ring);
 	if (evd->uring)
@@ -183,6 +191,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	kdat_obj_init(&evd->obj, DAT_HANDLE_TYPE_EVD, ia->obj.provider, ia,
 		      kdat_evd_release);
 	spin_lock_init(&evd->lock);
+	xa_init(&evd->srqs);
 	init_waitqueue_head(&evd->upcall_wq);
 	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
 	evd->flags = flags;

@@ -220,7 +220,8 @@ static struct kdat_obj *kdat_ia_next_child(struct kdat_ia *ia,
  * Abrupt close: free every child, consumers first.  New children are
  * refused (ia->closing) before this runs, so the walk ends.  A child a
  * racing free already claimed is that free's to finish: claim_wait waits
- * for it and returns false.  The async EVD is not on the list.
+ * for it and returns false.  The async EVD, on the list too, is skipped
+ * here (kdat_ia_next_child) and goes last, in kdat_ia_close.
  */
 static void kdat_ia_free_children(struct kdat_ia *ia)
 {

@@ -86,6 +86,11 @@ static inline void kdat_obj_hold(struct kdat_obj *obj)
 {
 	kref_get(&obj->ref);
 }
+/* An object's address as a compact xarray index (linear map, 8-aligned). */
+static inline unsigned long kdat_obj_key(const struct kdat_obj *obj)
+{
+	return ((unsigned long)obj - PAGE_OFFSET) >> 3;
+}
 bool kdat_obj_use(struct kdat_obj *obj);
 void kdat_obj_unuse(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type);
@@ -218,6 +223,12 @@ struct kdat_evd {
 	DAT_COMPLETION_FLAGS dto_class;	/* completion-flag class of streams */
 	int dto_streams;		/* DTO streams (under ia->lock) */
 	bool overflowed;
+	/*
+	 * SRQs whose EPs completed into this EVD's CQ, pinned until the EVD
+	 * goes: a flushed receive's completion may still wait in the CQ
+	 * after its EP and SRQ were freed, and it names the SRQ's memory.
+	 */
+	struct xarray srqs;
 };
 
 void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,

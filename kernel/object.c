@@ -65,7 +65,7 @@ static DEFINE_XARRAY(kdat_handles);
  */
 static unsigned long kdat_handle_key(const void *h)
 {
-	return ((unsigned long)h - PAGE_OFFSET) >> 3;
+	return kdat_obj_key(h);
 }
 
 static atomic_long_t kdat_live[KDAT_NTYPES];
