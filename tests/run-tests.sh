@@ -148,7 +148,7 @@ stage_guest() {
 	# only the -o directory is writable from the guest
 	mkdir -p "$OUT/vm"
 	rm -f "$OUT/vm/guest.txt"
-	tests/vm/guest-run.sh -q -o "$OUT/vm" -t 1500 -- \
+	tests/vm/guest-run.sh -q -o "$OUT/vm" -t 1200 -- \
 		env RESULTS="$OUT/vm/guest.txt" tests/guest/kernel-tests.sh
 	st=$?
 	{ [ -z "$built" ] || echo "$built"; cat "$OUT/vm/guest.txt" 2>/dev/null; } >"$r"
@@ -168,7 +168,7 @@ raw_tests_build() {
 guest_verdict() {
 	case $2 in
 	0) echo "PASS: ${1}kernel_log_clean" ;;
-	99) echo "FAIL: ${1}kernel_log_clean (kernel problems, see $3/dmesg.txt$([ -e "$3/kmemleak.txt" ] && echo ", $3/kmemleak.txt"))" ;;
+	99) echo "FAIL: ${1}kernel_log_clean (kernel problems, see $3/dmesg.txt$([ -s "$3/kmemleak.txt" ] && echo ", $3/kmemleak.txt"))" ;;
 	*) echo "FAIL: ${1}run_completed (status $2, see $3/console.log)" ;;
 	esac
 }
@@ -219,7 +219,7 @@ stage_debug() {
 	t2=$(date +%s)
 	mkdir -p "$OUT/dvm"
 	rm -f "$OUT/dvm/guest.txt"
-	RIG_KERNEL_DIR=$dir tests/vm/guest-run.sh -q -o "$OUT/dvm" -t 2400 -- \
+	RIG_KERNEL_DIR=$dir tests/vm/guest-run.sh -q -o "$OUT/dvm" -t 1800 -- \
 		env RESULTS="$OUT/dvm/guest.txt" KDAT_KO="$b/kernel/kdat.ko" \
 		KDAT_TEST_DIR="$b/tests/kernel" KDAT_TIMEOUT=600 \
 		tests/guest/kernel-tests.sh

@@ -36,6 +36,13 @@ OUT_MOUNTED=0
 # shellcheck disable=SC2317 # called from finish()
 debug_kernel_reports() {
 	local t
+	read -r t </proc/sys/kernel/tainted
+	if ((t & 128)); then
+		# an oops left the kernel unreliable: a scan of a corrupted
+		# heap may hang; the oops fails the run anyway
+		log "kernel oopsed (tainted $t): no kmemleak scan"
+		return
+	fi
 	if [[ -e /sys/kernel/debug/kmemleak ]]; then
 		t=$SECONDS
 		if echo scan >/sys/kernel/debug/kmemleak &&
@@ -156,9 +163,36 @@ TO=()
 if [[ ${RIG_CMD_TIMEOUT:-0} =~ ^[0-9]+$ && ${RIG_CMD_TIMEOUT:-0} -gt 0 ]]; then
 	TO=(timeout -k 5 "$RIG_CMD_TIMEOUT")
 fi
+# Oops watchdog: after an oops (taint flag D) the kernel may be too broken
+# to run anything (seen: a corrupted slab made every fork/exec crash or
+# hang, and the guest sat there until the host killed it, 25 minutes later,
+# with nothing saved).  Give the command OOPS_GRACE seconds to finish after
+# the oops, then save what can still be saved and power off.  Bash
+# builtins only: a read with a timeout on a FIFO nobody writes is the sleep.
+OOPS_GRACE=60
+oops_fifo=/run/rig-oops-watch
+mkfifo "$oops_fifo"
+(
+	trap - EXIT
+	set +e
+	exec 7<>"$oops_fifo"
+	while read -r t </proc/sys/kernel/tainted && ! ((t & 128)); do
+		read -rt 2 -u 7 || :
+	done
+	for ((i = 0; i < OOPS_GRACE; i++)); do read -rt 1 -u 7 || :; done
+	echo "guest-init: the kernel oopsed and the command did not finish within ${OOPS_GRACE}s; saving what can be saved and powering off" >/dev/console
+	# best effort: exec may no longer work
+	busybox timeout 20 busybox dmesg >"$RIG_OUT/dmesg.txt"
+	echo 124 >"$RIG_OUT/status"
+	echo s >/proc/sysrq-trigger
+	echo o >/proc/sysrq-trigger
+) &
+OOPS_WATCH=$!
+
 set +e
 "${TO[@]}" "${CMD[@]}" </dev/null
 STATUS=$?
 set -e
+kill "$OOPS_WATCH" 2>/dev/null
 [[ $STATUS == 124 ]] && log "command timed out after ${RIG_CMD_TIMEOUT}s"
 exit 0 # finish() records STATUS and powers off

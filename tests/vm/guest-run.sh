@@ -339,11 +339,14 @@ printf '%s\0' "$@" >"$OUTDIR/.rig-cmd"
 # The margin covers boot (~5-10 s under TCG) and shutdown; on the debug
 # kernel boot (~60 s, more on a busy host) and the two kmemleak scans after
 # the command (~50 s each with 3 GiB).
-if [[ $DEBUG_KERNEL == 1 ]]; then
-	CMD_TIMEOUT=$((TIMEOUT > 600 ? TIMEOUT - 300 : TIMEOUT / 2))
-else
-	CMD_TIMEOUT=$((TIMEOUT > 60 ? TIMEOUT - 30 : TIMEOUT / 2))
-fi
+# (Computed per boot: a boot that hung leaves less time to the next.)
+cmd_timeout() {
+	if [[ $DEBUG_KERNEL == 1 ]]; then
+		echo $(($1 > 600 ? $1 - 300 : $1 / 2))
+	else
+		echo $(($1 > 60 ? $1 - 30 : $1 / 2))
+	fi
+}
 
 b64() { printf '%s' "$1" | base64 -w0; }
 APPEND="console=ttyS0 loglevel=5 panic=-1 log_buf_len=8M"
@@ -351,7 +354,7 @@ APPEND="console=ttyS0 loglevel=5 panic=-1 log_buf_len=8M"
 # only slow TCG down.  tsc/timer checks are unreliable under emulation.
 APPEND+=" mitigations=off tsc=reliable no_timer_check"
 APPEND+=" rig_init=$(b64 "$SCRIPT_DIR/guest-init.sh") rig_cwd=$(b64 "$CWD")"
-APPEND+=" rig_out=$(b64 "$OUTDIR") rig_cmd_timeout=$(b64 "$CMD_TIMEOUT")"
+APPEND+=" rig_out=$(b64 "$OUTDIR")"
 if [[ $DEBUG_KERNEL == 1 ]]; then
 	# kmemleak is on by default in that build; say so anyway, and tell
 	# guest-init.sh where the module tree is
@@ -377,7 +380,7 @@ fi
 # console, so it cannot send the escape codes that clear the screen and turn
 # off line wrapping in the terminal of whoever runs this.
 QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -display none -vga none -no-reboot -nic none
-	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" -append "$APPEND"
+	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS"
 	"${CONSOLE[@]}" -serial chardev:con -monitor none
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$OUTDIR,mount_tag=rigout,security_model=none,multidevs=remap")
@@ -403,8 +406,11 @@ start=$(date +%s)
 set +e
 for ((try = 1; ; try++)); do
 	rm -f "$OUTDIR/booted"
+	# SECONDS is the limit of the whole run, retries included
+	left=$((TIMEOUT - ($(date +%s) - start)))
 	# --foreground: qemu stays in our process group, so Ctrl-C reaches it.
-	timeout --foreground -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null &
+	timeout --foreground -k 10 "$left" "${QEMU[@]}" \
+		-append "$APPEND rig_cmd_timeout=$(b64 "$(cmd_timeout "$left")")" </dev/null &
 	qemu_pid=$!
 	boot_hung=0
 	for ((i = 0; i < BOOT_TIMEOUT; i++)); do
@@ -422,7 +428,7 @@ for ((try = 1; ; try++)); do
 	[[ $boot_hung == 1 ]] || break
 	cp -f "$OUTDIR/console.log" "$OUTDIR/console.boot-hang-$try.log" 2>/dev/null
 	echo "guest-run: the guest did not reach its init within ${BOOT_TIMEOUT}s (early-boot hang; console in $OUTDIR/console.boot-hang-$try.log)" >&2
-	if ((try >= BOOT_TRIES)); then
+	if ((try >= BOOT_TRIES || TIMEOUT - ($(date +%s) - start) <= BOOT_TIMEOUT)); then
 		set -e
 		echo "guest-run: FAILED: no boot in $try tries" >&2
 		exit 124
