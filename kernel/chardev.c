@@ -60,6 +60,8 @@ static int kdat_copy_out(void __user *u, void *k, size_t ksize,
 DEFINE_IOC(version, struct kdat_ioc_version)
 {
 	a->abi_version = KDAT_ABI_VERSION;
+	a->min_abi_version = KDAT_ABI_MIN_COMPAT;
+	a->features = KDAT_FEATURES_ALL;
 	return DAT_SUCCESS;
 }
 
@@ -811,7 +813,7 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 	case _IOC_NR(KDAT_IOC_VERSION): {
 		const struct kdat_ioc_version *a = k;
 
-		return !a->pad;
+		return !a->pad && !a->reserved;
 	}
 	case _IOC_NR(KDAT_IOC_EP_CREATE): {
 		const struct kdat_ioc_ep_create *a = k;

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
+#include <string>
 
 namespace kdat {
 
@@ -76,7 +78,8 @@ DeviceOpener opener;
 
 std::unique_ptr<Device> open_kdat_device(DAT_RETURN *status)
 {
-	const char *path = std::getenv("KDAT_DEVICE");
+	/* secure_getenv: a set-ID program opens /dev/kdat, nothing else */
+	const char *path = secure_getenv("KDAT_DEVICE");
 	int fd;
 
 	if (!path || !*path)
@@ -86,21 +89,70 @@ std::unique_ptr<Device> open_kdat_device(DAT_RETURN *status)
 		*status = errno_to_dat(errno);
 		return nullptr;
 	}
-	auto dev = std::make_unique<KdatDevice>(fd);
-
-	struct kdat_ioc_version v = {};
-	DAT_RETURN r = call(*dev, KDAT_IOC_VERSION, v);
-	if (!ok(r) || v.abi_version != KDAT_ABI_VERSION) {
-		std::fprintf(stderr,
-			     "libdat: %s speaks kdat ABI %u, this library %u\n",
-			     path, ok(r) ? v.abi_version : 0u,
-			     (unsigned)KDAT_ABI_VERSION);
-		*status = err(DAT_INTERNAL_ERROR);
-		return nullptr;
-	}
 	*status = DAT_SUCCESS;
-	return dev;
+	return std::make_unique<KdatDevice>(fd);
 }
+
+namespace {
+
+/*
+ * The module ABIs this library works with: [kLibdatAbiMin, its own], and
+ * a newer module that still serves its ABI (the module's min_abi_version
+ * at most ours); plus the KDAT_FEATURE_* bits it cannot do without (none
+ * so far).  A module that predates min_abi_version reports 0 there: it
+ * serves its own ABI only.
+ */
+constexpr std::uint32_t kLibdatAbiMin = 2;
+constexpr std::uint32_t kLibdatAbiMax = KDAT_ABI_VERSION;
+constexpr std::uint64_t kLibdatAbiFeatures = 0;
+
+/* Each mismatch is said once per process, not on every open. */
+std::mutex abi_report_lock;
+std::set<std::string> abi_reported;
+
+void report_abi(const std::string &msg)
+{
+	{
+		std::lock_guard<std::mutex> g(abi_report_lock);
+		if (!abi_reported.insert(msg).second)
+			return;
+	}
+	std::fprintf(stderr, "libdat: %s\n", msg.c_str());
+}
+
+/* Why this library cannot use a module that answered @v; empty if it can. */
+std::string abi_mismatch(const struct kdat_ioc_version &v)
+{
+	std::uint32_t min = v.min_abi_version ? v.min_abi_version :
+						 v.abi_version;
+	std::uint64_t missing = kLibdatAbiFeatures & ~v.features;
+	char b[160];
+
+	if (v.abi_version < kLibdatAbiMin) {
+		std::snprintf(b, sizeof(b),
+			      "kdat module too old (ABI %u, need >= %u)",
+			      v.abi_version, kLibdatAbiMin);
+	} else if (min > kLibdatAbiMax && v.min_abi_version) {
+		std::snprintf(b, sizeof(b),
+			      "kdat module too new (ABI %u, serves libraries "
+			      "of ABI >= %u, need <= %u)",
+			      v.abi_version, min, kLibdatAbiMax);
+	} else if (min > kLibdatAbiMax) {
+		std::snprintf(b, sizeof(b),
+			      "kdat module too new (ABI %u, need <= %u)",
+			      v.abi_version, kLibdatAbiMax);
+	} else if (missing) {
+		std::snprintf(b, sizeof(b),
+			      "kdat module too old (ABI %u lacks features "
+			      "0x%llx)",
+			      v.abi_version, (unsigned long long)missing);
+	} else {
+		return {};
+	}
+	return b;
+}
+
+} // namespace
 
 void set_device_opener(DeviceOpener o)
 {
@@ -115,7 +167,34 @@ std::unique_ptr<Device> open_device(DAT_RETURN *status)
 		std::lock_guard<std::mutex> g(opener_lock);
 		o = opener;
 	}
-	return o ? o(status) : open_kdat_device(status);
+	std::unique_ptr<Device> dev = o ? o(status) : open_kdat_device(status);
+	if (!dev)
+		return nullptr;
+
+	/*
+	 * Every open file asks: the module may have been replaced since.
+	 * A module this library cannot use is no provider of the IA.
+	 */
+	struct kdat_ioc_version v = {};
+	DAT_RETURN r = call(*dev, KDAT_IOC_VERSION, v);
+	std::string why;
+	if (!ok(r)) {
+		char b[96];
+
+		std::snprintf(b, sizeof(b),
+			      "kdat module does not answer its version "
+			      "(status 0x%x)", (unsigned)r);
+		why = b;
+	} else {
+		why = abi_mismatch(v);
+	}
+	if (!why.empty()) {
+		report_abi(why);
+		*status = err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+		return nullptr;
+	}
+	*status = DAT_SUCCESS;
+	return dev;
 }
 
 DAT_RETURN Mapping::map(const std::shared_ptr<Device> &dev, size_t len,

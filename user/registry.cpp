@@ -13,19 +13,26 @@
 #include "registry.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <list>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -239,9 +246,112 @@ ConfParse parse_dat_conf(std::string_view text, std::string_view source)
 
 std::string dat_conf_path()
 {
-	const char *o = std::getenv("DAT_OVERRIDE");
+	/* a set-ID program reads /etc/dat.conf, not its caller's choice */
+	const char *o = secure_getenv("DAT_OVERRIDE");
 
 	return o && *o ? std::string(o) : std::string("/etc/dat.conf");
+}
+
+namespace {
+
+class UniqueFd {
+public:
+	explicit UniqueFd(int fd) : fd_(fd) {}
+	UniqueFd(const UniqueFd &) = delete;
+	UniqueFd &operator=(const UniqueFd &) = delete;
+	~UniqueFd()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	int get() const { return fd_; }
+
+private:
+	int fd_;
+};
+
+std::string errno_text(int e)
+{
+	return std::system_category().message(e);
+}
+
+const char *not_regular(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory, not a regular file";
+	if (S_ISFIFO(m))
+		return "a FIFO, not a regular file";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device, not a regular file";
+	return "not a regular file";
+}
+
+} // namespace
+
+std::optional<std::string> read_dat_conf(const std::string &path,
+					 std::string *why, bool *missing)
+{
+	const std::string too_big = "larger than " +
+				    std::to_string(kDatConfMax) + " bytes";
+	struct stat st;
+
+	if (missing)
+		*missing = false;
+	/* refuse a device before opening it: an open may have side effects */
+	if (::stat(path.c_str(), &st)) {
+		if (missing)
+			*missing = errno == ENOENT;
+		*why = errno_text(errno);
+		return std::nullopt;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = not_regular(st.st_mode);
+		return std::nullopt;
+	}
+	/* O_NONBLOCK: a FIFO swapped in after the stat does not block */
+	UniqueFd fd(::open(path.c_str(),
+			   O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+	if (fd.get() < 0) {
+		if (missing)
+			*missing = errno == ENOENT;
+		*why = errno_text(errno);
+		return std::nullopt;
+	}
+	/* what was opened is what counts */
+	if (::fstat(fd.get(), &st)) {
+		*why = errno_text(errno);
+		return std::nullopt;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = not_regular(st.st_mode);
+		return std::nullopt;
+	}
+	if (st.st_size < 0 || (std::uint64_t)st.st_size > kDatConfMax) {
+		*why = too_big;
+		return std::nullopt;
+	}
+	/* one byte more than allowed: a file that grew is refused too */
+	std::string text(kDatConfMax + 1, '\0');
+	std::size_t n = 0;
+	while (n < text.size()) {
+		ssize_t r = ::read(fd.get(), text.data() + n, text.size() - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*why = errno_text(errno);
+			return std::nullopt;
+		}
+		if (r == 0)
+			break;
+		n += (std::size_t)r;
+	}
+	if (n > kDatConfMax) {
+		*why = too_big;
+		return std::nullopt;
+	}
+	text.resize(n);
+	return text;
 }
 
 static std::string own_library_path()
@@ -405,11 +515,10 @@ bool info_matches(const DAT_PROVIDER_INFO &have, const char *name,
 }
 
 struct Library {
-	std::string path;
 	void *dl = nullptr;
 	DAT_PROVIDER_INIT_FUNC init = nullptr;
 	DAT_PROVIDER_FINI_FUNC fini = nullptr;
-	int names = 0;		/* names initialized and not finalized */
+	int names = 0;		/* names being or staying initialized */
 };
 
 struct Registered {
@@ -421,9 +530,17 @@ struct Registered {
 struct LoadedName {
 	Library *lib;
 	DAT_PROVIDER_INFO info;
-	int open_ias = 0;
+	int open_ias = 0;	/* open IAs and opens under way */
 };
 
+/*
+ * The registry's lock guards its tables only: it is never held across a
+ * system call (reading dat.conf, /dev/kdat), dlopen/dlclose, or a call into
+ * a provider (dat_provider_init/_fini, its ia_open), so a provider may call
+ * back into the registry and a slow one holds up no other thread.  An IA
+ * name whose library is being initialized or finalized is "busy": other
+ * opens of that name wait for it (on cv_, which releases the lock).
+ */
 class Registry {
 public:
 	DAT_RETURN open(const char *name, DAT_COUNT qlen,
@@ -438,6 +555,8 @@ public:
 	BuiltinProvider *builtin(const char *name);
 
 private:
+	using Lock = std::unique_lock<std::mutex>;
+
 	void load_conf();
 	DAT_PROVIDER *find_registered(const char *name, DAT_UINT32 major,
 				      DAT_UINT32 minor, DAT_BOOLEAN ts,
@@ -446,11 +565,13 @@ private:
 				  const std::string &kernel_name,
 				  const DAT_PROVIDER_INFO &info);
 	DAT_RETURN load_library(const ConfEntry &e);
-	void finalize(const std::string &name);
+	void finalize(const std::string &name, Lock &g);
+	void unpin(const std::string &name, Lock &g);
 
-	/* recursive: dat_provider_init calls dat_registry_add_provider */
-	std::recursive_mutex lock_;
+	std::mutex lock_;
+	std::condition_variable cv_;
 	bool loaded_ = false;
+	bool loading_ = false;
 
 	/* Does a dat.conf line register IA name @name? */
 	bool names_in_conf(const char *name) const
@@ -465,6 +586,8 @@ private:
 	std::list<BuiltinProvider> builtins_;	/* never freed */
 	std::list<Library> libs_;
 	std::map<std::string, LoadedName> loaded_names_;
+	/* names being initialized or finalized, by the thread doing it */
+	std::map<std::string, std::thread::id> busy_;
 	/* open IA -> name it was opened under (for dat_provider_fini) */
 	std::map<DAT_IA_HANDLE, std::string> open_ias_;
 };
@@ -475,27 +598,51 @@ Registry &registry()
 	return *r;
 }
 
+/* Read dat.conf once; the file is read without the lock. */
 void Registry::load_conf()
 {
-	if (loaded_)
-		return;
-	loaded_ = true;
+	{
+		Lock g(lock_);
 
-	std::string path = dat_conf_path();
-	std::ifstream f(path);
-	if (!f) {
-		if (std::getenv("DAT_OVERRIDE") && *std::getenv("DAT_OVERRIDE"))
-			std::fprintf(stderr,
-				     "libdat: cannot read DAT_OVERRIDE=%s\n",
-				     path.c_str());
-		return;
+		cv_.wait(g, [this] { return !loading_; });
+		if (loaded_)
+			return;
+		loading_ = true;
 	}
-	std::stringstream ss;
-	ss << f.rdbuf();
-	ConfParse p = parse_dat_conf(ss.str(), path);
-	for (const std::string &e : p.errors)
-		std::fprintf(stderr, "libdat: %s\n", e.c_str());
-	conf_ = std::move(p.entries);
+
+	std::vector<ConfEntry> entries;
+	std::string path = dat_conf_path();
+	const char *o = secure_getenv("DAT_OVERRIDE");
+	std::string why;
+	bool missing = false;
+	std::optional<std::string> text = read_dat_conf(path, &why, &missing);
+
+	if (!text) {
+		/*
+		 * An unusable file is no file: the built-in provider serves
+		 * the kernel's IAs.  Only a missing /etc/dat.conf is normal.
+		 */
+		if ((o && *o) || !missing)
+			std::fprintf(stderr,
+				     "libdat: cannot read %s%s: %s; "
+				     "no dat.conf used\n",
+				     o && *o ? "DAT_OVERRIDE=" : "",
+				     path.c_str(), why.c_str());
+	} else {
+		ConfParse p = parse_dat_conf(*text, path);
+
+		for (const std::string &e : p.errors)
+			std::fprintf(stderr, "libdat: %s\n", e.c_str());
+		entries = std::move(p.entries);
+		for (ConfEntry &e : entries)
+			e.builtin = is_builtin_library(e.library);
+	}
+
+	Lock g(lock_);
+	conf_ = std::move(entries);
+	loaded_ = true;
+	loading_ = false;
+	cv_.notify_all();
 }
 
 DAT_PROVIDER *Registry::find_registered(const char *name, DAT_UINT32 major,
@@ -519,7 +666,7 @@ DAT_PROVIDER *Registry::find_registered(const char *name, DAT_UINT32 major,
 
 BuiltinProvider *Registry::builtin(const char *name)
 {
-	std::lock_guard<std::recursive_mutex> g(lock_);
+	Lock g(lock_);
 
 	for (BuiltinProvider &b : builtins_)
 		if (b.name == name)
@@ -551,41 +698,55 @@ DAT_PROVIDER *Registry::add_builtin(const std::string &name,
 	return &b->table;
 }
 
+/*
+ * Load @e's library and call its dat_provider_init, without the lock (the
+ * caller marked the name busy).  On success the name is loaded.
+ */
 DAT_RETURN Registry::load_library(const ConfEntry &e)
 {
-	Library *lib = nullptr;
-
-	for (Library &l : libs_)
-		if (l.path == e.library)
-			lib = &l;
-	if (!lib) {
-		void *dl = dlopen(e.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-		if (!dl) {
-			std::fprintf(stderr, "libdat: %s\n", dlerror());
-			return err(DAT_PROVIDER_NOT_FOUND,
-				   DAT_NAME_NOT_REGISTERED);
-		}
-		auto init = (DAT_PROVIDER_INIT_FUNC)dlsym(
-			dl, DAT_PROVIDER_INIT_FUNC_STR);
-		auto fini = (DAT_PROVIDER_FINI_FUNC)dlsym(
-			dl, DAT_PROVIDER_FINI_FUNC_STR);
-		if (!init) {
-			std::fprintf(stderr, "libdat: %s has no %s\n",
-				     e.library.c_str(),
-				     DAT_PROVIDER_INIT_FUNC_STR);
-			dlclose(dl);
-			return err(DAT_PROVIDER_NOT_FOUND,
-				   DAT_NAME_NOT_REGISTERED);
-		}
-		lib = &libs_.emplace_back();
-		lib->path = e.library;
-		lib->dl = dl;
-		lib->init = init;
-		lib->fini = fini;
+	/* the same file gives the same handle: a second reference at most */
+	void *dl = dlopen(e.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		std::fprintf(stderr, "libdat: %s\n", dlerror());
+		return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
 	}
+	auto init = (DAT_PROVIDER_INIT_FUNC)dlsym(dl,
+						  DAT_PROVIDER_INIT_FUNC_STR);
+	auto fini = (DAT_PROVIDER_FINI_FUNC)dlsym(dl,
+						  DAT_PROVIDER_FINI_FUNC_STR);
+	if (!init) {
+		std::fprintf(stderr, "libdat: %s has no %s\n",
+			     e.library.c_str(), DAT_PROVIDER_INIT_FUNC_STR);
+		dlclose(dl);
+		return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+	}
+
+	Library *lib = nullptr;
+	bool extra_ref = false;
+	{
+		Lock g(lock_);
+
+		for (Library &l : libs_)
+			if (l.dl == dl)
+				lib = &l;
+		if (lib) {
+			extra_ref = true;
+		} else {
+			lib = &libs_.emplace_back();
+			lib->dl = dl;
+			lib->init = init;
+			lib->fini = fini;
+		}
+		/* held from now on: the library stays while this name does */
+		lib->names++;
+	}
+	if (extra_ref)
+		dlclose(dl);
+
 	DAT_PROVIDER_INFO info = e.info();
 	lib->init(&info, e.ia_params.c_str());
-	lib->names++;
+
+	Lock g(lock_);
 	loaded_names_[e.ia_name] = LoadedName{ lib, info, 0 };
 	return DAT_SUCCESS;
 }
@@ -599,12 +760,13 @@ static ConfEntry kernel_ia_entry(const std::string &name)
 	e.dapl_major = DAT_VERSION_MAJOR;
 	e.dapl_minor = DAT_VERSION_MINOR;
 	e.thread_safe = true;
+	e.builtin = true;
 	return e;
 }
 
 /*
  * The IAs the kernel lists; empty, with why /dev/kdat could not be used
- * in @why, if it cannot be opened.
+ * in @why, if it cannot be opened.  System calls: never under the lock.
  */
 static std::vector<std::string> kernel_ia_names(DAT_RETURN *why = nullptr)
 {
@@ -635,16 +797,29 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 			  DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
 			  DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN ts)
 {
-	std::lock_guard<std::recursive_mutex> g(lock_);
 	DAT_UINT32 why = DAT_NAME_NOT_REGISTERED;
 	DAT_PROVIDER_INFO info;
-	DAT_PROVIDER *p;
+	DAT_PROVIDER *p = nullptr;
 
 	load_conf();
-	p = find_registered(name, major, minor, ts, &why, &info);
-	if (!p && names_in_conf(name)) {
-		const ConfEntry *best = nullptr;
+	Lock g(lock_);
+	for (;;) {
+		/* a library initializing or finalizing this name: wait */
+		auto b = busy_.find(name);
+		if (b != busy_.end()) {
+			/* its own dat_provider_init(_fini) opening it */
+			if (b->second == std::this_thread::get_id())
+				return err(DAT_PROVIDER_NOT_FOUND,
+					   DAT_NAME_NOT_REGISTERED);
+			cv_.wait(g);
+			continue;
+		}
+		why = DAT_NAME_NOT_REGISTERED;
+		p = find_registered(name, major, minor, ts, &why, &info);
+		if (p || !names_in_conf(name))
+			break;
 
+		const ConfEntry *best = nullptr;
 		for (const ConfEntry &e : conf_) {
 			if (!info_matches(e.info(), name, major, minor, ts,
 					  &why))
@@ -654,22 +829,33 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		}
 		if (!best)
 			return err(DAT_PROVIDER_NOT_FOUND, why);
-		if (is_builtin_library(best->library)) {
+		if (best->builtin) {
 			add_builtin(best->ia_name, kernel_ia_name(*best),
 				    best->info());
-		} else {
-			DAT_RETURN r = load_library(*best);
-			if (!ok(r))
-				return r;
+			why = DAT_NAME_NOT_REGISTERED;
+			p = find_registered(name, major, minor, ts, &why,
+					    &info);
+			break;
 		}
+		const ConfEntry e = *best;
+		busy_[e.ia_name] = std::this_thread::get_id();
+		g.unlock();
+		DAT_RETURN r = load_library(e);
+		g.lock();
+		busy_.erase(e.ia_name);
+		cv_.notify_all();
+		if (!ok(r))
+			return r;
 		why = DAT_NAME_NOT_REGISTERED;
 		p = find_registered(name, major, minor, ts, &why, &info);
 		if (!p) {
 			/* the library did not register what it serves */
-			finalize(best->ia_name);
+			finalize(e.ia_name, g);
 			return err(DAT_PROVIDER_NOT_FOUND, why);
 		}
-	} else if (!p) {
+		break;
+	}
+	if (!p) {
 		/*
 		 * Not in dat.conf (or no dat.conf): every kernel IA through
 		 * the built-in provider, so a dat.conf that lists some devices
@@ -679,50 +865,59 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 
 		if (!info_matches(e.info(), name, major, minor, ts, &why))
 			return err(DAT_PROVIDER_NOT_FOUND, why);
+		bool no_conf = conf_.empty();
+		g.unlock();
 		/*
 		 * Only a name the kernel lists: anything else stays
 		 * unregistered.  Without a dat.conf, a device that cannot be
-		 * used says why (no module, no permission).
+		 * used says why (no module, no permission, wrong ABI).
 		 */
 		DAT_RETURN dev_r;
 		bool listed = false;
 		for (const std::string &k : kernel_ia_names(&dev_r))
 			listed |= k == name;
 		if (!listed) {
-			if (!ok(dev_r) && conf_.empty())
+			if (!ok(dev_r) && no_conf)
 				return dev_r;
 			return err(DAT_PROVIDER_NOT_FOUND,
 				   DAT_NAME_NOT_REGISTERED);
 		}
+		g.lock();
 		p = add_builtin(name, name, e.info());
 		info = e.info();
 	}
-	if (!p)
-		return err(DAT_PROVIDER_NOT_FOUND, why);
 
-	DAT_RETURN r = call_provider(p->ia_open_func, (DAT_NAME_PTR)name, qlen,
-				     async_evd, ia);
-	if (!ok(r))
-		return r;
+	/* pin the loaded name: no dat_provider_fini while this open runs */
+	std::string opened = info.ia_name;
+	auto it = loaded_names_.find(opened);
+	if (it != loaded_names_.end())
+		it->second.open_ias++;
 	bool builtin = false;
 	for (BuiltinProvider &b : builtins_)
 		builtin |= p == &b.table;
+	g.unlock();
+
+	DAT_RETURN r = call_provider(p->ia_open_func, (DAT_NAME_PTR)name, qlen,
+				     async_evd, ia);
+
+	g.lock();
+	if (!ok(r)) {
+		unpin(opened, g);
+		return r;
+	}
 	if (!builtin) {
 		handles().insert_foreign(*ia, DAT_HANDLE_TYPE_IA, p, *ia);
 		if (*async_evd)
 			handles().insert_foreign(*async_evd,
 						 DAT_HANDLE_TYPE_EVD, p, *ia);
 	}
-	open_ias_[*ia] = info.ia_name;
-	auto it = loaded_names_.find(info.ia_name);
-	if (it != loaded_names_.end())
-		it->second.open_ias++;
+	open_ias_[*ia] = opened;
 	return DAT_SUCCESS;
 }
 
 void Registry::closed(DAT_IA_HANDLE ia, const HandleEntry &e)
 {
-	std::lock_guard<std::recursive_mutex> g(lock_);
+	Lock g(lock_);
 
 	if (!e.builtin()) {
 		handles().erase_owned_by(ia);
@@ -733,15 +928,25 @@ void Registry::closed(DAT_IA_HANDLE ia, const HandleEntry &e)
 		return;
 	std::string name = o->second;
 	open_ias_.erase(o);
-
-	auto it = loaded_names_.find(name);
-	if (it == loaded_names_.end() || --it->second.open_ias > 0)
-		return;
-	finalize(name);
+	unpin(name, g);
 }
 
-/* The last IA of a loaded name is gone: dat_provider_fini, maybe unload. */
-void Registry::finalize(const std::string &name)
+/* An open IA of @name is gone (or an open failed): the last finalizes. */
+void Registry::unpin(const std::string &name, Lock &g)
+{
+	auto it = loaded_names_.find(name);
+
+	if (it == loaded_names_.end() || --it->second.open_ias > 0)
+		return;
+	finalize(name, g);
+}
+
+/*
+ * The last IA of a loaded name is gone: dat_provider_fini, maybe unload.
+ * Called and returns with the lock held; drops it around the provider's
+ * fini and dlclose.
+ */
+void Registry::finalize(const std::string &name, Lock &g)
 {
 	auto it = loaded_names_.find(name);
 
@@ -749,22 +954,34 @@ void Registry::finalize(const std::string &name)
 		return;
 	LoadedName ln = it->second;
 	loaded_names_.erase(it);
+	busy_[name] = std::this_thread::get_id();
+	g.unlock();
+	/* ln.lib stays: this name still counts in its names */
 	if (ln.lib->fini)
 		ln.lib->fini(&ln.info);
+	g.lock();
 	for (auto r = registered_.begin(); r != registered_.end();) {
 		if (same_info(r->info, ln.info))
 			r = registered_.erase(r);
 		else
 			++r;
 	}
+	void *dl = nullptr;
 	if (--ln.lib->names == 0) {
-		dlclose(ln.lib->dl);
+		dl = ln.lib->dl;
 		for (auto l = libs_.begin(); l != libs_.end(); ++l) {
 			if (&*l == ln.lib) {
 				libs_.erase(l);
 				break;
 			}
 		}
+	}
+	busy_.erase(name);
+	cv_.notify_all();
+	if (dl) {
+		g.unlock();
+		dlclose(dl);
+		g.lock();
 	}
 }
 
@@ -775,7 +992,7 @@ DAT_RETURN Registry::add(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 	if (!info || !info->ia_name[0] ||
 	    strnlen(info->ia_name, DAT_NAME_MAX_LENGTH) == DAT_NAME_MAX_LENGTH)
 		return bad_arg(2);
-	std::lock_guard<std::recursive_mutex> g(lock_);
+	Lock g(lock_);
 	for (const Registered &r : registered_)
 		if (same_info(r.info, *info))
 			return err(DAT_PROVIDER_ALREADY_REGISTERED);
@@ -789,7 +1006,7 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 		return bad_arg(1);
 	if (!info)
 		return bad_arg(2);
-	std::lock_guard<std::recursive_mutex> g(lock_);
+	Lock g(lock_);
 	for (auto r = registered_.begin(); r != registered_.end(); ++r) {
 		if (r->provider != p || !same_info(r->info, *info))
 			continue;
@@ -815,15 +1032,17 @@ DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
 	if (max > 0 && !out)
 		return bad_arg(3);
 
+	load_conf();
+	/* asked without the lock: /dev/kdat is a system call away */
+	std::vector<std::string> kernel = kernel_ia_names();
 	std::vector<DAT_PROVIDER_INFO> all;
 	{
-		std::lock_guard<std::recursive_mutex> g(lock_);
+		Lock g(lock_);
 
-		load_conf();
 		for (const ConfEntry &e : conf_)
 			all.push_back(e.info());
 		/* kernel IAs dat.conf does not name, as dat_ia_open offers them */
-		for (const std::string &name : kernel_ia_names()) {
+		for (const std::string &name : kernel) {
 			if (!names_in_conf(name.c_str()))
 				all.push_back(kernel_ia_entry(name).info());
 		}
@@ -852,8 +1071,9 @@ DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
 
 void Registry::reset()
 {
-	std::lock_guard<std::recursive_mutex> g(lock_);
+	Lock g(lock_);
 
+	cv_.wait(g, [this] { return !loading_; });
 	loaded_ = false;
 	conf_.clear();
 	/* built-in tables stay allocated: objects may still point to them */

@@ -20,6 +20,7 @@
 #include <dat/udat.h>
 #include <uapi/kdat_abi.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,8 @@ struct ConfEntry {
 	std::string ia_params;
 	std::string platform_params;
 	int line = 0;
+	/* the library is libdat itself (set when the file is loaded) */
+	bool builtin = false;
 
 	DAT_PROVIDER_INFO info() const;
 };
@@ -61,6 +64,19 @@ ConfParse parse_dat_conf(std::string_view text, std::string_view source);
 
 /* $DAT_OVERRIDE if set and non-empty, else /etc/dat.conf. */
 std::string dat_conf_path();
+
+/* The largest dat.conf read (bytes). */
+constexpr std::size_t kDatConfMax = 1 << 20;
+
+/*
+ * Read a dat.conf: a regular file (symbolic links followed) of at most
+ * kDatConfMax bytes.  Never blocks on a FIFO or a device: anything else is
+ * refused without reading.  The text, or nullopt with *why set (*missing:
+ * the file does not exist).
+ */
+std::optional<std::string> read_dat_conf(const std::string &path,
+					 std::string *why,
+					 bool *missing = nullptr);
 
 /* Does @library name libdat itself (the built-in provider)? */
 bool is_builtin_library(const std::string &library);

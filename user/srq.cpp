@@ -83,7 +83,7 @@ Srq::~Srq()
 
 static bool env_wants_ioctl()
 {
-	const char *v = std::getenv("KDAT_SRQ_POST");
+	const char *v = secure_getenv("KDAT_SRQ_POST");
 
 	return v && !std::strcmp(v, "ioctl");
 }

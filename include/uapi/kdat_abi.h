@@ -34,6 +34,11 @@
 #endif
 
 #define KDAT_ABI_VERSION	2	/* 2: evd_wait wake_seq, EVD_CTL, EP_MODIFY */
+/*
+ * The oldest ABI a library may speak and still be served by a module built
+ * from this header (KDAT_IOC_VERSION reports it as min_abi_version).
+ */
+#define KDAT_ABI_MIN_COMPAT	2
 #define KDAT_DEVICE_NAME	"kdat"		/* /dev/kdat */
 #define KDAT_NAME_LEN		64
 #define KDAT_ADDR_LEN		128		/* a struct sockaddr_storage */
@@ -151,11 +156,27 @@ struct kdat_uep_attr {
 
 /* ---- ioctl arguments --------------------------------------------------- */
 
+/*
+ * What the module speaks.  A module older than these fields leaves them
+ * zero (hdr.size rules): min_abi_version 0 then means abi_version, and
+ * features 0 means none of the KDAT_FEATURE_* bits.
+ */
 struct kdat_ioc_version {
 	struct kdat_ioc_hdr hdr;
-	__u32 abi_version;	/* out */
+	__u32 abi_version;	/* out: the ABI the module speaks */
 	__u32 pad;
+	__u32 min_abi_version;	/* out: the oldest library ABI it serves */
+	__u32 reserved;		/* zero */
+	__u64 features;		/* out: KDAT_FEATURE_* */
 };
+
+/*
+ * Optional capabilities within one ABI version (KDAT_IOC_VERSION
+ * features); what an ABI version itself defines needs no bit.
+ *   VERSION_RANGE  min_abi_version and features are filled in
+ */
+#define KDAT_FEATURE_VERSION_RANGE	(1ULL << 0)
+#define KDAT_FEATURES_ALL		KDAT_FEATURE_VERSION_RANGE
 
 struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;

@@ -581,8 +581,10 @@ bool reserved_zero(unsigned long req, const void *arg)
 	};
 
 	switch (req) {
-	case KDAT_IOC_VERSION:
-		return !static_cast<const kdat_ioc_version *>(arg)->pad;
+	case KDAT_IOC_VERSION: {
+		auto *a = static_cast<const kdat_ioc_version *>(arg);
+		return !a->pad && !a->reserved;
+	}
 	case KDAT_IOC_EP_CREATE:
 		return !static_cast<const kdat_ioc_ep_create *>(arg)->attr.pad;
 	case KDAT_IOC_EP_CONNECT: {
@@ -689,6 +691,8 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 	case KDAT_IOC_VERSION: {
 		ARGS(struct kdat_ioc_version);
 		a.abi_version = KDAT_ABI_VERSION;
+		a.min_abi_version = KDAT_ABI_MIN_COMPAT;
+		a.features = KDAT_FEATURES_ALL;
 		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_IA_LIST: {
