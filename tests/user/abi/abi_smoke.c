@@ -144,6 +144,30 @@ int main(void)
 	fd = open("/dev/kdat", O_RDWR | O_CLOEXEC);
 	CHECK(fd >= 0, "open /dev/kdat: %s", strerror(errno));
 	CHECK(IOC(KDAT_IOC_VERSION, &v) == 0 && v.abi_version == KDAT_ABI_VERSION, "version");
+	/* the range and the feature word libdat checks (issue 11) */
+	CHECK(v.min_abi_version == KDAT_ABI_MIN_COMPAT &&
+	      v.min_abi_version <= v.abi_version &&
+	      v.features == KDAT_FEATURES_ALL && !v.reserved && !v.pad,
+	      "version range: min %u features 0x%llx reserved %u",
+	      v.min_abi_version, (unsigned long long)v.features, v.reserved);
+	{
+		struct kdat_ioc_version r = { .reserved = 1 };
+		/* an older library's smaller struct: the old fields only */
+		struct {
+			struct kdat_ioc_hdr hdr;
+			__u32 abi_version, pad;
+			__u64 canary;
+		} old = { .hdr.size = 16, .canary = 0x5a5a5a5a5a5a5a5aull };
+
+		r.hdr.size = sizeof(r);
+		CHECK(ioctl(fd, KDAT_IOC_VERSION, &r) == -1 && errno == EINVAL,
+		      "version reserved must be zero");
+		CHECK(ioctl(fd, KDAT_IOC_VERSION, &old) == 0 &&
+		      old.hdr.status == DAT_SUCCESS &&
+		      old.abi_version == KDAT_ABI_VERSION &&
+		      old.canary == 0x5a5a5a5a5a5a5a5aull,
+		      "version with an older library's size");
+	}
 	CHECK(ioctl(fd, _IOWR(0xDA, 0x7f, struct kdat_ioc_version), &v) == -1 &&
 	      errno == ENOTTY, "unknown ioctl must be ENOTTY");
 	open_side(&s, "rxe0");
