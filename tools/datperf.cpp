@@ -1351,7 +1351,7 @@ std::string cost_json(const CostRun &r, bool verbs)
 	for (int m = 0; m < M_COUNT; m++)
 		s += std::string(m ? "," : "") + "\"" + kMethod[m] + "\":" +
 		     json_num(m != M_VERBS || verbs, r.ns[m]);
-	return s + ",\"dat_steady\":" + json_num(true, r.steady);
+	return s + ",\"dat_steady\":" + json_num(true, r.steady) + "}";
 }
 
 void print_cost(const Options &o, const CostResult &c)
@@ -1361,9 +1361,9 @@ void print_cost(const Options &o, const CostResult &c)
 			    json_head(o).c_str(), json_string(c.device).c_str(),
 			    c.posts, c.have_verbs ? "true" : "false");
 		for (std::size_t i = 0; i < c.runs.size(); i++)
-			std::printf("%s%s}", i ? "," : "",
+			std::printf("%s%s", i ? "," : "",
 				    cost_json(c.runs[i], c.have_verbs).c_str());
-		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"ioctl_per_dat\":%s}}\n",
+		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"ioctl_per_dat\":%s}\n",
 			    cost_json(c.med, c.have_verbs).c_str(),
 			    json_num(c.have_verbs, c.dat_per_verbs).c_str(),
 			    json_num(true, c.ioctl_per_dat).c_str());
