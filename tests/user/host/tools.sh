@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # ok() cannot fail: A && ok || bad is if-then-else here
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # tests/user/host/tools.sh DATINFO DATPERF DAT_CONF - the built tools as a
