@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // datinfo: the DAT registry's providers and their Interface Adapters,
-// like ibv_devinfo for verbs.
+// like rdma-core's ibv_devinfo for verbs.
 //
-//   datinfo [-v] [ia_name ...]
+//   datinfo [-d DEV] [-l] [-v]
 //
-// Lists every provider of the registry (dat.conf, or the kernel's IAs),
-// opens each IA (or those named) and prints its IA and provider
-// attributes; -v prints all of them.
+// Lists every IA of the registry (dat.conf, or the kernel's IAs), opens
+// each (or the one -d names: an IA name, or the RDMA device an IA sits
+// on) and prints its IA and provider attributes; -v prints all of them,
+// -l only the IA names.  Like ibv_devinfo, which opens a device context
+// but allocates no PD or CQ, it opens and queries the IA and creates
+// nothing under it (dat_ia_open's own async EVD is part of the open).
+// Exit status 0 if every IA shown could be opened and queried, 1 if any
+// could not (the others are still shown), 2 on a bad command line.
 #include <dat/udat.h>
 
 #include <arpa/inet.h>
+
+#include <getopt.h>
 
 #include <cstdio>
 #include <cstring>
@@ -18,6 +25,12 @@
 #include <vector>
 
 namespace {
+
+#ifndef DAT_TOOLS_VERSION
+#define DAT_TOOLS_VERSION "unknown"
+#endif
+
+constexpr const char *kVersion = DAT_TOOLS_VERSION;
 
 std::string status(DAT_RETURN r)
 {
@@ -121,22 +134,126 @@ void show_ia(const DAT_IA_ATTR &a, const DAT_PROVIDER_ATTR &p, bool verbose)
 		    p.provider_specific_attr[i].value);
 }
 
+/* Open @p's IA; on success *ia is open (the caller closes it). */
+DAT_RETURN open_ia(const DAT_PROVIDER_INFO &p, DAT_IA_HANDLE *ia)
+{
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+
+	return dat_ia_openv((DAT_NAME_PTR)p.ia_name, 8, &async, ia,
+			    p.dapl_version_major, p.dapl_version_minor,
+			    p.is_thread_safe);
+}
+
+/* The RDMA device an IA sits on (its adapter name), "" if it cannot tell. */
+std::string adapter_of(const DAT_PROVIDER_INFO &p)
+{
+	DAT_IA_HANDLE ia;
+	DAT_IA_ATTR a;
+	std::string name;
+
+	if (open_ia(p, &ia) != DAT_SUCCESS)
+		return name;
+	if (dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr) ==
+	    DAT_SUCCESS)
+		name.assign(a.adapter_name, strnlen(a.adapter_name,
+						    sizeof(a.adapter_name)));
+	dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+	return name;
+}
+
+/* One IA: false if it cannot be opened or queried. */
+bool show(const DAT_PROVIDER_INFO &p, bool verbose)
+{
+	std::printf("ia_name:\t%s\n", p.ia_name);
+	row("dat_version:", std::to_string(p.dapl_version_major) + "." +
+				    std::to_string(p.dapl_version_minor) +
+				    (p.is_thread_safe ? " threadsafe" :
+							" nonthreadsafe"));
+
+	DAT_IA_HANDLE ia;
+	DAT_RETURN r = open_ia(p, &ia);
+	if (r != DAT_SUCCESS) {
+		row("state:", "cannot open: " + status(r));
+		std::printf("\n");
+		std::fprintf(stderr, "datinfo: %s: cannot open: %s\n", p.ia_name,
+			     status(r).c_str());
+		return false;
+	}
+	DAT_IA_ATTR a;
+	DAT_PROVIDER_ATTR pa;
+	r = dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a,
+			 DAT_PROVIDER_FIELD_ALL, &pa);
+	if (r == DAT_SUCCESS) {
+		show_ia(a, pa, verbose);
+	} else {
+		row("state:", "cannot query: " + status(r));
+		std::fprintf(stderr, "datinfo: %s: cannot query: %s\n",
+			     p.ia_name, status(r).c_str());
+	}
+	dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+	std::printf("\n");
+	return r == DAT_SUCCESS;
+}
+
+void usage(FILE *f)
+{
+	std::fprintf(f,
+"Usage: datinfo [options]\n"
+"  the DAT registry's Interface Adapters and their attributes\n"
+"\n"
+"Options:\n"
+"  -d, --ib-dev=DEV   only the IA named DEV, or the IA on RDMA device DEV\n"
+"  -l, --list         print only the IA names, one a line\n"
+"  -v, --verbose      print all attributes\n"
+"  -h, --help         print this help and exit\n"
+"      --version      print the version and exit\n");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	bool verbose = false;
-	std::vector<std::string> only;
+	enum { O_VERSION = 256 };
+	static const struct option longopts[] = {
+		{ "ib-dev", required_argument, nullptr, 'd' },
+		{ "list", no_argument, nullptr, 'l' },
+		{ "verbose", no_argument, nullptr, 'v' },
+		{ "help", no_argument, nullptr, 'h' },
+		{ "version", no_argument, nullptr, O_VERSION },
+		{}
+	};
+	bool verbose = false, list = false;
+	const char *dev = nullptr;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		if (!std::strcmp(argv[i], "-v")) {
+	optind = 0;	/* main() may run more than once (the host tests) */
+	while ((c = getopt_long(argc, argv, "d:lvh", longopts, nullptr)) != -1) {
+		switch (c) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
+		case 'v':
 			verbose = true;
-		} else if (argv[i][0] == '-') {
-			std::fprintf(stderr, "usage: datinfo [-v] [ia_name ...]\n");
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case O_VERSION:
+			std::printf("datinfo %s\n", kVersion);
+			return 0;
+		default:
+			usage(stderr);
 			return 2;
-		} else {
-			only.push_back(argv[i]);
 		}
+	}
+	if (optind < argc) {
+		std::fprintf(stderr, "datinfo: unexpected argument '%s'\n",
+			     argv[optind]);
+		usage(stderr);
+		return 2;
 	}
 
 	DAT_COUNT n = 0;
@@ -151,52 +268,36 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "datinfo: %s\n", status(r).c_str());
 		return 1;
 	}
+	info.resize(n);
 	if (!n) {
-		std::printf("No DAT providers found (dat.conf: $DAT_OVERRIDE or "
-			    "/etc/dat.conf; without it, the IAs of /dev/kdat)\n");
+		std::fprintf(stderr, "datinfo: no DAT providers found (dat.conf: "
+			     "$DAT_OVERRIDE or /etc/dat.conf; without it, the "
+			     "IAs of /dev/kdat)\n");
 		return 1;
 	}
 
-	int shown = 0;
-	for (DAT_COUNT k = 0; k < n; k++) {
-		const DAT_PROVIDER_INFO &p = info[k];
-		bool wanted = only.empty();
-
-		for (auto &o : only)
-			wanted |= o == p.ia_name;
-		if (!wanted)
-			continue;
-		shown++;
-		std::printf("ia_name:\t%s\n", p.ia_name);
-		row("dat_version:", std::to_string(p.dapl_version_major) + "." +
-					    std::to_string(p.dapl_version_minor) +
-					    (p.is_thread_safe ? " threadsafe" :
-								" nonthreadsafe"));
-
-		DAT_IA_HANDLE ia;
-		DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
-		r = dat_ia_openv((DAT_NAME_PTR)p.ia_name, 8, &async, &ia,
-				 p.dapl_version_major, p.dapl_version_minor,
-				 p.is_thread_safe);
-		if (r != DAT_SUCCESS) {
-			row("state:", "cannot open: " + status(r));
-			std::printf("\n");
-			continue;
-		}
-		DAT_IA_ATTR a;
-		DAT_PROVIDER_ATTR pa;
-		r = dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a,
-				 DAT_PROVIDER_FIELD_ALL, &pa);
-		if (r == DAT_SUCCESS)
-			show_ia(a, pa, verbose);
-		else
-			row("state:", "cannot query: " + status(r));
-		dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
-		std::printf("\n");
-	}
-	if (!shown) {
-		std::fprintf(stderr, "datinfo: no such IA\n");
+	/* -d: an IA name, else the IA whose adapter is that RDMA device */
+	std::vector<const DAT_PROVIDER_INFO *> want;
+	for (const auto &p : info)
+		if (!dev || !std::strcmp(dev, p.ia_name))
+			want.push_back(&p);
+	if (dev && want.empty())
+		for (const auto &p : info)
+			if (adapter_of(p) == dev)
+				want.push_back(&p);
+	if (dev && want.empty()) {
+		std::fprintf(stderr, "datinfo: no IA named %s, nor one on an "
+			     "RDMA device of that name\n", dev);
 		return 1;
 	}
-	return 0;
+
+	if (list) {
+		for (const DAT_PROVIDER_INFO *p : want)
+			std::printf("%s\n", p->ia_name);
+		return 0;
+	}
+	bool all_ok = true;
+	for (const DAT_PROVIDER_INFO *p : want)
+		all_ok &= show(*p, verbose);
+	return all_ok ? 0 : 1;
 }

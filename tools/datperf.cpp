@@ -2,34 +2,46 @@
 //
 // datperf: message rate through ONE shared receive queue, and the cost of
 // one receive post, measured with libdat (a user-space consumer of kdat).
-// The kernel-consumer counterpart is tests/bench/kdat_bench.ko (make bench);
-// datperf uses the same workload and the same option names, so the two
-// can be compared on one device.
+// The options mean what they mean to perftest (ib_send_bw --use-srq):
 //
-//   datperf [options]               message rate (default)
-//   datperf --post-cost [options]   ns per dat_srq_post_recv: post ring
-//                                   vs one ioctl per receive
+//   datperf [options]              server: -q EPs share one SRQ on -d
+//   datperf [options] HOST         client: -q EPs on -d send to HOST
+//   datperf --loopback [options]   both sides in this process (two threads)
+//   datperf --post-cost [options]  ns per receive post: dat_srq_post_recv
+//                                  (post ring), one ioctl per post,
+//                                  rdma-core's ibv_post_srq_recv, getppid()
+//   datperf --post-parts [options] where the time of one post goes
 //
-// Message rate: --eps client EPs on --ia-client stream --size-byte sends
-// to --eps server EPs on --ia-server that share one SRQ of --depth
-// buffers.  The server reposts each buffer as soon as it dequeues its
-// completion; each client EP keeps up to --window sends in flight and asks
-// for a completion event every --signal-th send (and for its last one),
-// the others are posted with DAT_COMPLETION_SUPPRESS_FLAG.  Time runs from
-// the first send to the last receive.  By default both sides run in this
-// process (two threads, as tests/user/guest/fixture.hpp pairs rxe0 with
-// rxe1); --server and --client run one side each, for two processes or
-// two machines (both need the same --eps).
+// Message rate: -q client EPs stream -n sends of -s bytes each to -q
+// server EPs that share one SRQ of -r buffers.  The server reposts each
+// buffer as soon as it dequeues its completion; each client EP keeps up to
+// -t sends in flight and asks for a completion event every -Q-th send
+// (and for its last one), the others are posted with
+// DAT_COMPLETION_SUPPRESS_FLAG.  Time runs from the first send to the last
+// receive (the server alone: from the first receive).  The
+// kernel-consumer counterpart is tests/bench/kdat_bench.ko (make bench);
+// tests/bench/run-user-bench.sh (make bench-user) runs datperf against
+// perftest and librxe.
 //
 // See datperf(1).
 #include <dat/udat.h>
 #include <dat/dat_kdat.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#if __has_include(<infiniband/verbs.h>)
+#include <infiniband/verbs.h>
+#define DATPERF_VERBS 1
+#else
+#define DATPERF_VERBS 0
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -42,20 +54,30 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
+
+#include "json.hpp"
+
+#ifndef DAT_TOOLS_VERSION
+#define DAT_TOOLS_VERSION "unknown"
+#endif
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char *kVersion = "1.0.0";
+constexpr const char *kVersion = DAT_TOOLS_VERSION;
 constexpr std::uint32_t kMagic = 0x44415450;	/* "DATP": our connect data */
 constexpr DAT_TIMEOUT kPoll = 200'000;		/* 200 ms: check for abort */
 
-enum class Role { both, server, client };
+enum class Role { server, client, loopback };
+enum class Mode { rate, post_cost, post_parts };
 enum class PostPath { ring, ioctl };
 
 const char *path_name(PostPath p)
@@ -64,22 +86,26 @@ const char *path_name(PostPath p)
 }
 
 struct Options {
-	Role role = Role::both;
-	bool post_cost = false;
-	int size = 64;
-	int eps = 16;
-	int depth = 1024;
-	long iters = 20000;
-	int window = 0;			/* 0: depth / (2 x eps), 1..64 */
-	int signal = 0;			/* 0: window / 4, at least 1 */
-	std::string ia_server = "rxe0";
-	std::string ia_client = "rxe1";
-	std::string addr = "192.0.2.1";
+	Role role = Role::server;
+	Mode mode = Mode::rate;
+	int size = 64;			/* -s */
+	int eps = 1;			/* -q */
+	int depth = 512;		/* -r */
+	long iters = 1000;		/* -n: per EP (post cost: posts per method) */
+	int window = 0;			/* -t; 0: depth / (2 x eps), 1..64 */
+	int signal = 0;			/* -Q; 0: window / 4, at least 1 */
+	int reps = 7;			/* post cost: repetitions */
+	std::string dev;		/* -d; "": the first IA listed */
+	std::string client_dev;		/* --loopback's client; "": the next IA */
+	std::string host;		/* the client's server */
 	DAT_CONN_QUAL port = 4900;
 	std::vector<PostPath> paths{ PostPath::ring };
 	int timeout = 30;		/* seconds without any progress */
 	bool json = false;
 	int progress = -1;		/* -1: when stderr is a terminal */
+
+	/* resolved from the above before a run */
+	std::string ia_server, ia_client, addr;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -329,6 +355,23 @@ public:
 				  &psp_), "dat_psp_create");
 	}
 
+	/* The server IA's IPv4 address, where its clients connect. */
+	std::string address() const
+	{
+		DAT_IA_ATTR a;
+		char txt[INET_ADDRSTRLEN];
+
+		ok(dat_ia_query(s_.ia, nullptr, DAT_IA_FIELD_IA_ADDRESS_PTR, &a, 0,
+				nullptr), "dat_ia_query");
+		if (!a.ia_address_ptr || a.ia_address_ptr->sa_family != AF_INET ||
+		    !inet_ntop(AF_INET,
+			       &((const struct sockaddr_in *)a.ia_address_ptr)->sin_addr,
+			       txt, sizeof(txt)))
+			throw std::runtime_error("IA " + o_.ia_server +
+						 " has no IPv4 address");
+		return txt;
+	}
+
 	/* Serve o_.eps connections until each has disconnected and every
 	 * announced message has arrived. */
 	ServerResult run(Progress &progress)
@@ -491,7 +534,7 @@ public:
 		posted_.assign(n, 0);
 		done_.assign(n, 0);
 		for (int i = 0; i < n; i++)
-			msgs_[i] = o_.iters / n + (i < o_.iters % n ? 1 : 0);
+			msgs_[i] = o_.iters;	/* per EP, as perftest's -n */
 		for (int i = 0; i < n; i++) {
 			ok(dat_ep_create(c_.ia, c_.pz, DAT_HANDLE_NULL, evd_, evd_, &a,
 					 &ep_[i]), "dat_ep_create");
@@ -516,7 +559,7 @@ public:
 			do {
 				complete += on_event(e);
 			} while (complete < n && dat_evd_dequeue(evd_, &e) == DAT_SUCCESS);
-			progress.update(res.sent = total_done(), o_.iters);
+			progress.update(res.sent = total_done(), o_.iters * n);
 		}
 		res.end = Clock::now();
 		res.sent = total_done();
@@ -675,7 +718,7 @@ struct RateRow {
 	bool have_srq = false;
 };
 
-RateRow run_rate(const Options &o, PostPath path)
+RateRow run_rate(Options &o, PostPath path)
 {
 	RateRow row;
 	row.path = path;
@@ -704,6 +747,7 @@ RateRow run_rate(const Options &o, PostPath path)
 		} else {
 			ServerResult s;
 			std::exception_ptr failed;
+			o.addr = srv.address();
 			Progress none(0, "");
 			std::thread t([&] {
 				try {
@@ -739,119 +783,510 @@ RateRow run_rate(const Options &o, PostPath path)
 
 /* ---------------------------------------------------------------------- */
 /* Cost of one receive post                                               */
+/*
+ * A batch: create an SRQ of -r buffers, time -r single-receive posts into
+ * it (nothing ever takes a buffer: no EP uses it, as no QP uses the verbs
+ * SRQ), free it.  -n / -r batches make one repetition of a method; the
+ * methods take turns (rotated order) within each of --reps repetitions.
+ * Reported: ns per post of every repetition and the medians;
+ * "dat_steady" leaves the first post of each batch (the first touch of the
+ * ring) out.  The methods:
+ *   dat      dat_srq_post_recv: libdat writes the SRQ's mmapped post ring
+ *   ioctl    dat_kdat_srq_post_recv_ioctl: one KDAT_IOC_SRQ_POST each
+ *   verbs    rdma-core's ibv_post_srq_recv on an ibv SRQ of the same depth
+ *            on the IA's RDMA device (libibverbs.so.1, loaded if present)
+ *   getppid  a bare system call, for scale
+ */
 
-struct CostRow {
-	std::string name, note;
-	double ns = 0;
+inline std::uint64_t now_ns()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (std::uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+double median(std::vector<double> v)
+{
+	if (v.empty())
+		return 0;
+	std::sort(v.begin(), v.end());
+	std::size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* rdma-core, for the comparison: loaded at run time, so datperf itself
+ * needs no libibverbs (without it the verbs column stays empty). */
+class Verbs {
+public:
+	bool open(const std::string &dev, void *buf, std::size_t len)
+	{
+#if DATPERF_VERBS
+		lib_ = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (!lib_) {
+			why_ = "libibverbs.so.1 not found";
+			return false;
+		}
+		if (!sym(get_list_, "ibv_get_device_list") ||
+		    !sym(free_list_, "ibv_free_device_list") ||
+		    !sym(dev_name_, "ibv_get_device_name") ||
+		    !sym(open_, "ibv_open_device") ||
+		    !sym(close_, "ibv_close_device") ||
+		    !sym(alloc_pd_, "ibv_alloc_pd") ||
+		    !sym(dealloc_pd_, "ibv_dealloc_pd") ||
+		    !sym(reg_mr_, "ibv_reg_mr") || !sym(dereg_mr_, "ibv_dereg_mr") ||
+		    !sym(create_srq_, "ibv_create_srq") ||
+		    !sym(destroy_srq_, "ibv_destroy_srq")) {
+			why_ = "libibverbs.so.1 lacks a symbol";
+			return false;
+		}
+		int n = 0;
+		ibv_device **list = get_list_(&n);
+		for (int i = 0; list && i < n && !ctx_; i++)
+			if (dev == dev_name_(list[i]))
+				ctx_ = open_(list[i]);
+		if (list)
+			free_list_(list);
+		if (!ctx_) {
+			why_ = "no verbs device " + dev;
+			return false;
+		}
+		pd_ = alloc_pd_(ctx_);
+		mr_ = pd_ ? reg_mr_(pd_, buf, len, IBV_ACCESS_LOCAL_WRITE) : nullptr;
+		if (!mr_) {
+			why_ = std::string("ibv_alloc_pd/ibv_reg_mr: ") + std::strerror(errno);
+			return false;
+		}
+		buf_ = static_cast<char *>(buf);
+		return true;
+#else
+		(void)dev;
+		(void)buf;
+		(void)len;
+		why_ = "built without <infiniband/verbs.h>";
+		return false;
+#endif
+	}
+
+	const std::string &why() const { return why_; }
+
+	/* One batch of @depth posts of @size bytes; ns, the first post in *first. */
+	std::uint64_t batch(int depth, int size, std::uint64_t *first)
+	{
+#if DATPERF_VERBS
+		ibv_srq_init_attr init = {};
+		std::vector<ibv_sge> sge(depth);
+		std::vector<ibv_recv_wr> wr(depth);
+		ibv_recv_wr *bad;
+
+		init.attr.max_wr = depth;
+		init.attr.max_sge = 1;
+		ibv_srq *srq = create_srq_(pd_, &init);
+		if (!srq)
+			throw std::runtime_error("ibv_create_srq(" + std::to_string(depth) +
+						 "): " + std::strerror(errno));
+		for (int i = 0; i < depth; i++) {
+			sge[i].addr = (uintptr_t)buf_ + (std::size_t)i * size;
+			sge[i].length = size;
+			sge[i].lkey = mr_->lkey;
+			wr[i].wr_id = i;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].next = nullptr;
+		}
+		std::uint64_t t0 = now_ns(), tf = t0;
+		for (int i = 0; i < depth; i++) {
+			int e = ibv_post_srq_recv(srq, &wr[i], &bad);
+			if (e) {
+				destroy_srq_(srq);
+				throw std::runtime_error(std::string("ibv_post_srq_recv: ") +
+							 std::strerror(e));
+			}
+			if (i == 0)
+				tf = now_ns();
+		}
+		std::uint64_t t1 = now_ns();
+		*first = tf - t0;
+		if (destroy_srq_(srq))
+			throw std::runtime_error("ibv_destroy_srq failed");
+		return t1 - t0;
+#else
+		(void)depth;
+		(void)size;
+		*first = 0;
+		return 0;
+#endif
+	}
+
+	~Verbs()
+	{
+#if DATPERF_VERBS
+		if (mr_)
+			dereg_mr_(mr_);
+		if (pd_)
+			dealloc_pd_(pd_);
+		if (ctx_)
+			close_(ctx_);
+		if (lib_)
+			dlclose(lib_);
+#endif
+	}
+
+private:
+	std::string why_;
+#if DATPERF_VERBS
+	template <class F>
+	bool sym(F &f, const char *name)
+	{
+		f = reinterpret_cast<F>(dlsym(lib_, name));
+		return f != nullptr;
+	}
+
+	void *lib_ = nullptr;
+	ibv_context *ctx_ = nullptr;
+	ibv_pd *pd_ = nullptr;
+	ibv_mr *mr_ = nullptr;
+	char *buf_ = nullptr;
+	ibv_device **(*get_list_)(int *) = nullptr;
+	void (*free_list_)(ibv_device **) = nullptr;
+	const char *(*dev_name_)(ibv_device *) = nullptr;
+	ibv_context *(*open_)(ibv_device *) = nullptr;
+	int (*close_)(ibv_context *) = nullptr;
+	ibv_pd *(*alloc_pd_)(ibv_context *) = nullptr;
+	int (*dealloc_pd_)(ibv_pd *) = nullptr;
+	ibv_mr *(*reg_mr_)(ibv_pd *, void *, std::size_t, int) = nullptr;
+	int (*dereg_mr_)(ibv_mr *) = nullptr;
+	ibv_srq *(*create_srq_)(ibv_pd *, ibv_srq_init_attr *) = nullptr;
+	int (*destroy_srq_)(ibv_srq *) = nullptr;
+#endif
 };
 
-std::vector<CostRow> run_post_cost(const Options &o)
-{
+enum Method { M_DAT, M_IOCTL, M_VERBS, M_GETPPID, M_COUNT };
+
+struct PostBench {
+	int depth, posts, size;
 	Side s;
-	const int d = o.depth;
-	const long rounds = std::max(1L, (o.iters + d - 1) / d);
-	double ring_ns = 0, drain_ns = 0, ioctl_ns = 0;
+	Verbs v;
+	bool have_verbs = false;
+	std::string device;		/* the IA's RDMA device */
 
-	s.open(o.ia_server, (std::size_t)d * o.size, DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
-	std::vector<DAT_LMR_TRIPLET> t(d);
-	for (int i = 0; i < d; i++)
-		t[i] = s.seg((std::size_t)i * o.size, o.size);
-
-	Progress p(o.progress, "posts");
-	for (PostPath path : { PostPath::ring, PostPath::ioctl }) {
-		for (long r = 0; r < rounds; r++) {
-			/* a fresh SRQ each round: nothing ever takes a buffer */
-			DAT_SRQ_ATTR sa = { d, 1, DAT_SRQ_LW_DEFAULT };
-			DAT_SRQ_HANDLE srq;
-			DAT_SRQ_PARAM q;
-			ok(dat_srq_create(s.ia, s.pz, &sa, &srq), "dat_srq_create");
-			auto t0 = Clock::now();
-			for (int i = 0; i < d; i++)
-				ok(path == PostPath::ring ?
-				   dat_srq_post_recv(srq, 1, &t[i], cookie(i)) :
-				   dat_kdat_srq_post_recv_ioctl(srq, 1, &t[i], cookie(i)),
-				   "post");
-			auto t1 = Clock::now();
-			/* the kernel drains the post ring before it answers */
-			ok(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &q), "dat_srq_query");
-			auto t2 = Clock::now();
-			if (q.available_dto_count != d)
-				throw std::runtime_error("SRQ holds " +
-							 std::to_string(q.available_dto_count) +
-							 " buffers after " + std::to_string(d) +
-							 " posts");
-			ok(dat_srq_free(srq), "dat_srq_free");
-			double post = std::chrono::duration<double, std::nano>(t1 - t0).count();
-			double query = std::chrono::duration<double, std::nano>(t2 - t1).count();
-			if (path == PostPath::ring) {
-				ring_ns += post;
-				drain_ns += query;
-			} else {
-				ioctl_ns += post;
-			}
-			p.update((path == PostPath::ioctl ? rounds : 0) + r + 1, 2 * rounds);
-		}
+	explicit PostBench(const Options &o)
+		: depth(o.depth), posts((int)o.iters), size(o.size)
+	{
+		s.open(o.ia_server, (std::size_t)depth * size,
+		       (DAT_MEM_PRIV_FLAGS)(DAT_MEM_PRIV_LOCAL_READ_FLAG |
+					    DAT_MEM_PRIV_LOCAL_WRITE_FLAG));
+		DAT_IA_ATTR a;
+		ok(dat_ia_query(s.ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr),
+		   "dat_ia_query");
+		device.assign(a.adapter_name, strnlen(a.adapter_name,
+						      sizeof(a.adapter_name)));
+		have_verbs = v.open(device, s.buf->data(), s.buf->len);
 	}
-	p.done();
 
-	/* the cost of an empty query (nothing to drain), and of a bare syscall */
-	DAT_SRQ_ATTR sa = { d, 1, DAT_SRQ_LW_DEFAULT };
+	/* Time one batch of depth posts into a new, empty SRQ.  Returns ns. */
+	std::uint64_t dat_batch(bool by_ioctl, std::uint64_t *first_ns)
+	{
+		DAT_SRQ_ATTR sa = { depth, 1, DAT_SRQ_LW_DEFAULT };
+		DAT_SRQ_HANDLE srq;
+		std::vector<DAT_LMR_TRIPLET> t(depth);
+
+		for (int i = 0; i < depth; i++)
+			t[i] = s.seg((std::size_t)i * size, size);
+		ok(dat_srq_create(s.ia, s.pz, &sa, &srq), "dat_srq_create");
+		std::uint64_t t0 = now_ns(), t1 = t0;
+		for (int i = 0; i < depth; i++) {
+			DAT_RETURN r = by_ioctl ?
+				dat_kdat_srq_post_recv_ioctl(srq, 1, &t[i], cookie(i)) :
+				dat_srq_post_recv(srq, 1, &t[i], cookie(i));
+			if (r != DAT_SUCCESS) {
+				dat_srq_free(srq);
+				ok(r, by_ioctl ? "dat_kdat_srq_post_recv_ioctl" :
+						 "dat_srq_post_recv");
+			}
+			if (i == 0)
+				t1 = now_ns();
+		}
+		std::uint64_t t2 = now_ns();
+		ok(dat_srq_free(srq), "dat_srq_free");
+		*first_ns = t1 - t0;
+		return t2 - t0;
+	}
+
+	std::uint64_t getppid_batch()
+	{
+		std::uint64_t t0 = now_ns();
+		for (int i = 0; i < depth; i++)
+			syscall(SYS_getppid);
+		return now_ns() - t0;
+	}
+
+	/* ns per post of one method over posts / depth batches */
+	double run(Method m, double *steady, double *first_mean = nullptr)
+	{
+		int batches = std::max(posts / depth, 1);
+		std::uint64_t total = 0, first = 0;
+
+		for (int b = 0; b < batches; b++) {
+			std::uint64_t f = 0;
+
+			switch (m) {
+			case M_DAT:
+			case M_IOCTL:
+				total += dat_batch(m == M_IOCTL, &f);
+				break;
+			case M_VERBS:
+				total += v.batch(depth, size, &f);
+				break;
+			default:
+				total += getppid_batch();
+				break;
+			}
+			first += f;
+		}
+		if (steady)
+			*steady = depth > 1 ? (double)(total - first) /
+						      ((double)batches * (depth - 1)) : 0;
+		if (first_mean)
+			*first_mean = (double)first / batches;
+		return (double)total / ((double)batches * depth);
+	}
+};
+
+struct CostRun {
+	double ns[M_COUNT] = {}, steady = 0;
+};
+
+struct CostResult {
+	std::string device, verbs_why;
+	bool have_verbs = false;
+	int posts = 0;
+	std::vector<CostRun> runs;
+	CostRun med;
+	double dat_per_verbs = 0, ioctl_per_dat = 0;	/* medians of per-run ratios */
+};
+
+CostResult run_post_cost(const Options &o)
+{
+	PostBench p(o);
+	CostResult res;
+
+	res.device = p.device;
+	res.have_verbs = p.have_verbs;
+	res.verbs_why = p.v.why();
+	res.posts = std::max(p.posts / p.depth, 1) * p.depth;
+	auto skip = [&](int m) { return m == M_VERBS && !p.have_verbs; };
+
+	/* warm up every path once (page faults, first ioctls, caches) */
+	int save = p.posts;
+	p.posts = p.depth;
+	for (int m = 0; m < M_COUNT; m++)
+		if (!skip(m))
+			p.run((Method)m, nullptr);
+	p.posts = save;
+
+	Progress prog(o.progress, "repetitions");
+	std::vector<double> col[M_COUNT], steady, r_dv, r_id;
+	for (int rep = 0; rep < o.reps; rep++) {
+		CostRun r;
+
+		for (int k = 0; k < M_COUNT; k++) {
+			Method m = (Method)((rep + k) % M_COUNT);
+			if (!skip(m))
+				r.ns[m] = p.run(m, m == M_DAT ? &r.steady : nullptr);
+		}
+		for (int m = 0; m < M_COUNT; m++)
+			col[m].push_back(r.ns[m]);
+		steady.push_back(r.steady);
+		if (p.have_verbs && r.ns[M_VERBS] > 0)
+			r_dv.push_back(r.ns[M_DAT] / r.ns[M_VERBS]);
+		if (r.ns[M_DAT] > 0)
+			r_id.push_back(r.ns[M_IOCTL] / r.ns[M_DAT]);
+		res.runs.push_back(r);
+		prog.update(rep + 1, o.reps);
+	}
+	for (int m = 0; m < M_COUNT; m++)
+		res.med.ns[m] = median(col[m]);
+	res.med.steady = median(steady);
+	res.dat_per_verbs = median(r_dv);
+	res.ioctl_per_dat = median(r_id);
+	return res;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Where the time of one post goes                                        */
+/*
+ * Each value is ns per call, the median of --reps means of -n calls:
+ *   lookup      dat_srq_post_recv(srq, -1, ...): handle lookup, dispatch,
+ *               refused at the first argument check (no triplet, no ring)
+ *   +triplet    a triplet outside its LMR: lookup + the LMR-table check
+ *   post        a whole post into an empty SRQ (ring write; batch of -r)
+ *   post_steady the same without the first post of a batch
+ *   first_post  that first post alone (first touch of the ring)
+ *   verbs       ibv_post_srq_recv into an empty ibv SRQ (batch of -r),
+ *               first_verbs its first post
+ *   ioctl       dat_kdat_srq_post_recv_ioctl (batch of -r), first_ioctl
+ *               its first post
+ *   query       dat_srq_query (one KDAT_IOC_SRQ_QUERY, drains the ring)
+ * and the primitives the library is built from, as this CPU runs them:
+ * clock_gettime, an uncontended std::mutex lock+unlock, a
+ * std::shared_mutex lock_shared+unlock_shared, an atomic fetch_add, a
+ * seq_cst fence, a shared_ptr copy+destroy, an unordered_map find.
+ */
+
+template <class F>
+double ns_per_call(int n, int reps, F &&f)
+{
+	std::vector<double> v;
+
+	for (int r = 0; r < reps; r++) {
+		std::uint64_t t0 = now_ns();
+		for (int i = 0; i < n; i++)
+			f(i);
+		v.push_back((double)(now_ns() - t0) / n);
+	}
+	return median(v);
+}
+
+using Parts = std::vector<std::pair<std::string, double>>;
+
+Parts run_post_parts(const Options &o)
+{
+	PostBench p(o);
+	const int reps = o.reps, n = (int)o.iters;
+
+	p.posts = p.depth;
+	DAT_SRQ_ATTR sa = { p.depth, 1, DAT_SRQ_LW_DEFAULT };
 	DAT_SRQ_HANDLE srq;
-	DAT_SRQ_PARAM q;
-	ok(dat_srq_create(s.ia, s.pz, &sa, &srq), "dat_srq_create");
-	const int nq = 4096;
-	auto q0 = Clock::now();
-	for (int i = 0; i < nq; i++)
-		ok(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &q), "dat_srq_query");
-	double query_ns = std::chrono::duration<double, std::nano>(Clock::now() - q0).count() / nq;
+	ok(dat_srq_create(p.s.ia, p.s.pz, &sa, &srq), "dat_srq_create");
+	DAT_LMR_TRIPLET good = p.s.seg(0, p.size), bad = good;
+	bad.segment_length = p.s.buf->len + 1;
+	volatile DAT_RETURN sink = 0;
+	double lookup = ns_per_call(n, reps, [&](int i) {
+		sink = dat_srq_post_recv(srq, -1, &good, cookie(i));
+	});
+	if (DAT_GET_TYPE(sink) != DAT_INVALID_PARAMETER)
+		throw std::runtime_error("the lookup probe was not refused");
+	double triplet = ns_per_call(n, reps, [&](int i) {
+		sink = dat_srq_post_recv(srq, 1, &bad, cookie(i));
+	});
+	if (DAT_GET_TYPE(sink) != DAT_INVALID_PARAMETER)
+		throw std::runtime_error("the triplet probe was not refused");
 	ok(dat_srq_free(srq), "dat_srq_free");
-	const int ns = 100000;
-	auto s0 = Clock::now();
-	for (int i = 0; i < ns; i++)
-		syscall(SYS_getppid);
-	double sys_ns = std::chrono::duration<double, std::nano>(Clock::now() - s0).count() / ns;
 
-	const double posts = (double)rounds * d;
-	double drain = std::max(0.0, drain_ns / rounds - query_ns) / d;
-	return {
-		{ "dat_srq_post_recv (post ring)", "no system call", ring_ns / posts },
-		{ "  + kernel drain of the ring", "per entry, at the next completion/query", drain },
-		{ "dat_kdat_srq_post_recv_ioctl", "one ioctl per receive", ioctl_ns / posts },
-		{ "dat_srq_query", "one ioctl, ring empty", query_ns },
-		{ "getppid()", "a bare system call, for scale", sys_ns },
+	std::vector<double> post, steady, first, verbs, vfirst, ioctl, ifirst;
+	for (int r = 0; r < reps; r++) {
+		double st, fi;
+		post.push_back(p.run(M_DAT, &st, &fi));
+		steady.push_back(st);
+		first.push_back(fi);
+		if (p.have_verbs) {
+			verbs.push_back(p.run(M_VERBS, &st, &fi));
+			vfirst.push_back(fi);
+		}
+		ioctl.push_back(p.run(M_IOCTL, &st, &fi));
+		ifirst.push_back(fi);
+	}
+
+	/* a query drains the post ring: one ioctl, like the kick */
+	ok(dat_srq_create(p.s.ia, p.s.pz, &sa, &srq), "dat_srq_create");
+	DAT_SRQ_PARAM qp;
+	double query = ns_per_call(std::min(n, 512), reps, [&](int) {
+		sink = dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &qp);
+	});
+	ok(sink, "dat_srq_query");
+	ok(dat_srq_free(srq), "dat_srq_free");
+
+	std::mutex m;
+	std::shared_mutex sm;
+	std::atomic<std::uint64_t> at{ 0 };
+	auto sp = std::make_shared<int>(1);
+	std::unordered_map<std::uint32_t, std::uint64_t> um;
+	for (std::uint32_t i = 0; i < 64; i++)
+		um[i * 7919] = i;
+	volatile std::uint64_t vs = 0;
+	Parts res = {
+		{ "lookup", lookup }, { "+triplet", triplet },
+		{ "post", median(post) }, { "post_steady", median(steady) },
+		{ "first_post", median(first) },
 	};
+	if (p.have_verbs) {
+		res.push_back({ "verbs", median(verbs) });
+		res.push_back({ "first_verbs", median(vfirst) });
+	}
+	res.push_back({ "ioctl", median(ioctl) });
+	res.push_back({ "first_ioctl", median(ifirst) });
+	res.push_back({ "query", query });
+	res.push_back({ "clock_gettime", ns_per_call(n, reps, [&](int) { vs = now_ns(); }) });
+	res.push_back({ "mutex", ns_per_call(n, reps, [&](int) {
+		m.lock();
+		vs = vs + 1;
+		m.unlock();
+	}) });
+	res.push_back({ "shared_mutex", ns_per_call(n, reps, [&](int) {
+		sm.lock_shared();
+		vs = vs + 1;
+		sm.unlock_shared();
+	}) });
+	res.push_back({ "fetch_add", ns_per_call(n, reps, [&](int) { at.fetch_add(1); }) });
+	res.push_back({ "fence", ns_per_call(n, reps, [&](int) {
+		vs = vs + 1;
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+	}) });
+	res.push_back({ "shared_ptr_copy", ns_per_call(n, reps, [&](int) {
+		std::shared_ptr<int> c = sp;
+		vs = vs + *c;
+	}) });
+	res.push_back({ "unordered_map_find", ns_per_call(n, reps, [&](int i) {
+		auto it = um.find((std::uint32_t)(i & 63) * 7919);
+		vs = vs + it->second;
+	}) });
+	return res;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Output                                                                 */
 
-std::string json_str(const std::string &s)
-{
-	std::string o = "\"";
-	for (char c : s) {
-		if (c == '"' || c == '\\')
-			o += '\\';
-		o += c;
-	}
-	return o + "\"";
-}
+using dattools::json_string;
 
 const char *role_name(Role r)
 {
-	return r == Role::both ? "both" : r == Role::server ? "server" : "client";
+	return r == Role::loopback ? "loopback" : r == Role::server ? "server" : "client";
+}
+
+const char *mode_name(Mode m)
+{
+	return m == Mode::rate ? "msgrate" : m == Mode::post_cost ? "post_cost" :
+								   "post_parts";
+}
+
+/* The start of every JSON object datperf prints: what ran, where. */
+std::string json_head(const Options &o)
+{
+	char b[512];
+
+	std::snprintf(b, sizeof(b), "{\"tool\":\"datperf\",\"version\":%s,\"test\":\"%s\","
+		      "\"role\":\"%s\",", json_string(kVersion).c_str(),
+		      mode_name(o.mode), role_name(o.role));
+	std::string s = b;
+	if (o.mode != Mode::rate || o.role != Role::client)
+		s += "\"server_ia\":" + json_string(o.ia_server) + ",";
+	if (o.mode == Mode::rate && o.role == Role::client)
+		s += "\"host\":" + json_string(o.host) + ",";
+	if (o.mode == Mode::rate && o.role != Role::server)
+		s += "\"client_ia\":" + json_string(o.ia_client) + ",\"addr\":" +
+		     json_string(o.addr) + ",";
+	std::snprintf(b, sizeof(b), "\"port\":%llu,\"eps\":%d,\"depth\":%d,"
+		      "\"size\":%d,\"iters\":%ld,\"window\":%d,\"signal\":%d,\"reps\":%d",
+		      (unsigned long long)o.port, o.eps, o.depth, o.size, o.iters,
+		      o.window, o.signal, o.reps);
+	return s + b;
 }
 
 void print_rate(const Options &o, const std::vector<RateRow> &rows)
 {
 	if (o.json) {
-		std::printf("{\"tool\":\"datperf\",\"version\":\"%s\",\"test\":\"msgrate\","
-			    "\"role\":\"%s\",\"server_ia\":%s,\"client_ia\":%s,\"addr\":%s,"
-			    "\"port\":%llu,\"eps\":%d,\"depth\":%d,\"size\":%d,\"iters\":%ld,"
-			    "\"window\":%d,\"signal\":%d,\"results\":[",
-			    kVersion, role_name(o.role), json_str(o.ia_server).c_str(),
-			    json_str(o.ia_client).c_str(), json_str(o.addr).c_str(),
-			    (unsigned long long)o.port, o.eps, o.depth, o.size, o.iters,
-			    o.window, o.signal);
+		std::printf("%s,\"results\":[", json_head(o).c_str());
 		for (std::size_t i = 0; i < rows.size(); i++) {
 			const RateRow &r = rows[i];
 			double rate = r.secs > 0 ? r.messages / r.secs : 0;
@@ -875,7 +1310,7 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 		std::printf(" on %s", o.ia_server.c_str());
 	if (o.role != Role::server)
 		std::printf(", clients on %s -> %s", o.ia_client.c_str(), o.addr.c_str());
-	std::printf(" (%s)\n", o.role == Role::both ? "one process" :
+	std::printf(" (%s)\n", o.role == Role::loopback ? "one process" :
 			       o.role == Role::server ? "server side" : "client side");
 	std::printf("  %-6s %5s %6s %6s %6s %6s %9s %9s %11s %8s %9s\n", "post",
 		    "eps", "depth", "size", "window", "signal", "messages", "seconds",
@@ -897,27 +1332,80 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 				    r.flushed, r.async_events);
 }
 
-void print_cost(const Options &o, const std::vector<CostRow> &rows)
+const char *const kMethod[M_COUNT] = { "dat", "ioctl", "verbs", "getppid" };
+
+std::string json_num(bool have, double v)
+{
+	char b[32];
+
+	if (!have)
+		return "null";
+	std::snprintf(b, sizeof(b), "%.1f", v);
+	return b;
+}
+
+std::string cost_json(const CostRun &r, bool verbs)
+{
+	std::string s = "{";
+
+	for (int m = 0; m < M_COUNT; m++)
+		s += std::string(m ? "," : "") + "\"" + kMethod[m] + "\":" +
+		     json_num(m != M_VERBS || verbs, r.ns[m]);
+	return s + ",\"dat_steady\":" + json_num(true, r.steady) + "}";
+}
+
+void print_cost(const Options &o, const CostResult &c)
 {
 	if (o.json) {
-		std::printf("{\"tool\":\"datperf\",\"version\":\"%s\",\"test\":\"post_cost\","
-			    "\"ia\":%s,\"depth\":%d,\"size\":%d,\"posts_per_path\":%ld,"
-			    "\"results\":{\"ring_post_ns\":%.1f,\"ring_drain_ns\":%.1f,"
-			    "\"ioctl_post_ns\":%.1f,\"query_ns\":%.1f,\"syscall_ns\":%.1f}}\n",
-			    kVersion, json_str(o.ia_server).c_str(), o.depth, o.size,
-			    std::max(1L, (o.iters + o.depth - 1) / o.depth) * o.depth,
-			    rows[0].ns, rows[1].ns, rows[2].ns, rows[3].ns, rows[4].ns);
+		std::printf("%s,\"device\":%s,\"posts\":%d,\"verbs\":%s,\"runs\":[",
+			    json_head(o).c_str(), json_string(c.device).c_str(),
+			    c.posts, c.have_verbs ? "true" : "false");
+		for (std::size_t i = 0; i < c.runs.size(); i++)
+			std::printf("%s%s", i ? "," : "",
+				    cost_json(c.runs[i], c.have_verbs).c_str());
+		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"ioctl_per_dat\":%s}\n",
+			    cost_json(c.med, c.have_verbs).c_str(),
+			    json_num(c.have_verbs, c.dat_per_verbs).c_str(),
+			    json_num(true, c.ioctl_per_dat).c_str());
 		return;
 	}
-	std::printf("datperf: cost of one receive post, SRQ of %d buffers on %s\n",
-		    o.depth, o.ia_server.c_str());
-	std::printf("  %-32s %10s\n", "call", "ns/call");
-	for (const CostRow &r : rows)
-		std::printf("  %-32s %10.0f  %s\n", r.name.c_str(), r.ns, r.note.c_str());
-	if (rows[2].ns > 0 && rows[0].ns > 0)
-		std::printf("  post ring vs ioctl: %.1fx cheaper at post time, %.1fx "
-			    "including the kernel's drain\n", rows[2].ns / rows[0].ns,
-			    rows[2].ns / (rows[0].ns + rows[1].ns));
+	std::printf("datperf: cost of one receive post into an empty SRQ of %d buffers "
+		    "on %s (%s), ns per post\n", o.depth, o.ia_server.c_str(),
+		    c.device.c_str());
+	std::printf("  %-7s %9s %9s %9s %18s %9s\n", "rep", "dat ring", "(steady)",
+		    "ioctl", "ibv_post_srq_recv", "getppid");
+	auto line = [&](const char *what, const CostRun &r) {
+		std::printf("  %-7s %9.0f %9.0f %9.0f %18s %9.0f\n", what, r.ns[M_DAT],
+			    r.steady, r.ns[M_IOCTL],
+			    c.have_verbs ? std::to_string((long)(r.ns[M_VERBS] + 0.5)).c_str() : "-",
+			    r.ns[M_GETPPID]);
+	};
+	for (std::size_t i = 0; i < c.runs.size(); i++)
+		line(std::to_string(i + 1).c_str(), c.runs[i]);
+	line("median", c.med);
+	if (c.have_verbs)
+		std::printf("  dat/verbs %.2f, ", c.dat_per_verbs);
+	else
+		std::printf("  (no verbs comparison: %s) ", c.verbs_why.c_str());
+	std::printf("ioctl/dat %.2f  (medians of the per-repetition ratios; %d posts "
+		    "per method and repetition)\n", c.ioctl_per_dat, c.posts);
+}
+
+void print_parts(const Options &o, const Parts &parts)
+{
+	if (o.json) {
+		std::printf("%s,\"results\":{", json_head(o).c_str());
+		for (std::size_t i = 0; i < parts.size(); i++)
+			std::printf("%s%s:%.1f", i ? "," : "",
+				    json_string(parts[i].first).c_str(), parts[i].second);
+		std::printf("}}\n");
+		return;
+	}
+	std::printf("datperf: parts: ns per call (median of %d x %ld) on %s:", o.reps,
+		    o.iters, o.ia_server.c_str());
+	for (const auto &[name, ns] : parts)
+		std::printf(" %s=%.*f", name.c_str(), ns < 100 ? 1 : 0, ns);
+	std::printf("\n");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -926,31 +1414,46 @@ void print_cost(const Options &o, const std::vector<CostRow> &rows)
 void usage(FILE *f)
 {
 	std::fprintf(f,
-"usage: datperf [options]              message rate through one SRQ\n"
-"       datperf --post-cost [options]  ns per receive post: ring vs ioctl\n"
+"Usage:\n"
+"  datperf [options]              server: -q EPs sharing one SRQ, on -d\n"
+"  datperf [options] HOST         client: -q EPs on -d send to the server at HOST\n"
+"  datperf --loopback [options]   both in this process: server on -d, client on\n"
+"                                 --client-dev, to the server IA's address\n"
+"  datperf --post-cost [options]  ns per receive post: ring, ioctl, verbs, getppid\n"
+"  datperf --post-parts [options] where the time of one receive post goes\n"
 "\n"
-"  -e, --eps N          connections, all sharing the SRQ (16)\n"
-"  -s, --size N         message size in bytes (64)\n"
-"  -d, --depth N        SRQ depth in receive buffers (1024)\n"
-"  -n, --iters N        messages in all, spread over the EPs (20000);\n"
-"                       with --post-cost: posts per path (rounded up to --depth)\n"
-"  -w, --window N       sends in flight per EP (depth / (2 x eps), 1..64)\n"
-"  -S, --signal N       ask for a send completion every N-th send (window / 4)\n"
-"      --post PATH      how the server reposts: ring (default), ioctl, both\n"
-"      --ia-server NAME server IA (rxe0)\n"
-"      --ia-client NAME client IA (rxe1)\n"
-"  -a, --addr IPV4      the server IA's address (192.0.2.1)\n"
-"  -p, --port N         connection qualifier (4900)\n"
-"      --server         run the server side only\n"
-"      --client         run the client side only (connects to --addr)\n"
-"  -t, --timeout S      give up after S seconds without progress (30)\n"
-"      --json           one JSON object on stdout instead of the table\n"
-"      --progress       progress on stderr even when it is not a terminal\n"
-"      --no-progress    no progress (default: shown on a terminal, after 1 s)\n"
-"  -V, --version        print the version\n"
-"  -h, --help           this text\n"
+"Options (as perftest's):\n"
+"  -d, --ib-dev=DEV       IA, by name (default: the first the registry lists)\n"
+"  -s, --size=N           message size in bytes (64)\n"
+"  -n, --iters=N          messages per EP (1000); --post-cost: posts per method\n"
+"                         and repetition (8192); --post-parts: calls per sample (4096)\n"
+"  -q, --qp=N             EPs (connections), all sharing the server's SRQ (1)\n"
+"  -r, --rx-depth=N       SRQ depth in receive buffers (512)\n"
+"  -t, --tx-depth=N       sends in flight per EP (rx-depth / (2 x qp), 1..64)\n"
+"  -Q, --cq-mod=N         ask for a send completion every N-th send (tx-depth / 4)\n"
+"  -p, --port=N           connection qualifier (4900)\n"
+"  -V, --version          print the version and exit\n"
+"  -h, --help             print this help and exit\n"
+"Options of datperf's own:\n"
+"      --loopback         run the server and the client in this process\n"
+"      --client-dev=DEV   --loopback's client IA (default: the IA listed after -d's)\n"
+"      --post=PATH        how the server reposts: ring (default), ioctl, both\n"
+"      --reps=N           --post-cost/--post-parts repetitions (7)\n"
+"      --timeout=S        give up after S seconds without progress (30)\n"
+"      --json             one JSON object on stdout instead of the table\n"
+"      --progress         progress on stderr even when it is not a terminal\n"
+"      --no-progress      no progress (default: on a terminal, after 1 s)\n"
 "\n"
 "The kernel-consumer benchmark is tests/bench/kdat_bench.ko (make bench).\n");
+}
+
+[[noreturn]] void bad_usage(const char *fmt, const char *a, const char *b = "")
+{
+	std::fprintf(stderr, "datperf: ");
+	std::fprintf(stderr, fmt, a, b);
+	std::fprintf(stderr, "\n");
+	usage(stderr);
+	std::exit(2);
 }
 
 long number(const char *opt, const char *v, long lo, long hi)
@@ -962,6 +1465,7 @@ long number(const char *opt, const char *v, long lo, long hi)
 	if (errno || end == v || *end || n < lo || n > hi) {
 		std::fprintf(stderr, "datperf: %s wants a number in %ld..%ld, not '%s'\n",
 			     opt, lo, hi, v);
+		usage(stderr);
 		std::exit(2);
 	}
 	return n;
@@ -969,54 +1473,58 @@ long number(const char *opt, const char *v, long lo, long hi)
 
 Options parse(int argc, char **argv)
 {
-	enum { O_POST = 256, O_IAS, O_IAC, O_SERVER, O_CLIENT, O_JSON, O_PROGRESS,
-	       O_NOPROGRESS, O_COST };
+	enum { O_POST = 256, O_LOOPBACK, O_CLIENT_DEV, O_REPS, O_TIMEOUT, O_JSON,
+	       O_PROGRESS, O_NOPROGRESS, O_COST, O_PARTS };
 	static const struct option longopts[] = {
-		{ "eps", required_argument, nullptr, 'e' },
+		{ "ib-dev", required_argument, nullptr, 'd' },
 		{ "size", required_argument, nullptr, 's' },
-		{ "depth", required_argument, nullptr, 'd' },
 		{ "iters", required_argument, nullptr, 'n' },
-		{ "window", required_argument, nullptr, 'w' },
-		{ "signal", required_argument, nullptr, 'S' },
-		{ "post", required_argument, nullptr, O_POST },
-		{ "ia-server", required_argument, nullptr, O_IAS },
-		{ "ia-client", required_argument, nullptr, O_IAC },
-		{ "addr", required_argument, nullptr, 'a' },
+		{ "qp", required_argument, nullptr, 'q' },
+		{ "rx-depth", required_argument, nullptr, 'r' },
+		{ "tx-depth", required_argument, nullptr, 't' },
+		{ "cq-mod", required_argument, nullptr, 'Q' },
 		{ "port", required_argument, nullptr, 'p' },
-		{ "server", no_argument, nullptr, O_SERVER },
-		{ "client", no_argument, nullptr, O_CLIENT },
-		{ "timeout", required_argument, nullptr, 't' },
+		{ "version", no_argument, nullptr, 'V' },
+		{ "help", no_argument, nullptr, 'h' },
+		{ "loopback", no_argument, nullptr, O_LOOPBACK },
+		{ "client-dev", required_argument, nullptr, O_CLIENT_DEV },
+		{ "post", required_argument, nullptr, O_POST },
+		{ "reps", required_argument, nullptr, O_REPS },
+		{ "timeout", required_argument, nullptr, O_TIMEOUT },
 		{ "json", no_argument, nullptr, O_JSON },
 		{ "progress", no_argument, nullptr, O_PROGRESS },
 		{ "no-progress", no_argument, nullptr, O_NOPROGRESS },
 		{ "post-cost", no_argument, nullptr, O_COST },
-		{ "version", no_argument, nullptr, 'V' },
-		{ "help", no_argument, nullptr, 'h' },
+		{ "post-parts", no_argument, nullptr, O_PARTS },
 		{}
 	};
 	Options o;
+	bool iters_set = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:s:d:n:w:S:a:p:t:Vh", longopts,
+	while ((c = getopt_long(argc, argv, "d:s:n:q:r:t:Q:p:Vh", longopts,
 				nullptr)) != -1) {
 		switch (c) {
-		case 'e': o.eps = (int)number("--eps", optarg, 1, 1024); break;
+		case 'd': o.dev = optarg; break;
 		case 's': o.size = (int)number("--size", optarg, 1, 1 << 20); break;
-		case 'd': o.depth = (int)number("--depth", optarg, 1, 1 << 20); break;
-		case 'n': o.iters = number("--iters", optarg, 1, 1L << 40); break;
-		case 'w': o.window = (int)number("--window", optarg, 1, 4096); break;
-		case 'S': o.signal = (int)number("--signal", optarg, 1, 4096); break;
-		case 'a': o.addr = optarg; break;
+		case 'n':
+			o.iters = number("--iters", optarg, 1, 0xffffffffL);
+			iters_set = true;
+			break;
+		case 'q': o.eps = (int)number("--qp", optarg, 1, 1024); break;
+		case 'r': o.depth = (int)number("--rx-depth", optarg, 1, 1 << 20); break;
+		case 't': o.window = (int)number("--tx-depth", optarg, 1, 4096); break;
+		case 'Q': o.signal = (int)number("--cq-mod", optarg, 1, 4096); break;
 		case 'p': o.port = (DAT_CONN_QUAL)number("--port", optarg, 1, 65535); break;
-		case 't': o.timeout = (int)number("--timeout", optarg, 1, 86400); break;
-		case O_IAS: o.ia_server = optarg; break;
-		case O_IAC: o.ia_client = optarg; break;
-		case O_SERVER: o.role = Role::server; break;
-		case O_CLIENT: o.role = Role::client; break;
+		case O_TIMEOUT: o.timeout = (int)number("--timeout", optarg, 1, 86400); break;
+		case O_REPS: o.reps = (int)number("--reps", optarg, 1, 1000); break;
+		case O_CLIENT_DEV: o.client_dev = optarg; break;
+		case O_LOOPBACK: o.role = Role::loopback; break;
 		case O_JSON: o.json = true; break;
 		case O_PROGRESS: o.progress = 1; break;
 		case O_NOPROGRESS: o.progress = 0; break;
-		case O_COST: o.post_cost = true; break;
+		case O_COST: o.mode = Mode::post_cost; break;
+		case O_PARTS: o.mode = Mode::post_parts; break;
 		case O_POST:
 			if (!std::strcmp(optarg, "ring"))
 				o.paths = { PostPath::ring };
@@ -1024,10 +1532,8 @@ Options parse(int argc, char **argv)
 				o.paths = { PostPath::ioctl };
 			else if (!std::strcmp(optarg, "both"))
 				o.paths = { PostPath::ring, PostPath::ioctl };
-			else {
-				std::fprintf(stderr, "datperf: --post ring|ioctl|both\n");
-				std::exit(2);
-			}
+			else
+				bad_usage("--post wants ring, ioctl or both, not '%s'", optarg);
 			break;
 		case 'V': std::printf("datperf %s\n", kVersion); std::exit(0);
 		case 'h': usage(stdout); std::exit(0);
@@ -1035,38 +1541,109 @@ Options parse(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		std::fprintf(stderr, "datperf: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		std::exit(2);
+		if (o.role == Role::loopback || o.mode != Mode::rate)
+			bad_usage("no HOST with --loopback, --post-cost or --post-parts "
+				  "('%s')", argv[optind]);
+		o.host = argv[optind++];
+		o.role = Role::client;
 	}
+	if (optind < argc)
+		bad_usage("unexpected argument '%s'", argv[optind]);
+	if (!iters_set && o.mode == Mode::post_cost)
+		o.iters = 8192;
+	if (!iters_set && o.mode == Mode::post_parts)
+		o.iters = 4096;
+	if (o.mode != Mode::rate && o.depth < 2)
+		bad_usage("--post-cost and --post-parts want --rx-depth >= 2%s", "");
 	if (!o.window)
 		o.window = std::clamp(o.depth / (2 * o.eps), 1, 64);
 	if (!o.signal)
 		o.signal = std::max(1, o.window / 4);
 	if (o.signal > o.window) {
-		std::fprintf(stderr, "datperf: --signal %d exceeds --window %d (no send "
+		std::fprintf(stderr, "datperf: --cq-mod %d exceeds --tx-depth %d (no send "
 			     "would ever complete with an event)\n", o.signal, o.window);
+		usage(stderr);
 		std::exit(2);
 	}
-	if (!o.post_cost && o.role != Role::server && (long)o.eps * o.window > o.depth)
-		std::fprintf(stderr, "datperf: warning: %d EPs x window %d exceeds the "
+	if (o.mode == Mode::rate && o.role != Role::server &&
+	    (long)o.eps * o.window > o.depth)
+		std::fprintf(stderr, "datperf: warning: %d EPs x tx-depth %d exceeds the "
 			     "SRQ depth %d: expect receiver-not-ready retries\n",
 			     o.eps, o.window, o.depth);
-	if (o.iters >= (1L << 32) * o.eps) {
-		std::fprintf(stderr, "datperf: --iters too large\n");
-		std::exit(2);
-	}
 	return o;
 }
 
-} // namespace
+/* The registry's IA names, in its order. */
+std::vector<std::string> registry_ias()
+{
+	DAT_COUNT n = 0;
+	DAT_RETURN r = dat_registry_list_providers(0, &n, nullptr);
+	std::vector<DAT_PROVIDER_INFO> info(n > 0 ? n : 0);
+	std::vector<DAT_PROVIDER_INFO *> ptr;
+	std::vector<std::string> names;
 
-int main(int argc, char **argv)
-try {
-	Options o = parse(argc, argv);
+	for (auto &i : info)
+		ptr.push_back(&i);
+	if (r == DAT_SUCCESS && n > 0)
+		r = dat_registry_list_providers(n, &n, ptr.data());
+	ok(r, "dat_registry_list_providers");
+	for (DAT_COUNT i = 0; i < n && i < (DAT_COUNT)info.size(); i++)
+		names.push_back(info[i].ia_name);
+	return names;
+}
 
-	if (o.post_cost) {
+/* The IPv4 address of @host (a name or a dotted quad). */
+std::string resolve(const std::string &host)
+{
+	struct addrinfo hints = {}, *res = nullptr;
+	char txt[INET_ADDRSTRLEN] = "";
+
+	hints.ai_family = AF_INET;
+	int e = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+	if (e)
+		throw std::runtime_error("cannot resolve " + host + ": " + gai_strerror(e));
+	inet_ntop(AF_INET, &((const struct sockaddr_in *)res->ai_addr)->sin_addr,
+		  txt, sizeof(txt));
+	freeaddrinfo(res);
+	return txt;
+}
+
+/* -d and --client-dev to IA names (the defaults from the registry's list),
+ * HOST to an address. */
+void resolve_names(Options &o)
+{
+	if (o.dev.empty() || (o.role == Role::loopback && o.client_dev.empty())) {
+		std::vector<std::string> ias = registry_ias();
+		if (ias.empty())
+			throw std::runtime_error("no DAT providers found (dat.conf: "
+						 "$DAT_OVERRIDE or /etc/dat.conf; without "
+						 "it, the IAs of /dev/kdat)");
+		if (o.dev.empty())
+			o.dev = ias[0];
+		if (o.client_dev.empty()) {
+			auto it = std::find(ias.begin(), ias.end(), o.dev);
+			o.client_dev = it != ias.end() && it + 1 != ias.end() ? it[1] :
+										ias[0];
+		}
+	}
+	if (o.role == Role::client) {
+		o.ia_client = o.dev;
+		o.addr = resolve(o.host);
+	} else {
+		o.ia_server = o.dev;
+		o.ia_client = o.client_dev;
+	}
+}
+
+int run(Options &o)
+{
+	resolve_names(o);
+	if (o.mode == Mode::post_cost) {
 		print_cost(o, run_post_cost(o));
+		return 0;
+	}
+	if (o.mode == Mode::post_parts) {
+		print_parts(o, run_post_parts(o));
 		return 0;
 	}
 	std::vector<RateRow> rows;
@@ -1081,7 +1658,22 @@ try {
 	}
 	print_rate(o, rows);
 	return 0;
-} catch (const std::exception &x) {
-	std::fprintf(stderr, "datperf: %s\n", x.what());
-	return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o = parse(argc, argv);
+
+	try {
+		return run(o);
+	} catch (const std::exception &x) {
+		std::fprintf(stderr, "datperf: %s\n", x.what());
+		/* --json: still one JSON object, saying what failed */
+		if (o.json)
+			std::printf("%s,\"error\":%s}\n", json_head(o).c_str(),
+				    json_string(x.what()).c_str());
+		return 1;
+	}
 }

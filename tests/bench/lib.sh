@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/bench/lib.sh - sourced by run-bench.sh (kdat_bench.ko) and
-# run-user-bench.sh (user_bench): the settings, queue sizes, perftest run
+# run-user-bench.sh (datperf): the settings, queue sizes, perftest run
 # and statistics both comparisons with perftest share.  The caller defines
 # log() and sets LOG (a scratch directory), status (0), OUTDIR, and RUNS,
 # start and TABLE as the helpers below say.

@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
 # tests/bench/run-user-bench.sh [OUTDIR] - libdat (user space over
 # /dev/kdat) against rdma-core on the same Soft-RoCE devices in the same
-# guest.  Runs INSIDE the test guest, from the repo root, with the module
-# and libdat built (make module && make user; user_bench as below):
+# guest, measured with datperf (tools/datperf.cpp).  Runs INSIDE the test
+# guest, from the repo root, with the module and libdat built (make module
+# && make user):
 #
 #   tests/vm/guest-run.sh -q -o $PWD/build/vm/ubench -t 1200 -- \
 #       env OUTDIR=$PWD/build/vm/ubench tests/bench/run-user-bench.sh
 #
-# 1. Cost of one receive post into an empty SRQ (user_bench post): libdat's
-#    dat_srq_post_recv (mmapped post ring), dat_kdat_srq_post_recv_ioctl
-#    (one ioctl per post), rdma-core's ibv_post_srq_recv on an ibv SRQ of
-#    the same depth on rxe0, and a bare getppid() system call.  Each of the
-#    REPEAT runs reports the median ns per post over POST_REPS repetitions
-#    of POST_N posts per method; the table shows the medians of the runs and
-#    the median of the per-run ratios dat/verbs (goal <= 1.0) and ioctl/dat
-#    (goal >= 4).
-#    One user_bench parts run adds where the time of a ring post goes.
-# 2. Message rate through one SRQ (user_bench rate): Q server EPs on rxe0
+# 1. Cost of one receive post into an empty SRQ (datperf --post-cost):
+#    libdat's dat_srq_post_recv (mmapped post ring),
+#    dat_kdat_srq_post_recv_ioctl (one ioctl per post), rdma-core's
+#    ibv_post_srq_recv on an ibv SRQ of the same depth on rxe0, and a bare
+#    getppid() system call.  Each of the REPEAT runs reports the median ns
+#    per post over POST_REPS repetitions of POST_N posts per method; the
+#    table shows the medians of the runs and the median of the per-run
+#    ratios dat/verbs (goal <= 1.0) and ioctl/dat (goal >= 4).
+#    One datperf --post-parts run adds where the time of a ring post goes.
+# 2. Message rate through one SRQ (datperf --loopback): Q server EPs on rxe0
 #    share one SRQ, Q client EPs on rxe1 stream SIZE-byte sends, a server
 #    thread reaps with dat_evd_dequeue/dat_evd_wait and re-posts at once;
 #    against perftest (ib_send_bw --use-srq, raw verbs in user space) with
-#    the same number of QPs, SRQ depth and per-connection window, exactly as
-#    tests/bench/run-bench.sh runs it against the kernel consumer:
+#    the same options (-q Q -s SIZE -n ITERS/Q -r DEPTH(Q) -t WINDOW(Q)),
+#    exactly as tests/bench/run-bench.sh runs it against the kernel consumer:
 #      DEPTH(Q)  = min(DEPTH, 32767 / Q)   perftest's receive CQ is -r x Q
 #      WINDOW(Q) = DEPTH(Q) / (2 Q), 1..64
 #    perftest needs ITERS / Q >= Q.  Both run REPEAT times, alternating; the
@@ -33,17 +34,18 @@
 # Environment: QS ("1 16 128"), REPEAT (3), ITERS (20480), SIZE (64),
 # DEPTH (512), POST_DEPTH (512), POST_N (8192), POST_REPS (7),
 # PT_EXTRA (extra ib_send_bw options), PT_TIMEOUT (60 s per perftest run),
-# UB_TIMEOUT (150 s per user_bench run), UB_EXTRA (extra user_bench rate
-# parameters, e.g. "poll=1"), UBENCH (the user_bench binary; default: the
-# CMake build's build/user/tests/bench/user_bench, else build/ubench/user_bench).
+# DP_TIMEOUT (150 s per datperf run), DP_EXTRA (extra datperf options for
+# the rate runs, e.g. "--post ioctl"), DATPERF (the datperf binary;
+# default: the CMake build's build/user/tools/datperf).
 # Exit status: 0 if every run produced a result.
 set -uo pipefail
 
 POST_DEPTH=${POST_DEPTH:-512}
 POST_N=${POST_N:-8192}
 POST_REPS=${POST_REPS:-7}
-UB_TIMEOUT=${UB_TIMEOUT:-150}
-UB_EXTRA=${UB_EXTRA:-}
+DP_TIMEOUT=${DP_TIMEOUT:-150}
+DP_EXTRA=${DP_EXTRA:-}
+DATPERF=${DATPERF:-build/user/tools/datperf}
 OUTDIR=${1:-${OUTDIR:-}}
 LOG=$(mktemp -d)
 status=0
@@ -53,34 +55,40 @@ log() { echo "run-user-bench: $*" >&2; }
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [[ -z ${UBENCH:-} ]]; then
-	for UBENCH in build/user/tests/bench/user_bench build/ubench/user_bench; do
-		[[ -x $UBENCH ]] && break
-	done
+if [[ ! -x $DATPERF ]]; then
+	log "no datperf binary at $DATPERF (build it: make user)"
+	exit 1
 fi
-if [[ ! -x $UBENCH ]]; then
-	log "no user_bench binary (build it: make user, or see tests/bench/CMakeLists.txt)"
+if ! command -v jq >/dev/null; then
+	log "jq is missing (it reads datperf --json)"
 	exit 1
 fi
 
-# user_bench rate Q -> msg/s on stdout (empty on failure)
-# shellcheck disable=SC2317 # called through rate_runs
-run_user() {
-	local q=$1 out line
-	# shellcheck disable=SC2086 # UB_EXTRA is a list of parameters
-	out=$(timeout "$UB_TIMEOUT" "$UBENCH" rate eps="$q" size="$SIZE" iters="$ITERS" \
-		depth="$(depth_for "$q")" window="$(window_for "$q")" $UB_EXTRA 2>&1)
-	echo "$out" >>"$LOG/user.log"
-	line=$(grep -E 'user_bench: (eps=|FAILED)' <<<"$out" | tail -n1)
-	if [[ $line =~ rate=([0-9]+) ]]; then
-		echo "${BASH_REMATCH[1]}"
-	else
-		log "user_bench rate eps=$q: ${line:-no result line}"
-	fi
+# datperf ARGS... -> its JSON object in $LOG/dp.json, 0 if it has no "error";
+# everything it printed goes to the run log
+datperf_json() {
+	timeout "$DP_TIMEOUT" "$DATPERF" --json --no-progress "$@" >"$LOG/dp.json" 2>"$LOG/dp.err"
+	local st=$?
+	{
+		echo "== datperf $* (status $st)"
+		cat "$LOG/dp.err" "$LOG/dp.json"
+	} >>"$LOG/user.log"
+	[[ $st == 0 ]] && jq -e 'has("error") | not' "$LOG/dp.json" >/dev/null 2>&1
 }
 
-# field NAME of a "key=value ..." line
-field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+# datperf --loopback Q -> msg/s on stdout (empty on failure)
+# shellcheck disable=SC2317 # called through rate_runs
+run_user() {
+	local q=$1
+	# shellcheck disable=SC2086 # DP_EXTRA is a list of options
+	if datperf_json --loopback -d rxe0 --client-dev rxe1 -q "$q" -s "$SIZE" \
+		-n $((ITERS / q)) -r "$(depth_for "$q")" -t "$(window_for "$q")" $DP_EXTRA; then
+		jq -r '.results[0].msg_per_sec | round' "$LOG/dp.json"
+	else
+		log "datperf --loopback -q $q: $(jq -r '.error // empty' "$LOG/dp.json" 2>/dev/null ||
+			tail -n1 "$LOG/dp.err")"
+	fi
+}
 
 if ! insmod kernel/kdat.ko; then
 	log "cannot load kernel/kdat.ko (build it first: make module)"
@@ -93,27 +101,27 @@ start=$SECONDS
 POSTS=$LOG/posts # "rep dat dat_steady ioctl verbs getppid dat/verbs ioctl/dat"
 : >"$POSTS"
 for ((rep = 1; rep <= REPEAT; rep++)); do
-	out=$(timeout "$UB_TIMEOUT" "$UBENCH" post depth="$POST_DEPTH" posts="$POST_N" \
-		reps="$POST_REPS" size="$SIZE" 2>&1)
-	echo "$out" >>"$LOG/user.log"
-	line=$(grep 'median ns/post' <<<"$out")
-	if [[ -z $line ]]; then
-		log "user_bench post: $(tail -n1 <<<"$out")"
+	if ! datperf_json --post-cost -d rxe0 -r "$POST_DEPTH" -n "$POST_N" \
+		--reps "$POST_REPS" -s "$SIZE"; then
+		log "datperf --post-cost: $(jq -r '.error // empty' "$LOG/dp.json" 2>/dev/null ||
+			tail -n1 "$LOG/dp.err")"
 		status=1
 		continue
 	fi
-	v=()
-	for f in dat dat_steady ioctl verbs getppid dat/verbs ioctl/dat; do
-		v+=("$(field "${f/\//\\/}" <<<"$line")")
-	done
+	# ns rounded, ratios to 3 places, "-" without the verbs comparison
+	read -r -a v < <(jq -r '[(.median | .dat, .dat_steady, .ioctl, .verbs, .getppid
+		| if . == null then "-" else round end),
+		(.dat_per_verbs, .ioctl_per_dat | if . == null then "-" else (. * 1000 | round) / 1000 end)]
+		| map(tostring) | join(" ")' "$LOG/dp.json")
 	echo "$rep ${v[*]}" >>"$POSTS"
 	log "$(printf 'post run %d: ns/post dat %s (steady %s) ioctl %s verbs %s getppid %s  dat/verbs %s ioctl/dat %s  (%ds)' \
 		"$rep" "${v[@]}" $((SECONDS - start)))"
 done
 
 # where the time of one ring post goes (one run, a few seconds)
-timeout "$UB_TIMEOUT" "$UBENCH" parts depth="$POST_DEPTH" size="$SIZE" >"$LOG/parts" 2>&1 ||
-	log "user_bench parts: $(tail -n1 "$LOG/parts")"
+timeout "$DP_TIMEOUT" "$DATPERF" --post-parts --no-progress -d rxe0 -r "$POST_DEPTH" \
+	-s "$SIZE" >"$LOG/parts" 2>&1 ||
+	log "datperf --post-parts: $(tail -n1 "$LOG/parts")"
 
 # 2. message rate, alternating with perftest
 RUNS=$LOG/runs # "Q rep user perftest rnr_user rnr_perftest"
@@ -151,7 +159,7 @@ TABLE=$LOG/table
 	sed 's/^/  /' "$POSTS"
 	echo "rate runs (Q rep kdat-user perftest, RNR NAKs sent by rxe0 during kdat-user / perftest):"
 	sed 's/^/  /' "$RUNS"
-	echo "where a dat_srq_post_recv goes (user_bench parts: ns per call, no traffic):"
+	echo "where a dat_srq_post_recv goes (datperf --post-parts: ns per call, no traffic):"
 	sed 's/^/  /' "$LOG/parts"
 	echo "total time $((SECONDS - start)) s"
 } >"$TABLE"

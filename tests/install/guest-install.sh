@@ -19,8 +19,9 @@
 #      /lib/modules/$(uname -r)/updates/dkms, not the build tree's kernel/kdat.ko
 #   2. `scripts/install.sh install` (PREFIX=/usr/local, no DESTDIR), ldconfig;
 #      the installed udev rule as udev would apply it (udevadm test)
-#   3. the installed datinfo (lists rxe0 and rxe1) and datperf (one process,
-#      two processes, --json, --post-cost)
+#   3. the installed datinfo (lists rxe0 and rxe1; -l the registry's names;
+#      a bogus -d fails) and datperf (--loopback, server and client
+#      processes, --json, --post-cost against ibv_post_srq_recv)
 #   4. the installed examples built out of tree with the installed pkg-config
 #      file, and an SRQ exchange: srq_server on rxe0, srq_client on rxe1,
 #      and srq_pingpong
@@ -164,17 +165,31 @@ else
 	fail "installed_datinfo_lists_rxe0_rxe1 (status $st)"
 	show datinfo
 fi
-if timed datperf_rate datperf --iters 2000 --eps 4 --no-progress; then
+timed datinfo_list datinfo -l
+if [ "$(cat "$WORK/datinfo_list.out")" = "$(awk '!/^[[:space:]]*(#|$)/ { print $1 }' /etc/dat.conf)" ]; then
+	pass "installed_datinfo_list_equals_registry"
+else
+	fail "installed_datinfo_list_equals_registry"
+	show datinfo_list
+fi
+if timed datinfo_bogus datinfo -d bogus; then
+	fail "installed_datinfo_bogus_device_fails"
+else
+	pass "installed_datinfo_bogus_device_fails"
+fi
+# no -d: the first IA the registry lists (rxe0), the client on the next (rxe1)
+if timed datperf_rate datperf --loopback -n 500 -q 4 --no-progress; then
 	pass "installed_datperf_message_rate"
 else
 	fail "installed_datperf_message_rate"
 fi
 show datperf_rate
-if timed datperf_json datperf --iters 1000 --eps 2 --post both --json --no-progress &&
+if timed datperf_json datperf --loopback -n 500 -q 2 --post both --json --no-progress &&
 	python3 - "$WORK/datperf_json.out" >>"$LOG" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["test"] == "msgrate" and len(d["results"]) == 2, d
+assert d["server_ia"] == "rxe0" and d["client_ia"] == "rxe1", d
 for r in d["results"]:
     assert r["messages"] == 1000 and r["msg_per_sec"] > 0, r
     assert r["srq_available"] == d["depth"] and r["async_events"] == 0, r
@@ -185,9 +200,10 @@ else
 	fail "installed_datperf_json_ring_and_ioctl"
 	show datperf_json
 fi
-datperf --server --eps 2 --port 4911 --no-progress >"$WORK/psrv" 2>&1 &
+# perftest's way: no host = the server, a host = the client
+datperf -d rxe0 -q 2 -p 4911 --no-progress >"$WORK/psrv" 2>&1 &
 psrv=$!
-if timed datperf_two_processes datperf --client --eps 2 --iters 1000 --port 4911 --no-progress &&
+if timed datperf_two_processes datperf -d rxe1 -q 2 -n 500 -p 4911 --no-progress 192.0.2.1 &&
 	wait $psrv; then
 	pass "installed_datperf_server_and_client_processes"
 else
@@ -196,7 +212,9 @@ else
 	sed 's/^/# /' "$WORK/psrv"
 	show datperf_two_processes
 fi
-if timed datperf_post_cost datperf --post-cost --depth 1024 --iters 4096; then
+# the post cost, against rdma-core's ibv_post_srq_recv (libibverbs.so.1 loaded at run time)
+if timed datperf_post_cost datperf --post-cost -r 1024 -n 4096 --reps 3 &&
+	grep -q "dat/verbs" "$WORK/datperf_post_cost.out"; then
 	pass "installed_datperf_post_cost"
 else
 	fail "installed_datperf_post_cost"

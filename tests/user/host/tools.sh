@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2015 # ok() cannot fail: A && ok || bad is if-then-else here
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# tests/user/host/tools.sh DATINFO DATPERF DAT_CONF - the built tools as a
+# user runs them, on the host (no /dev/kdat: every IA open fails, which is
+# what the error paths need).  Registered with ctest (tools_command_line).
+#   - a bad option or argument: status 2 and the usage on stderr;
+#     --version and -h answer on stdout with status 0
+#   - datinfo -l prints the registry's IA names (dat.conf's first column);
+#     datinfo -d with no such IA, and datinfo when no IA opens: status 1
+#   - datperf --json with hostile strings (quotes, backslash, control
+#     characters, bytes that are not UTF-8) in -d, --client-dev and HOST:
+#     one JSON object that python3's json module parses, naming the
+#     strings exactly (bytes that are not UTF-8 as U+0000..U+00FF)
+set -u
+DATINFO=$1 DATPERF=$2 CONF=$3
+export DAT_OVERRIDE=$CONF
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failed=0
+
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; failed=1; }
+
+# expect STATUS NAME CMD...: CMD exits STATUS; stdout in $T/out, stderr in $T/err
+expect() {
+	local want=$1 name=$2 st
+	shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	st=$?
+	if [[ $st == "$want" ]]; then
+		ok "$name"
+	else
+		bad "$name (status $st, wanted $want)"
+		sed 's/^/# /' "$T/out" "$T/err"
+	fi
+}
+
+usage_on_stderr() {
+	if grep -q "^Usage" "$T/err" && [[ ! -s $T/out ]]; then ok "$1: usage on stderr"; else
+		bad "$1: usage on stderr"; sed 's/^/# /' "$T/err"; fi
+}
+
+# --- command line ---
+for args in "-x" "--bogus" "extra" "-d"; do
+	# shellcheck disable=SC2086 # one word or none
+	expect 2 "datinfo $args" "$DATINFO" $args
+	usage_on_stderr "datinfo $args"
+done
+for args in "-x" "--bogus" "-q 0" "-s abc" "-n -1" "-p 70000" "--post sideways" \
+	"-t 4 -Q 8" "host1 host2" "--loopback host1" "--post-cost host1" "--reps 0"; do
+	# shellcheck disable=SC2086 # a list of words
+	expect 2 "datperf $args" "$DATPERF" $args
+	usage_on_stderr "datperf $args"
+done
+expect 0 "datinfo --version" "$DATINFO" --version
+grep -qx "datinfo [0-9][0-9.]*" "$T/out" && ok "datinfo --version prints it" ||
+	bad "datinfo --version prints it: $(cat "$T/out")"
+for v in -V --version; do
+	expect 0 "datperf $v" "$DATPERF" "$v"
+	grep -qx "datperf [0-9][0-9.]*" "$T/out" && ok "datperf $v prints it" ||
+		bad "datperf $v prints it: $(cat "$T/out")"
+done
+expect 0 "datinfo -h" "$DATINFO" -h
+grep -q -- "--ib-dev" "$T/out" && ok "datinfo -h: the options" || bad "datinfo -h: the options"
+expect 0 "datperf --help" "$DATPERF" --help
+grep -q -- "--rx-depth" "$T/out" && ok "datperf --help: the options" || bad "datperf --help: the options"
+
+# --- datinfo and the registry ---
+expect 0 "datinfo -l" "$DATINFO" -l
+if diff <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$CONF") "$T/out" >"$T/diff"; then
+	ok "datinfo -l equals dat.conf's IAs"
+else
+	bad "datinfo -l equals dat.conf's IAs"; sed 's/^/# /' "$T/diff"
+fi
+expect 1 "datinfo -d bogus" "$DATINFO" -d bogus
+grep -q bogus "$T/err" && ok "datinfo -d bogus says so" || bad "datinfo -d bogus says so"
+expect 1 "datinfo, no IA opens" "$DATINFO"
+n=$(grep -c "^ia_name:" "$T/out")
+[[ $n == "$(awk '!/^[[:space:]]*(#|$)/' "$CONF" | wc -l)" ]] && ok "datinfo shows every IA though they fail" ||
+	bad "datinfo shows every IA though they fail ($n)"
+
+# --- datperf --json with hostile strings ---
+if ! command -v python3 >/dev/null; then
+	bad "python3 for the JSON checks"
+	exit 1
+fi
+hostile=$'q"u\\o\tte\x01\x1f\x7f \xc3\xa9 \xff\xfe \xc3 \xed\xa0\x80 end'
+check_json() { # NAME KEY... : $T/out is one JSON object whose KEYs hold $hostile
+	local name=$1
+	shift
+	if python3 - "$T/out" "$hostile" "$@" >"$T/py" 2>&1 <<'PY'
+import json, os, sys
+raw = open(sys.argv[1], "rb").read()
+raw.decode("utf-8")                      # the output is UTF-8
+d = json.loads(raw)
+want = os.fsencode(sys.argv[2]).decode("utf-8", "surrogateescape")
+want = "".join(chr(ord(c) - 0xdc00) if 0xdc80 <= ord(c) <= 0xdcff else c for c in want)
+for key in sys.argv[3:]:
+    assert key in d, (key, d)
+    assert d[key] == want, (key, d[key], want)
+assert d["tool"] == "datperf" and "error" in d, d
+assert want in d["error"] or sys.argv[3:] == ["server_ia"], d["error"]
+PY
+	then ok "$name: valid JSON naming the strings exactly"
+	else bad "$name: valid JSON naming the strings exactly"; sed 's/^/# /' "$T/py" "$T/out"
+	fi
+}
+expect 1 "datperf --json -d HOSTILE" "$DATPERF" --json --no-progress -d "$hostile"
+check_json "server -d" server_ia
+expect 1 "datperf --json --loopback" "$DATPERF" --json --no-progress --loopback \
+	-d "$hostile" --client-dev "$hostile"
+check_json "loopback -d --client-dev" server_ia client_ia
+expect 1 "datperf --json --post-cost -d HOSTILE" "$DATPERF" --json --post-cost -d "$hostile"
+check_json "post-cost -d" server_ia
+expect 1 "datperf --json -d rxe1 HOSTILE_HOST" "$DATPERF" --json -d rxe1 "$hostile"
+check_json "client HOST" host
+
+exit $failed
