@@ -37,6 +37,8 @@ struct Client {
 	int id = -1;
 	int slot = 0;		/* its send buffer */
 	int messages = 0;
+	bool connected = false;	/* its ESTABLISHED event was seen */
+	bool answer_due = false;	/* a message came before ESTABLISHED */
 };
 
 } // namespace
@@ -96,6 +98,15 @@ try {
 	attr.srq_soft_hw = DAT_HW_DEFAULT;
 
 	std::map<DAT_EP_HANDLE, Client> eps;
+	auto answer = [&](DAT_EP_HANDLE ep, Client &c) {
+		DAT_EVENT s;
+		while (dat_evd_dequeue(sent, &s) == DAT_SUCCESS)
+			;	/* earlier answers went out */
+		DAT_LMR_TRIPLET r = triplet(c.slot, std::string(&buf[c.slot * kMsg]).size() + 1);
+		ok(dat_ep_post_send(ep, 1, &r, DAT_DTO_COOKIE{ .as_64 = 0 },
+				    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
+		c.answer_due = false;
+	};
 	int accepted = 0, gone = 0;
 	long total = 0;
 	while (gone < clients) {
@@ -115,8 +126,12 @@ try {
 			c.id = cp.private_data_size > 0 ? *(const char *)cp.private_data : -1;
 			c.slot = depth + accepted++;
 		} else if (e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) {
-			std::printf("srq_server: client %d connected\n",
-				    eps[e.event_data.connect_event_data.ep_handle].id);
+			DAT_EP_HANDLE ep = e.event_data.connect_event_data.ep_handle;
+			Client &c = eps[ep];
+			std::printf("srq_server: client %d connected\n", c.id);
+			c.connected = true;
+			if (c.answer_due)
+				answer(ep, c);
 		} else if (e.event_number == DAT_DTO_COMPLETION_EVENT) {
 			auto &d = e.event_data.dto_completion_event_data;
 			int slot = (int)d.user_cookie.as_64;
@@ -132,12 +147,15 @@ try {
 			c.messages++;
 			total++;
 			std::snprintf(&buf[c.slot * kMsg], kMsg, "ack %s", msg.c_str());
-			DAT_EVENT s;
-			while (dat_evd_dequeue(sent, &s) == DAT_SUCCESS)
-				;	/* earlier answers went out */
-			DAT_LMR_TRIPLET r = triplet(c.slot, std::string(&buf[c.slot * kMsg]).size() + 1);
-			ok(dat_ep_post_send(d.ep_handle, 1, &r, DAT_DTO_COOKIE{ .as_64 = 0 },
-					    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
+			/*
+			 * The passive side may see a client's first message
+			 * before its ESTABLISHED event; an EP takes sends only
+			 * once connected, so that answer waits for the event.
+			 */
+			if (c.connected)
+				answer(d.ep_handle, c);
+			else
+				c.answer_due = true;
 		} else if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
 			   e.event_number <= DAT_CONNECTION_EVENT_UNREACHABLE) {
 			Client &c = eps[e.event_data.connect_event_data.ep_handle];
