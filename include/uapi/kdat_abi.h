@@ -75,7 +75,15 @@ struct kdat_ring_hdr {
 	__u32 entry_offset;	/* from the start of the mapping */
 	__u32 dropped;		/* event ring: events lost to overflow */
 	__u32 wakes;		/* event ring: KDAT_EVD_CTL_* calls so far */
-	__u32 pad2[10];
+	/*
+	 * SRQ post ring: buffers of this SRQ whose completion the kernel
+	 * counted back without the user seeing an event for it (lost to a
+	 * full event ring, left in a freed EVD, or naming no EP any more).
+	 * Free running; the user's count of outstanding buffers is
+	 * posted - returned by events - refused - unseen.
+	 */
+	__u32 unseen;
+	__u32 pad2[9];
 };
 
 /* SRQ post ring: the kernel has no buffer left; kick it after posting. */
@@ -203,7 +211,7 @@ struct kdat_ioc_pz_create {
 struct kdat_ioc_evd_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
-	__s32 qlen;
+	__s32 qlen;		/* in/out: DAT_HW_DEFAULT comes back resolved */
 	__u32 flags;		/* DAT_EVD_FLAGS */
 	__u32 evd;		/* out */
 	__u64 ring_offset;	/* out */
@@ -266,6 +274,7 @@ struct kdat_ioc_srq_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
 	__u32 pz;
+	/* in/out: DAT_HW_DEFAULT comes back as the value chosen */
 	__s32 max_recv_dtos;
 	__s32 max_recv_iov;
 	__s32 low_watermark;
