@@ -263,6 +263,12 @@ public:
 
 	u32 tail() const { return tail_; }
 
+	/* Buffers the kernel counted back without an event we saw (ABI). */
+	u32 unseen() const
+	{
+		return aref(l_.hdr->unseen).load(std::memory_order_acquire);
+	}
+
 private:
 	Layout l_;
 	u32 tail_ = 0;
