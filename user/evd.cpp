@@ -66,7 +66,8 @@ DAT_RETURN Evd::attach(std::uint64_t offset, std::uint64_t size)
 DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 			  std::uint64_t flags, DAT_EVD_HANDLE *evd_handle)
 {
-	if (qlen <= 0)
+	/* DAT_HW_DEFAULT (the provider chooses) goes to the kernel as is */
+	if (qlen <= 0 && qlen != DAT_HW_DEFAULT)
 		return bad_arg(2);
 	if (cno != DAT_HANDLE_NULL)	/* this provider makes no CNO */
 		return bad_handle(DAT_INVALID_HANDLE_CNO);
