@@ -1692,39 +1692,50 @@ out:
 static void t_handles_freed_are_not_reused_soon(void)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
-	DAT_HANDLE old_pz[8], old_srq[8];
+	static DAT_HANDLE freed[2 * 65];	/* < the provider's 256 */
+	static DAT_PZ_HANDLE pz[64];
 	struct kt_side x = {};
 	DAT_HANDLE_TYPE type;
-	DAT_PZ_PARAM pp;
-	DAT_PZ_HANDLE pz;
 	DAT_SRQ_HANDLE srq;
-	int i, j;
+	DAT_PZ_PARAM pp;
+	int nfreed = 0, i, j, k;
 
 	CHECK(!side_open(&x, srv_ia, 4096), "open");
-	for (i = 0; i < 8; i++) {
-		CHECK_OK(dat_pz_create(x.ia, &pz));
+	for (i = 0; i < 2; i++) {
 		CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
-		for (j = 0; j < i; j++)
-			CHECK(pz != old_pz[j] && srq != old_srq[j],
-			      "round %d reused a handle freed in round %d", i, j);
-		old_pz[i] = pz;
-		old_srq[i] = srq;
-		CHECK_OK(dat_pz_free(pz));
+		for (j = 0; j < 64; j++)
+			CHECK_OK(dat_pz_create(x.ia, &pz[j]));
+		for (k = 0; k < nfreed; k++) {
+			CHECK(srq != freed[k], "round %d: SRQ got a freed handle",
+			      i);
+			for (j = 0; j < 64; j++)
+				CHECK(pz[j] != freed[k],
+				      "round %d: PZ got a freed handle", i);
+		}
 		CHECK_OK(dat_srq_free(srq));
-		CHECK_RET(dat_pz_query(pz, DAT_PZ_FIELD_ALL, &pp),
+		freed[nfreed++] = srq;
+		for (j = 0; j < 64; j++) {
+			CHECK_OK(dat_pz_free(pz[j]));
+			freed[nfreed++] = pz[j];
+		}
+		/* and a freed handle stays invalid */
+		CHECK_RET(dat_pz_query(pz[0], DAT_PZ_FIELD_ALL, &pp),
 			  DAT_INVALID_HANDLE);
 		CHECK_RET(dat_srq_query(srq, DAT_SRQ_FIELD_ALL,
 					&(DAT_SRQ_PARAM){}),
 			  DAT_INVALID_HANDLE);
 		CHECK_RET(dat_get_handle_type(srq, &type), DAT_INVALID_HANDLE);
 		/*
-		 * Give the allocator the chance to reuse the memory (RCU
-		 * frees it later): this makes reuse possible, it decides
-		 * nothing.
+		 * Let the allocator have the freed memory back (RCU frees in
+		 * batches, seconds later on 6.1): this makes reuse possible,
+		 * it decides nothing.
 		 */
-		synchronize_rcu();
-		msleep(30);
-		rcu_barrier();
+		if (!i) {
+			synchronize_rcu();
+			msleep(6000);
+			rcu_barrier();
+			msleep(100);
+		}
 	}
 out:
 	side_close(&x);
