@@ -134,6 +134,24 @@ static bool kdat_srq_broken(struct kdat_srq *srq)
 	       kdat_ia_dead(srq->obj.ia);
 }
 
+/*
+ * Tell a /dev/kdat user's post path that the SRQ takes no buffer any more
+ * (KDAT_RING_SRQ_ERROR), so its posts fail as the ioctl's do.  Any context;
+ * srq->lock not held.
+ */
+static void kdat_srq_ring_mark_error(struct kdat_srq *srq)
+{
+	struct kdat_ring_hdr *h;
+	unsigned long flags;
+
+	if (!srq->uring)
+		return;
+	h = kdat_uring_hdr(srq->uring);
+	spin_lock_irqsave(&srq->ring_lock, flags);
+	WRITE_ONCE(h->flags, READ_ONCE(h->flags) | KDAT_RING_SRQ_ERROR);
+	spin_unlock_irqrestore(&srq->ring_lock, flags);
+}
+
 /* The key of a QP in its SRQ's table: its address, never dereferenced. */
 unsigned long kdat_qp_key(const struct ib_qp *qp)
 {
@@ -236,6 +254,7 @@ static void kdat_srq_event(struct ib_event *e, void *ctx)
 	report = srq->state != DAT_SRQ_STATE_ERROR;
 	srq->state = DAT_SRQ_STATE_ERROR;
 	spin_unlock_irqrestore(&srq->lock, flags);
+	kdat_srq_ring_mark_error(srq);
 	/* may run in atomic context: the upcall goes through a work item */
 	if (report)
 		kdat_ia_async_error(srq->obj.ia,
@@ -557,9 +576,13 @@ again:
 	 * ring is drained when an EP joins (and again when it is accepted or
 	 * connects), before any message can arrive.
 	 */
+	spin_lock(&srq->lock);
+	broken = kdat_srq_broken(srq);
+	spin_unlock(&srq->lock);
 	if (blocked ||
 	    (READ_ONCE(srq->available) == 0 && atomic_read(&srq->eps))) {
-		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
+		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK |
+			   (broken ? KDAT_RING_SRQ_ERROR : 0));
 		/*
 		 * Pairs with the user's fence between its tail and flags: a
 		 * post that raced with the flag is drained now.  Once only, so
@@ -571,7 +594,7 @@ again:
 			goto again;
 		}
 	} else {
-		WRITE_ONCE(h->flags, 0);
+		WRITE_ONCE(h->flags, broken ? KDAT_RING_SRQ_ERROR : 0);
 	}
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
 }
@@ -699,6 +722,7 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	/* device removal: what is left of the SRQ reports the error state */
 	srq->state = DAT_SRQ_STATE_ERROR;
 	spin_unlock_irq(&srq->lock);
+	kdat_srq_ring_mark_error(srq);
 	if (s)
 		ib_destroy_srq(s);
 	mutex_unlock(&srq->resize_lock);

@@ -229,7 +229,7 @@ static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 	lost = evd->dead || r->ktail - kdat_uevd_user_head(r) >= r->entries;
 	if (lost && must_fit) {
 		spin_unlock_irqrestore(&evd->lock, flags);
-		return false;
+		return evd->dead;	/* a dead EVD: nobody to tell */
 	}
 	if (lost) {
 		h->dropped++;

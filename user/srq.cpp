@@ -165,7 +165,7 @@ Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 	       DAT_RETURN &ret)
 {
 	if (n != 1 || !iov || post_by_ioctl || max_recv_iov < 1 ||
-	    ring.max_segments() < 1 || kick_again)
+	    ring.max_segments() < 1 || kick_again || ring.srq_error())
 		return false;
 	if (ctx->check_triplet(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
 			       lmr_cache) != DAT_SUCCESS ||
@@ -235,6 +235,9 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	}
 	to_useg(iov, n, segs);
 
+	/* the kernel's answer for an SRQ in the error state, as the ioctl's */
+	if (ring.srq_error())
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 	/* every return is counted from shared memory: nothing to ask */
 	if (!room())
 		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);

@@ -88,6 +88,12 @@ struct kdat_ring_hdr {
 
 /* SRQ post ring: the kernel has no buffer left; kick it after posting. */
 #define KDAT_RING_NEED_KICK	0x1
+/*
+ * SRQ post ring: the SRQ is in the error state (or its device is gone):
+ * it takes no buffer, dat_srq_post_recv is DAT_INSUFFICIENT_RESOURCES.
+ * Entries already in the ring are refused with that code.
+ */
+#define KDAT_RING_SRQ_ERROR	0x2
 
 struct kdat_srq_wqe {
 	__u64 cookie;

@@ -2170,7 +2170,11 @@ static int catastrophe_thread(void *unused)
 	CHECK(ev.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC, "event %x",
 	      ev.event_number);
 	/* later calls fail cleanly, with the codes of their pages */
+	/* its LMR went with the device: the segment is invalid */
 	CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(2)),
+		  DAT_INVALID_PARAMETER);
+	/* a valid post finds no room on the dead SRQ (never INVALID_STATE) */
+	CHECK_RET(dat_srq_post_recv(srq, 0, NULL, cookie(3)),
 		  DAT_INSUFFICIENT_RESOURCES);
 	CHECK(dat_pz_create(x.ia, &pz) != DAT_SUCCESS, "create on a dead IA");
 	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));

@@ -396,6 +396,33 @@ TEST_F(Srq, CompletionsOnASharedEvdCountByTheSrqTheyName)
 }
 
 /*
+ * The kernel marks the post ring of an SRQ in the error state
+ * (KDAT_RING_SRQ_ERROR): a post then fails as the ioctl path's does,
+ * DAT_INSUFFICIENT_RESOURCES, writes nothing and makes no system call;
+ * argument checks still come first.
+ */
+TEST_F(Srq, PostToAnSrqInTheErrorStateFailsLikeTheIoctl)
+{
+	DAT_SRQ_HANDLE srq = make_srq(4);
+	fake::Ref s = ref<kdat::Srq>(srq);
+
+	ASSERT_OK(post(srq, 0));
+	__atomic_or_fetch(&kernel.ring(s)->flags, KDAT_RING_SRQ_ERROR,
+			  __ATOMIC_RELEASE);
+	kernel.reset_counts();
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ), post(srq, 1));
+	DAT_LMR_TRIPLET t = seg_of(2);
+	DAT_DTO_COOKIE c;
+	c.as_64 = 2;
+	EXPECT_DAT(E(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2),
+		   dat_srq_post_recv(srq, 2, &t, c));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	kernel.take(s);
+	EXPECT_EQ(1u, kernel.taken(s).size());
+	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
  * A completion of a freed EP still names the EP's old handle and still
  * returns its SRQ buffer (its receives are flushed after the free).
  */
