@@ -286,7 +286,7 @@ struct kdat_srq {
 	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
-	u32 unseen;			/* lock: returns the user never saw */
+	u32 unseen;			/* lock: returns never seen */
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);

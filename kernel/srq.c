@@ -28,7 +28,7 @@
 
 /* Largest scatter list a receive may name; bounds the on-stack SGE array. */
 #define KDAT_SRQ_MAX_IOV	16
-/* What DAT_HW_DEFAULT asks for (docs/user-api.md), within the device's limits */
+/* DAT_HW_DEFAULT's max_recv_dtos (docs/user-api.md), device permitting */
 #define KDAT_SRQ_DEFAULT_DTOS	256
 /* Ring entries drained per hold of the ring lock (interrupts are off). */
 #define KDAT_DRAIN_BATCH	64
@@ -202,8 +202,8 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	kdat_obj_hold(&srq->obj);
 	if (ep && ep->recv_evd)
 		kdat_evd_post(ep->recv_evd, &ev, srq, true);
-	else
-		kdat_srq_reaped_unseen(srq);	/* nobody listens: reaped at once */
+	else	/* nobody listens: reaped now */
+		kdat_srq_reaped_unseen(srq);
 	if (fire)
 		kdat_srq_fire_lw(srq);
 	if (ep)

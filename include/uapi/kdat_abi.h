@@ -217,7 +217,7 @@ struct kdat_ioc_pz_create {
 struct kdat_ioc_evd_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
-	__s32 qlen;		/* in/out: DAT_HW_DEFAULT comes back resolved */
+	__s32 qlen;		/* in/out: DAT_HW_DEFAULT -> chosen */
 	__u32 flags;		/* DAT_EVD_FLAGS */
 	__u32 evd;		/* out */
 	__u64 ring_offset;	/* out */

@@ -1706,8 +1706,8 @@ static void t_handles_freed_are_not_reused_soon(void)
 		for (j = 0; j < 64; j++)
 			CHECK_OK(dat_pz_create(x.ia, &pz[j]));
 		for (k = 0; k < nfreed; k++) {
-			CHECK(srq != freed[k], "round %d: SRQ got a freed handle",
-			      i);
+			CHECK(srq != freed[k],
+			      "round %d: SRQ got a freed handle", i);
 			for (j = 0; j < 64; j++)
 				CHECK(pz[j] != freed[k],
 				      "round %d: PZ got a freed handle", i);
