@@ -247,6 +247,7 @@ DEFINE_IOC(evd_create, struct kdat_ioc_evd_create)
 	if (ret == DAT_SUCCESS) {
 		evd = h;
 		a->evd = kdat_uid(evd);
+		a->qlen = evd->qlen;	/* DAT_HW_DEFAULT resolved */
 		a->ring_offset = (u64)evd->uring->pgoff << PAGE_SHIFT;
 		a->ring_size = evd->uring->size;
 		kdat_ucall_created(c, &evd->obj);
@@ -398,6 +399,10 @@ DEFINE_IOC(srq_create, struct kdat_ioc_srq_create)
 	if (ret == DAT_SUCCESS) {
 		srq = h;
 		a->srq = kdat_uid(srq);
+		/* the values chosen for DAT_HW_DEFAULT */
+		a->max_recv_dtos = srq->max_recv_dtos;
+		a->max_recv_iov = srq->max_recv_iov;
+		a->low_watermark = srq->low_watermark;
 		a->ring_offset = (u64)srq->uring->pgoff << PAGE_SHIFT;
 		a->ring_size = srq->uring->size;
 		kdat_ucall_created(c, &srq->obj);

@@ -24,6 +24,8 @@
 #define KDAT_EVD_FLAGS_ALL	(DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | \
 				 DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG | \
 				 DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG)
+/* What DAT_HW_DEFAULT asks for as an EVD's qlen (docs/user-api.md) */
+#define KDAT_EVD_DEFAULT_QLEN	256
 
 static bool kdat_upcall_on(const struct kdat_evd *evd)
 {
@@ -164,6 +166,10 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	struct kdat_evd *evd;
 	int err;
 
+	/* DAT_HW_DEFAULT: the provider's choice, reported by dat_evd_query */
+	if (qlen == DAT_HW_DEFAULT)
+		qlen = min_t(int, ia->ibdev->attrs.max_cqe,
+			     KDAT_EVD_DEFAULT_QLEN);
 	if (qlen <= 0 || qlen > ia->ibdev->attrs.max_cqe)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (policy != DAT_UPCALL_DISABLE &&

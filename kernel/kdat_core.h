@@ -135,7 +135,8 @@ struct kdat_uops {
 	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
 	int (*srq_init)(struct kdat_srq *srq);
-	void (*srq_ring_error)(struct kdat_srq *srq, u64 cookie,
+	/* false: no room to report it now, the entry stays in the ring */
+	bool (*srq_ring_error)(struct kdat_srq *srq, u64 cookie,
 			       DAT_RETURN why);
 	void (*ring_free)(struct kdat_uring *r);
 	/* the IA is closing: wake every waiter of its EVDs */
@@ -285,11 +286,14 @@ struct kdat_srq {
 	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
+	u32 unseen;			/* lock: returns never seen */
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s);
 void kdat_srq_reaped(struct kdat_srq *srq);
+void kdat_srq_reaped_unseen(struct kdat_srq *srq);
+DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 void kdat_srq_hw_destroy(struct kdat_srq *srq);
 
 /* ---- EP (ep.c) and connection management (cm.c) ---- */

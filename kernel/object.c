@@ -78,14 +78,61 @@ static const char *const kdat_type_names[KDAT_NTYPES] = {
 	[DAT_HANDLE_TYPE_RSP] = "rsp",	[DAT_HANDLE_TYPE_SRQ] = "srq",
 };
 
+/*
+ * A kernel handle is its object's address, so freed memory the allocator
+ * handed out again at once would give a new object the handle of one just
+ * freed.  The memory of the last KDAT_QUARANTINE released objects is held
+ * back (FIFO) before it goes back through RCU: a freed handle is not
+ * reused before that many more objects were freed.
+ */
+#define KDAT_QUARANTINE	256
+
+static DEFINE_SPINLOCK(kdat_quarantine_lock);
+static LIST_HEAD(kdat_quarantine);
+static unsigned int kdat_quarantined;
+
+static void kdat_obj_quarantine(struct kdat_obj *obj)
+{
+	struct kdat_obj *old = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kdat_quarantine_lock, flags);
+	/* unlinked from its IA long ago: ia_node is free to reuse */
+	list_add_tail(&obj->ia_node, &kdat_quarantine);
+	if (++kdat_quarantined > KDAT_QUARANTINE) {
+		old = list_first_entry(&kdat_quarantine, struct kdat_obj,
+				       ia_node);
+		list_del(&old->ia_node);
+		kdat_quarantined--;
+	}
+	spin_unlock_irqrestore(&kdat_quarantine_lock, flags);
+	/* every object embeds kdat_obj first, so this frees the container */
+	if (old)
+		kfree_rcu(old, rcu);
+}
+
+/* Module unload: every object is released, give their memory back. */
+static void kdat_obj_quarantine_drain(void)
+{
+	struct kdat_obj *obj, *t;
+	unsigned long flags;
+	LIST_HEAD(all);
+
+	spin_lock_irqsave(&kdat_quarantine_lock, flags);
+	list_splice_init(&kdat_quarantine, &all);
+	kdat_quarantined = 0;
+	spin_unlock_irqrestore(&kdat_quarantine_lock, flags);
+	list_for_each_entry_safe(obj, t, &all, ia_node)
+		kfree_rcu(obj, rcu);
+}
+
 static void kdat_obj_do_release(struct kdat_obj *obj)
 {
 	DAT_HANDLE_TYPE type = obj->type;
 	struct kdat_ia *ia = type == DAT_HANDLE_TYPE_IA ? NULL : obj->ia;
 
 	obj->release(obj);
-	/* every object embeds kdat_obj first, so this frees the container */
-	kfree_rcu(obj, rcu);
+	kdat_obj_quarantine(obj);
 	atomic_long_dec(&kdat_live[type]);
 	/* children pin their IA (and so the device table) */
 	if (ia)
@@ -430,7 +477,10 @@ int kdat_debugfs_init(void)
 	return 0;
 }
 
+/* Last at unload (main.c): every object was released by then. */
 void kdat_debugfs_exit(void)
 {
 	debugfs_remove_recursive(kdat_debugfs);
+	kdat_obj_flush_deferred();
+	kdat_obj_quarantine_drain();
 }

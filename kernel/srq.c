@@ -28,6 +28,8 @@
 
 /* Largest scatter list a receive may name; bounds the on-stack SGE array. */
 #define KDAT_SRQ_MAX_IOV	16
+/* DAT_HW_DEFAULT's max_recv_dtos (docs/user-api.md), device permitting */
+#define KDAT_SRQ_DEFAULT_DTOS	256
 /* Ring entries drained per hold of the ring lock (interrupts are off). */
 #define KDAT_DRAIN_BATCH	64
 
@@ -105,6 +107,51 @@ void kdat_srq_reaped(struct kdat_srq *srq)
 	kdat_obj_put(&srq->obj);
 }
 
+/*
+ * The same for a buffer whose event its /dev/kdat user never saw (lost to
+ * a full event ring, left in a freed EVD's ring, or reported to no one):
+ * the post ring's header counts it (`unseen`), so the library's count of
+ * outstanding buffers stays exact without asking the kernel.
+ */
+void kdat_srq_reaped_unseen(struct kdat_srq *srq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->outstanding--;
+	if (srq->uring)
+		smp_store_release(&kdat_uring_hdr(srq->uring)->unseen,
+				  ++srq->unseen);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	kdat_obj_put(&srq->obj);
+}
+
+/* No buffer can be posted: the SRQ is in the error state or has no device. */
+static bool kdat_srq_broken(struct kdat_srq *srq)
+{
+	lockdep_assert_held(&srq->lock);
+	return !srq->srq || srq->state == DAT_SRQ_STATE_ERROR ||
+	       kdat_ia_dead(srq->obj.ia);
+}
+
+/*
+ * Tell a /dev/kdat user's post path that the SRQ takes no buffer any more
+ * (KDAT_RING_SRQ_ERROR), so its posts fail as the ioctl's do.  Any context;
+ * srq->lock not held.
+ */
+static void kdat_srq_ring_mark_error(struct kdat_srq *srq)
+{
+	struct kdat_ring_hdr *h;
+	unsigned long flags;
+
+	if (!srq->uring)
+		return;
+	h = kdat_uring_hdr(srq->uring);
+	spin_lock_irqsave(&srq->ring_lock, flags);
+	WRITE_ONCE(h->flags, READ_ONCE(h->flags) | KDAT_RING_SRQ_ERROR);
+	spin_unlock_irqrestore(&srq->ring_lock, flags);
+}
+
 /* The key of a QP in its SRQ's table: its address, never dereferenced. */
 unsigned long kdat_qp_key(const struct ib_qp *qp)
 {
@@ -155,8 +202,8 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	kdat_obj_hold(&srq->obj);
 	if (ep && ep->recv_evd)
 		kdat_evd_post(ep->recv_evd, &ev, srq, true);
-	else
-		kdat_srq_reaped(srq);	/* nobody listens: reaped at once */
+	else	/* nobody listens: reaped now */
+		kdat_srq_reaped_unseen(srq);
 	if (fire)
 		kdat_srq_fire_lw(srq);
 	if (ep)
@@ -188,20 +235,53 @@ static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
 	return 0;
 }
 
+/*
+ * The device put the SRQ into the error state: it takes no buffer any
+ * more (dat_srq_post_recv: DAT_INSUFFICIENT_RESOURCES), query reports
+ * DAT_SRQ_STATE_ERROR, resize and set_lw are DAT_INVALID_STATE, free
+ * works.  Reported once, as an asynchronous error naming the SRQ with
+ * reason DAT_SRQ_TRANSFER_TO_ERROR.
+ */
 static void kdat_srq_event(struct ib_event *e, void *ctx)
 {
 	struct kdat_srq *srq = ctx;
 	unsigned long flags;
+	bool report;
 
 	if (e->event != IB_EVENT_SRQ_ERR)
 		return;	/* the limit is counted by the provider, not the HCA */
 	spin_lock_irqsave(&srq->lock, flags);
+	report = srq->state != DAT_SRQ_STATE_ERROR;
 	srq->state = DAT_SRQ_STATE_ERROR;
 	spin_unlock_irqrestore(&srq->lock, flags);
+	kdat_srq_ring_mark_error(srq);
 	/* may run in atomic context: the upcall goes through a work item */
-	kdat_ia_async_error(srq->obj.ia, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
-			    srq, DAT_SRQ_OTHER_ERROR, false);
+	if (report)
+		kdat_ia_async_error(srq->obj.ia,
+				    DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
+				    srq, DAT_SRQ_TRANSFER_TO_ERROR, false);
 }
+
+/*
+ * For the test consumer: what the device does when an SRQ fails
+ * (IB_EVENT_SRQ_ERR), through the SRQ's own event handler.
+ */
+DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h)
+{
+	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_SRQ);
+	struct kdat_srq *srq;
+	struct ib_event e = { .event = IB_EVENT_SRQ_ERR };
+
+	if (!o)
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+	srq = container_of(o, struct kdat_srq, obj);
+	e.device = srq->obj.ia->ibdev;
+	e.element.srq = srq->srq;
+	kdat_srq_event(&e, srq);
+	kdat_obj_put(o);
+	return DAT_SUCCESS;
+}
+EXPORT_SYMBOL_GPL(kdat_test_srq_error);
 
 static void kdat_srq_release(struct kdat_obj *obj)
 {
@@ -224,6 +304,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 					  obj);
 	const struct ib_device_attr *d = &ia->ibdev->attrs;
 	struct ib_srq_init_attr init = {};
+	DAT_SRQ_ATTR a;
 	struct kdat_srq *srq;
 	struct kdat_pz *pz;
 	DAT_RETURN ret;
@@ -242,6 +323,16 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 		goto err_pz;
 	}
+	/* DAT_HW_DEFAULT: the provider's choice, reported by dat_srq_query */
+	a = *attr;
+	attr = &a;
+	if (a.max_recv_dtos == DAT_HW_DEFAULT)
+		a.max_recv_dtos = min_t(int, d->max_srq_wr,
+					KDAT_SRQ_DEFAULT_DTOS);
+	if (a.max_recv_iov == DAT_HW_DEFAULT)
+		a.max_recv_iov = min_t(int, d->max_srq_sge, KDAT_SRQ_MAX_IOV);
+	if (a.low_watermark == DAT_HW_DEFAULT)
+		a.low_watermark = DAT_SRQ_LW_DEFAULT;
 	if (attr->max_recv_dtos <= 0 || attr->max_recv_dtos > d->max_srq_wr ||
 	    attr->max_recv_iov <= 0 ||
 	    attr->max_recv_iov > min_t(int, d->max_srq_sge,
@@ -350,8 +441,13 @@ DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 	wr.num_sge = n;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	if (!srq->srq || kdat_ia_dead(srq->obj.ia)) {
-		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
+	/*
+	 * The call is valid in every state of the SRQ (its page lists no
+	 * DAT_INVALID_STATE): an SRQ in the error state, or whose device is
+	 * gone, has no room for a buffer, and the consumer keeps it.
+	 */
+	if (kdat_srq_broken(srq)) {
+		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto out;
 	}
 	if (srq->outstanding >= srq->max_recv_dtos ||
@@ -402,7 +498,7 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
 	u32 head, tail, raw, n, i, max_seg, batch;
-	bool retried = false;
+	bool retried = false, blocked = false, broken;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
 
@@ -434,25 +530,40 @@ again:
 		w = kdat_uring_entry(r, head);
 		c.as_64 = READ_ONCE(w->cookie);
 		n = READ_ONCE(w->nseg);
-		/* never read past this entry's own segments */
-		if (n > max_seg) {
-			srq->obj.ia->uops->srq_ring_error(srq, c.as_64,
-					KDAT_ERR(DAT_INVALID_PARAMETER,
-						 DAT_INVALID_ARG2));
-			head++;
-			continue;
+		spin_lock(&srq->lock);
+		broken = kdat_srq_broken(srq);
+		spin_unlock(&srq->lock);
+		if (broken) {
+			/* what dat_srq_post_recv says in this state */
+			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				       DAT_RESOURCE_SRQ);
+		} else if (n > max_seg) {
+			/* never read past this entry's own segments */
+			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		} else {
+			for (i = 0; i < n; i++) {
+				t[i].lmr_context =
+					READ_ONCE(w->seg[i].lmr_context);
+				t[i].virtual_address =
+					READ_ONCE(w->seg[i].addr);
+				t[i].segment_length =
+					READ_ONCE(w->seg[i].length);
+			}
+			ret = kdat_srq_post_one(srq, n, t, c);
+			/* full: leave it for the next drain, nothing is lost */
+			if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
+				break;
 		}
-		for (i = 0; i < n; i++) {
-			t[i].lmr_context = READ_ONCE(w->seg[i].lmr_context);
-			t[i].virtual_address = READ_ONCE(w->seg[i].addr);
-			t[i].segment_length = READ_ONCE(w->seg[i].length);
-		}
-		ret = kdat_srq_post_one(srq, n, t, c);
-		/* full: leave it for the next drain, nothing is lost */
-		if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
+		/*
+		 * A refused entry is reported on the async EVD, or - that
+		 * ring full - left in the post ring until the consumer made
+		 * room: a refusal is never dropped.
+		 */
+		if (ret != DAT_SUCCESS &&
+		    !srq->obj.ia->uops->srq_ring_error(srq, c.as_64, ret)) {
+			blocked = true;
 			break;
-		if (ret != DAT_SUCCESS)
-			srq->obj.ia->uops->srq_ring_error(srq, c.as_64, ret);
+		}
 		head++;
 	}
 	srq->ring_head = head;
@@ -465,20 +576,25 @@ again:
 	 * ring is drained when an EP joins (and again when it is accepted or
 	 * connects), before any message can arrive.
 	 */
-	if (READ_ONCE(srq->available) == 0 && atomic_read(&srq->eps)) {
-		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
+	spin_lock(&srq->lock);
+	broken = kdat_srq_broken(srq);
+	spin_unlock(&srq->lock);
+	if (blocked ||
+	    (READ_ONCE(srq->available) == 0 && atomic_read(&srq->eps))) {
+		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK |
+			   (broken ? KDAT_RING_SRQ_ERROR : 0));
 		/*
 		 * Pairs with the user's fence between its tail and flags: a
 		 * post that raced with the flag is drained now.  Once only, so
 		 * a user rewriting its tail cannot keep us here.
 		 */
 		smp_mb();
-		if (READ_ONCE(h->tail) != raw && !retried) {
+		if (!blocked && READ_ONCE(h->tail) != raw && !retried) {
 			retried = true;
 			goto again;
 		}
 	} else {
-		WRITE_ONCE(h->flags, 0);
+		WRITE_ONCE(h->flags, broken ? KDAT_RING_SRQ_ERROR : 0);
 	}
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
 }
@@ -496,7 +612,7 @@ DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	spin_lock_irqsave(&srq->lock, flags);
 	p->ia_handle = srq->obj.ia;
-	p->srq_state = srq->state;
+	p->srq_state = kdat_srq_broken(srq) ? DAT_SRQ_STATE_ERROR : srq->state;
 	p->pz_handle = srq->pz;
 	p->max_recv_dtos = srq->max_recv_dtos;
 	p->max_recv_iov = srq->max_recv_iov;
@@ -525,7 +641,7 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	mutex_lock(&srq->resize_lock);
 	spin_lock_irq(&srq->lock);
-	if (!srq->srq) {
+	if (kdat_srq_broken(srq)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
 	} else if (max < srq->outstanding || max < srq->low_watermark) {
 		ret = KDAT_ERR(DAT_INVALID_STATE,
@@ -576,6 +692,11 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 		spin_unlock_irq(&srq->lock);
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	}
+	/* no buffer comes or goes any more: nothing to watch */
+	if (kdat_srq_broken(srq)) {
+		spin_unlock_irq(&srq->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
+	}
 	srq->low_watermark = lw;
 	srq->lw_armed = lw != DAT_SRQ_LW_DEFAULT;
 	fire = kdat_srq_check_lw(srq);
@@ -598,7 +719,10 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	spin_lock_irq(&srq->lock);
 	s = srq->srq;
 	srq->srq = NULL;
+	/* device removal: what is left of the SRQ reports the error state */
+	srq->state = DAT_SRQ_STATE_ERROR;
 	spin_unlock_irq(&srq->lock);
+	kdat_srq_ring_mark_error(srq);
 	if (s)
 		ib_destroy_srq(s);
 	mutex_unlock(&srq->resize_lock);

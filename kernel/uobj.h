@@ -63,7 +63,7 @@ bool kdat_uevd_ready(struct kdat_evd *evd);
 u32 kdat_uevd_count(struct kdat_evd *evd);
 void kdat_uevd_wake_ia(struct kdat_ia *ia);
 int kdat_usrq_init(struct kdat_srq *srq);
-void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why);
+bool kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why);
 void kdat_uring_free(struct kdat_uring *r);
 int kdat_uring_mmap(struct kdat_ufile *uf, struct vm_area_struct *vma);
 

@@ -204,35 +204,66 @@ static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
 	}
 }
 
-/* Write one translated event to the user's ring (or count it lost). */
-static void kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
-			    struct kdat_srq *srq)
+/*
+ * Write one translated event to the user's ring.  @must_fit (a refused
+ * post-ring entry): when the ring is full nothing is written and false
+ * is returned, the caller keeps the event.  Otherwise a full ring loses
+ * the event: the header's `dropped` counts it, its SRQ buffer is counted
+ * back as unseen, and the first loss since the ring last took an event
+ * is reported as DAT_ASYNC_ERROR_EVD_OVERFLOW on the IA's async EVD.
+ *
+ * The slot written may hold an event the user consumed (its head passed
+ * it) that was not reaped yet: it is reaped here, before it is
+ * overwritten, so its SRQ buffer is counted back exactly once.
+ */
+static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
+			    struct kdat_srq *srq, bool must_fit)
 {
 	struct kdat_uring *r = evd->uring;
 	struct kdat_ring_hdr *h = kdat_uring_hdr(r);
+	struct kdat_event old = {};
 	unsigned long flags;
-	bool lost;
+	bool lost, report = false;
 
 	spin_lock_irqsave(&evd->lock, flags);
 	lost = evd->dead || r->ktail - kdat_uevd_user_head(r) >= r->entries;
+	if (lost && must_fit) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return evd->dead;	/* a dead EVD: nobody to tell */
+	}
 	if (lost) {
 		h->dropped++;
+		report = !evd->overflowed && !evd->dead;
+		evd->overflowed = true;
 	} else {
+		u32 slot = r->ktail & (r->entries - 1);
+
+		if (r->ktail - r->reaped >= r->entries) {
+			/* consumed (not lost), not reaped yet */
+			old.srq = r->shadow[slot];
+			r->reaped++;
+		}
 		memcpy(kdat_uring_entry(r, r->ktail), u, sizeof(*u));
-		r->shadow[r->ktail & (r->entries - 1)] = srq;
+		r->shadow[slot] = srq;
 		r->ktail++;
+		evd->overflowed = false;
 		smp_store_release(&h->tail, r->ktail);
 	}
 	spin_unlock_irqrestore(&evd->lock, flags);
 
 	if (lost) {
-		struct kdat_event e = { .srq = srq };
-
-		kdat_event_reaped(&e);
-		return;
+		if (srq)
+			kdat_srq_reaped_unseen(srq);
+		if (report && !(evd->flags & DAT_EVD_ASYNC_FLAG))
+			kdat_ia_async_error(evd->obj.ia,
+					    DAT_ASYNC_ERROR_EVD_OVERFLOW, evd,
+					    DAT_EVD_OVERFLOW_ERROR, false);
+		return !must_fit;
 	}
+	kdat_event_reaped(&old);
 	wake_up(&r->wq);
 	wake_up(&r->uf->poll_wq);
+	return true;
 }
 
 void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
@@ -244,22 +275,24 @@ void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 	u.evd = kdat_uid(evd);
 	/* tells the library which completions return SRQ buffers */
 	u.srq = srq ? kdat_uid(srq) : 0;
-	kdat_uevd_write(evd, &u, srq);
+	kdat_uevd_write(evd, &u, srq, false);
 	kdat_uevd_collect(evd);
 }
 
 /*
  * A malformed SRQ ring entry: the buffer comes back to the user as an
  * asynchronous event on the IA's async EVD naming the SRQ, with its cookie
- * and the reason it was refused.
+ * and the reason it was refused.  False if that ring is full: the entry
+ * waits in the post ring (srq.c) until the consumer made room.
  */
-void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
+bool kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
 {
 	struct kdat_evd *aevd = kdat_ia_get_async_evd(srq->obj.ia);
 	struct kdat_uevent u = {};
+	bool done = true;
 
 	if (!aevd)
-		return;
+		return true;	/* the IA is closing: nobody to tell */
 	if (aevd->uring) {
 		u.event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
 		u.evd = kdat_uid(aevd);
@@ -270,17 +303,22 @@ void kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
 			   DAT_DTO_ERR_LOCAL_PROTECTION :
 			   DAT_DTO_ERR_LOCAL_LENGTH;
 		u.length = why;
-		kdat_uevd_write(aevd, &u, NULL);
+		done = kdat_uevd_write(aevd, &u, NULL, true);
 	}
 	kdat_obj_put(&aevd->obj);
+	return done;
 }
 
-/* The EVD is freed: what the user never consumed is reaped now. */
+/*
+ * The EVD is freed: what the user consumed is reaped, what it never
+ * consumed is reaped as unseen (the library never counted it).
+ */
 void kdat_uevd_destroy(struct kdat_evd *evd)
 {
 	struct kdat_uring *r = evd->uring;
-	struct kdat_event e;
+	struct kdat_srq *srq;
 	unsigned long flags;
+	bool seen;
 
 	wake_up_all(&r->wq);
 	for (;;) {
@@ -289,11 +327,15 @@ void kdat_uevd_destroy(struct kdat_evd *evd)
 			spin_unlock_irqrestore(&evd->lock, flags);
 			return;
 		}
-		e.srq = r->shadow[r->reaped & (r->entries - 1)];
+		seen = r->reaped != kdat_uevd_user_head(r);
+		srq = r->shadow[r->reaped & (r->entries - 1)];
 		r->shadow[r->reaped & (r->entries - 1)] = NULL;
 		r->reaped++;
 		spin_unlock_irqrestore(&evd->lock, flags);
-		kdat_event_reaped(&e);
+		if (srq && seen)
+			kdat_srq_reaped(srq);
+		else if (srq)
+			kdat_srq_reaped_unseen(srq);
 	}
 }
 

@@ -14,8 +14,13 @@
 //     DAT_SRQ_OTHER_ERROR, with a DTO status) returns its buffer too;
 //   - a connection request creates the CR object of its ID;
 //   - private data is copied into the EP, valid until its next event.
-// Events the kernel dropped because a ring was full are reported once per
-// overflow on the IA's async EVD (DAT_ASYNC_ERROR_EVD_OVERFLOW).
+// Events the kernel dropped because a ring was full are reported by the
+// kernel, once per overflow, on the IA's async EVD
+// (DAT_ASYNC_ERROR_EVD_OVERFLOW); their SRQ buffers come back through the
+// post ring header's `unseen` count (srq.cpp).
+//
+// An SRQ receive completion is recognised by the SRQ the kernel names in
+// it (kdat_uevent.srq), whatever EVDs its EP has: no guessing, no query.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -55,14 +60,14 @@ DAT_RETURN Evd::attach(std::uint64_t offset, std::uint64_t size)
 	if (!l)
 		return err(DAT_INTERNAL_ERROR);
 	ring = ring::EventConsumer(*l);
-	last_dropped = ring.dropped();
 	return DAT_SUCCESS;
 }
 
 DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 			  std::uint64_t flags, DAT_EVD_HANDLE *evd_handle)
 {
-	if (qlen <= 0)
+	/* DAT_HW_DEFAULT (the provider chooses) goes to the kernel as is */
+	if (qlen <= 0 && qlen != DAT_HW_DEFAULT)
 		return bad_arg(2);
 	if (cno != DAT_HANDLE_NULL)	/* this provider makes no CNO */
 		return bad_handle(DAT_INVALID_HANDLE_CNO);
@@ -83,8 +88,9 @@ DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 	auto evd = make_object<Evd>(ctx);
 	evd->kid = c.evd;
 	evd->flags = (DAT_EVD_FLAGS)flags;
-	evd->kqlen = qlen;
-	evd->qlen = qlen;
+	/* DAT_HW_DEFAULT comes back as the kernel's choice */
+	evd->kqlen = c.qlen;
+	evd->qlen = c.qlen;
 	r = evd->attach(c.ring_offset, c.ring_size);
 	if (!ok(r))
 		return r;
@@ -156,64 +162,24 @@ bool is_refusal(const struct kdat_uevent &u)
 /*
  * Take the oldest event.  It is translated - and the SRQ accounting it
  * implies done - before its slot goes back, so by the time the kernel can
- * see it reaped the library has counted it too (Srq::refresh relies on it).
+ * see it reaped the library has counted it too: the kernel counts a
+ * buffer as unseen only for an event whose slot never went back.
  */
 bool Evd::pop(DAT_EVENT &ev)
 {
 	struct kdat_uevent u;
-	bool got = false;
-	std::uint32_t lost = 0;
-	{
-		std::lock_guard<std::mutex> g(consume_lock);
-
-		if (!synthetic.empty()) {
-			ev = synthetic.front();
-			synthetic.pop_front();
-			got = true;
-		} else if (ring.peek(u)) {
-			translate(u, ev);
-			ring.advance();
-			got = true;
-		}
-		std::uint32_t d = ring.dropped();
-		if (d != last_dropped) {
-			lost = d - last_dropped;
-			last_dropped = d;
-		}
-	}
-	if (lost) {
-		DAT_EVENT o;
-
-		std::memset(&o, 0, sizeof(o));
-		o.event_number = DAT_ASYNC_ERROR_EVD_OVERFLOW;
-		o.event_data.asynch_error_event_data.dat_handle = handle();
-		o.event_data.asynch_error_event_data.reason =
-			DAT_EVD_OVERFLOW_ERROR;
-		if (auto a = ctx->async_evd.lock()) {
-			a->push_synthetic(o);
-			a->wake_waiter();
-		}
-	}
-	return got;
-}
-
-/*
- * Refused entries of SRQ @srq_kid still in the ring (async EVD), and the
- * SRQ's returned count, in one snapshot: a dequeue counts a refusal under
- * consume_lock.
- */
-std::uint32_t Evd::pending_refusals(std::uint32_t srq_kid,
-				    const std::atomic<std::uint64_t> &returned,
-				    std::uint64_t &returned_now)
-{
 	std::lock_guard<std::mutex> g(consume_lock);
-	std::uint32_t n = 0;
 
-	ring.for_each_pending([&](const struct kdat_uevent &u) {
-		n += is_refusal(u) && u.handle == srq_kid;
-	});
-	returned_now = returned.load();
-	return n;
+	if (!synthetic.empty()) {
+		ev = synthetic.front();
+		synthetic.pop_front();
+		return true;
+	}
+	if (!ring.peek(u))
+		return false;
+	translate(u, ev);
+	ring.advance();
+	return true;
 }
 
 static bool is_connection_event(std::uint32_t n)
@@ -237,16 +203,13 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev)
 		c.user_cookie.as_64 = u.cookie;
 		c.status = (DAT_DTO_COMPLETION_STATUS)u.status;
 		c.transfered_length = u.length;
-		if (auto ep = ctx->find<Ep>(u.handle)) {
+		if (auto ep = ctx->find<Ep>(u.handle))
 			c.ep_handle = ep->handle();
-			if (ep->srq_recv_on(*this))
-				ep->srq->on_recv_completion();
-		} else if (ctx->tomb(u.handle, t)) {
-			/* the EP was freed; its buffers still come back */
-			c.ep_handle = t.handle;
-			auto srq = t.srq.lock();
-			if (srq && t.recv_evd == kid &&
-			    t.recv_evd != t.request_evd)
+		else if (ctx->tomb(u.handle, t))
+			c.ep_handle = t.handle;	/* the EP was freed */
+		/* the kernel names the SRQ a returned buffer came from */
+		if (u.srq) {
+			if (auto srq = ctx->find<Srq>(u.srq))
 				srq->on_recv_completion();
 		}
 	} else if (u.event_number == DAT_CONNECTION_REQUEST_EVENT) {

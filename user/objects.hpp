@@ -257,7 +257,6 @@ struct Evd : Object {
 
 	std::mutex consume_lock;
 	std::deque<DAT_EVENT> synthetic;	/* library-made events */
-	std::uint32_t last_dropped = 0;
 
 	std::atomic<bool> waiter{false};
 	std::atomic<bool> enabled{true};
@@ -291,9 +290,6 @@ struct Evd : Object {
 	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
 	void translate(const struct kdat_uevent &u, DAT_EVENT &ev);
 
-	std::uint32_t pending_refusals(std::uint32_t srq_kid,
-				       const std::atomic<std::uint64_t> &returned,
-				       std::uint64_t &returned_now);
 
 private:
 	bool pop(DAT_EVENT &ev);
@@ -367,18 +363,20 @@ struct Srq : Object {
 	 * Outstanding buffers as the library counts them:
 	 *   posted - returned - credit
 	 * posted:   receives handed to the ring or the kernel (post_lock)
-	 * returned: SRQ receive completions the consumer dequeued and
-	 *           refused ring entries (atomic; any dequeuing thread)
-	 * credit:   returns seen only by the kernel (completions on an EVD
-	 *           that also carries sends of the EP, events lost or
-	 *           reaped by an EVD free), learnt from KDAT_IOC_SRQ_QUERY
-	 *           when the count reaches max_recv_dtos (post_lock)
+	 * returned: SRQ receive completions the consumer dequeued (the
+	 *           event names the SRQ: kdat_uevent.srq) and refused ring
+	 *           entries (atomic; any dequeuing thread)
+	 * credit:   returns the kernel counted without an event we saw
+	 *           (lost to a full ring, left in a freed EVD, naming no
+	 *           EP): the post ring header's `unseen`, read from shared
+	 *           memory, never asked for (post_lock)
 	 */
 	SpinLock &post_lock;			/* the channel's */
 	LmrCache lmr_cache;			/* post_lock */
 	std::uint64_t posted = 0;
 	std::atomic<std::uint64_t> returned{0};
 	std::uint64_t credit = 0;
+	std::uint32_t unseen_seen = 0;		/* post_lock: header's unseen, as last read */
 	std::uint64_t returned_seen = 0;	/* post_lock: returned, as last read */
 	bool kick_again = false;		/* post_lock */
 
@@ -430,11 +428,13 @@ struct Srq : Object {
 		if (posted < returned_seen + credit + max)
 			return true;
 		returned_seen = returned.load();
+		std::uint32_t u = ring.unseen();
+		credit += (std::uint32_t)(u - unseen_seen);
+		unseen_seen = u;
 		return posted < returned_seen + credit + max;
 	}
 
 private:
-	[[gnu::noinline, gnu::cold]] DAT_RETURN refresh();	/* post_lock held */
 	[[gnu::noinline, gnu::cold]] DAT_RETURN kick();	/* post_lock held */
 	[[gnu::noinline]] DAT_RETURN post_slow(DAT_COUNT n,
 					       const DAT_LMR_TRIPLET *iov,
@@ -459,12 +459,6 @@ struct Ep : Object {
 	std::uint8_t pdata[KDAT_PDATA_LEN] = {};	/* last connection event */
 	struct sockaddr_storage remote = {};		/* last query */
 
-	/* Does a DTO completion on @evd name an SRQ buffer for sure? */
-	bool srq_recv_on(const Evd &evd) const
-	{
-		return srq && recv_evd.get() == &evd &&
-		       recv_evd != request_evd;
-	}
 	Tomb tomb();
 
 	DAT_RETURN query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param);

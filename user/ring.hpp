@@ -263,6 +263,19 @@ public:
 
 	u32 tail() const { return tail_; }
 
+	/* The kernel says the SRQ takes no buffer (error state, no device). */
+	bool srq_error() const
+	{
+		return aref(l_.hdr->flags).load(std::memory_order_acquire) &
+		       KDAT_RING_SRQ_ERROR;
+	}
+
+	/* Buffers the kernel counted back without an event we saw (ABI). */
+	u32 unseen() const
+	{
+		return aref(l_.hdr->unseen).load(std::memory_order_acquire);
+	}
+
 private:
 	Layout l_;
 	u32 tail_ = 0;

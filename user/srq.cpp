@@ -32,8 +32,6 @@
 
 namespace kdat {
 
-constexpr std::size_t kMaxRefused = 1024;
-
 /* ------------------------------------------------------------------ */
 /* Post channels                                                        */
 
@@ -127,8 +125,9 @@ DAT_RETURN Ia::srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
 	auto srq = make_object<Srq>(ctx);
 	srq->kid = c.srq;
 	srq->pz = pz;
-	srq->max_recv_iov = attr->max_recv_iov;
-	srq->max_recv_dtos = attr->max_recv_dtos;
+	/* DAT_HW_DEFAULT comes back as the kernel's choice */
+	srq->max_recv_iov = c.max_recv_iov;
+	srq->max_recv_dtos = c.max_recv_dtos;
 	srq->post_by_ioctl = env_wants_ioctl();
 	r = srq->attach(c.ring_offset, c.ring_size);
 	if (!ok(r))
@@ -136,40 +135,6 @@ DAT_RETURN Ia::srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
 	ctx->publish(srq);
 	owner.release();
 	*srq_handle = srq->handle();
-	return DAT_SUCCESS;
-}
-
-/*
- * Learn the returns only the kernel saw.  After a query (which drains the
- * post ring) the truth is: the kernel's outstanding count, plus what is
- * still in the post ring, plus refused entries whose events the consumer
- * has not dequeued yet (the library counts those when it dequeues them).
- * Whatever our own count exceeds that by came back without our noticing:
- * receive completions on an EVD that also carries sends of the EP, events
- * lost to a full ring or reaped by an EVD free.
- *
- * Every return the kernel knows of through the consumer's event head is
- * already in `returned` (Evd::pop counts before it moves the head), and
- * `returned` is read after the query, so the credit never counts a buffer
- * twice; a race can only make it too small (more outstanding than true).
- */
-DAT_RETURN Srq::refresh()
-{
-	struct kdat_ioc_srq_query q = {};
-	DAT_RETURN r = kquery(DAT_SRQ_FIELD_ALL, q);
-
-	if (!ok(r))
-		return r;
-	std::uint64_t back = 0, truth = ring.pending();
-	if (q.outstanding_dto_count > 0)
-		truth += (std::uint64_t)q.outstanding_dto_count;
-	if (auto a = ctx->async_evd.lock())
-		truth += a->pending_refusals(kid, returned, back);
-	else
-		back = returned.load();
-	std::uint64_t mine = posted > back ? posted - back : 0;
-	credit = mine > truth ? mine - truth : 0;
-	max_recv_dtos = q.max_recv_dtos;
 	return DAT_SUCCESS;
 }
 
@@ -200,7 +165,7 @@ Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 	       DAT_RETURN &ret)
 {
 	if (n != 1 || !iov || post_by_ioctl || max_recv_iov < 1 ||
-	    ring.max_segments() < 1 || kick_again)
+	    ring.max_segments() < 1 || kick_again || ring.srq_error())
 		return false;
 	if (ctx->check_triplet(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
 			       lmr_cache) != DAT_SUCCESS ||
@@ -270,13 +235,12 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	}
 	to_useg(iov, n, segs);
 
-	if (outstanding() >= (std::uint64_t)max_recv_dtos.load()) {
-		DAT_RETURN r = refresh();
-		if (!ok(r))
-			return r;
-		if (outstanding() >= (std::uint64_t)max_recv_dtos.load())
-			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
-	}
+	/* the kernel's answer for an SRQ in the error state, as the ioctl's */
+	if (ring.srq_error())
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+	/* every return is counted from shared memory: nothing to ask */
+	if (!room())
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 	if (ring.full()) {
 		/* the SRQ grew past the ring: let the kernel drain */
 		DAT_RETURN r = kick();
@@ -400,9 +364,12 @@ DAT_RETURN Srq::free()
 void Srq::on_refused(DAT_UINT64 cookie, DAT_RETURN why)
 {
 	returned.fetch_add(1);
+	/*
+	 * Every refusal is kept until dat_kdat_srq_get_refused takes it: the
+	 * kernel never drops one (a full async EVD holds it back in the post
+	 * ring), and neither do we.
+	 */
 	std::lock_guard<std::mutex> g(refused_lock);
-	if (refused.size() >= kMaxRefused)
-		refused.pop_front();
 	refused.push_back({ cookie, why });
 }
 

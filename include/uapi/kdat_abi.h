@@ -80,11 +80,25 @@ struct kdat_ring_hdr {
 	__u32 entry_offset;	/* from the start of the mapping */
 	__u32 dropped;		/* event ring: events lost to overflow */
 	__u32 wakes;		/* event ring: KDAT_EVD_CTL_* calls so far */
-	__u32 pad2[10];
+	/*
+	 * SRQ post ring: buffers of this SRQ whose completion the kernel
+	 * counted back without the user seeing an event for it (lost to a
+	 * full event ring, left in a freed EVD, or naming no EP any more).
+	 * Free running; the user's count of outstanding buffers is
+	 * posted - returned by events - refused - unseen.
+	 */
+	__u32 unseen;
+	__u32 pad2[9];
 };
 
 /* SRQ post ring: the kernel has no buffer left; kick it after posting. */
 #define KDAT_RING_NEED_KICK	0x1
+/*
+ * SRQ post ring: the SRQ is in the error state (or its device is gone):
+ * it takes no buffer, dat_srq_post_recv is DAT_INSUFFICIENT_RESOURCES.
+ * Entries already in the ring are refused with that code.
+ */
+#define KDAT_RING_SRQ_ERROR	0x2
 
 struct kdat_srq_wqe {
 	__u64 cookie;
@@ -224,7 +238,7 @@ struct kdat_ioc_pz_create {
 struct kdat_ioc_evd_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
-	__s32 qlen;
+	__s32 qlen;		/* in/out: DAT_HW_DEFAULT -> chosen */
 	__u32 flags;		/* DAT_EVD_FLAGS */
 	__u32 evd;		/* out */
 	__u64 ring_offset;	/* out */
@@ -287,6 +301,7 @@ struct kdat_ioc_srq_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
 	__u32 pz;
+	/* in/out: DAT_HW_DEFAULT comes back as the value chosen */
 	__s32 max_recv_dtos;
 	__s32 max_recv_iov;
 	__s32 low_watermark;

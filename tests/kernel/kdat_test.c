@@ -37,6 +37,7 @@ module_param(only, charp, 0444);
 module_param(dev_ia, charp, 0444);
 
 long kdat_live_objects(void);
+DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 
 #define WAIT_MS		10000
 #define QUAL_BASE	4000
@@ -1566,6 +1567,181 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Issue 11: defaults, the error state, handle reuse                   */
+
+/*
+ * DAT_HW_DEFAULT in every SRQ attribute and as an EVD's qlen: the
+ * provider chooses, and query reports what it chose (docs/user-api.md).
+ */
+static void t_srq_and_evd_hw_default_attrs_are_chosen_and_reported(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = DAT_HW_DEFAULT,
+			    .max_recv_iov = DAT_HW_DEFAULT,
+			    .low_watermark = DAT_HW_DEFAULT };
+	struct kt_side x = {};
+	DAT_SRQ_HANDLE srq = NULL;
+	DAT_EVD_HANDLE evd = NULL;
+	DAT_EVD_PARAM ep;
+	DAT_IA_ATTR ia;
+	DAT_SRQ_PARAM q;
+	DAT_COUNT i;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia, 0, NULL));
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	q = srq_q(srq);
+	CHECK(q.max_recv_dtos == min(ia.max_recv_per_srq, 256),
+	      "max_recv_dtos %d", q.max_recv_dtos);
+	CHECK(q.max_recv_iov >= 1 && q.max_recv_iov <= 16,
+	      "max_recv_iov %d", q.max_recv_iov);
+	CHECK(q.low_watermark == DAT_SRQ_LW_DEFAULT, "lw %d", q.low_watermark);
+	CHECK(no_event(x.async_evd), "a watermark was armed");
+	/* the chosen size is the real one: exactly that many fit */
+	for (i = 0; i < q.max_recv_dtos; i++) {
+		DAT_LMR_TRIPLET t = seg(&x, 0, 64);
+
+		CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	{
+		DAT_LMR_TRIPLET t = seg(&x, 0, 64);
+
+		CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(i)),
+			  DAT_INSUFFICIENT_RESOURCES);
+	}
+	CHECK_OK(dat_evd_kcreate(x.ia, DAT_HW_DEFAULT, DAT_UPCALL_DISABLE,
+				 NULL, DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	CHECK(ep.evd_qlen == min(ia.max_evd_qlen, 256), "qlen %d",
+	      ep.evd_qlen);
+	CHECK_OK(dat_evd_free(evd));
+	CHECK_OK(dat_srq_free(srq));
+out:
+	side_close(&x);
+}
+
+/*
+ * The device puts the SRQ into the error state (IB_EVENT_SRQ_ERR through
+ * its event handler): one async event names it, query says ERROR, a post
+ * is refused with a code of its page (no room: the consumer keeps the
+ * buffer), resize and set_lw are DAT_INVALID_STATE, counts stay, free
+ * works.
+ */
+static void t_srq_error_state_reported_and_every_call_per_page(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct kt_side x = {};
+	DAT_SRQ_HANDLE srq = NULL;
+	DAT_EP_HANDLE ep = NULL;
+	DAT_LMR_TRIPLET t;
+	DAT_SRQ_PARAM q;
+	DAT_EVENT ev;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	t = seg(&x, 0, 64);
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
+	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(2)));
+	CHECK(srq_q(srq).srq_state == DAT_SRQ_STATE_OPERATIONAL, "state");
+
+	CHECK_OK(kdat_test_srq_error(srq));
+	CHECK(next_event(x.async_evd, &ev), "no error event");
+	CHECK(ev.event_number == DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
+	      "event %x", ev.event_number);
+	CHECK(ev.event_data.asynch_error_event_data.dat_handle == srq &&
+	      ev.event_data.asynch_error_event_data.reason ==
+	      DAT_SRQ_TRANSFER_TO_ERROR, "names %p reason %d",
+	      ev.event_data.asynch_error_event_data.dat_handle,
+	      ev.event_data.asynch_error_event_data.reason);
+	/* a second report of the same failure is not a second event */
+	CHECK_OK(kdat_test_srq_error(srq));
+	CHECK(no_event(x.async_evd), "reported twice");
+
+	q = srq_q(srq);
+	CHECK(q.srq_state == DAT_SRQ_STATE_ERROR, "state %d", q.srq_state);
+	CHECK(q.available_dto_count == 2 && q.outstanding_dto_count == 2,
+	      "counts %d/%d", q.available_dto_count, q.outstanding_dto_count);
+	CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(3)),
+		  DAT_INSUFFICIENT_RESOURCES);
+	CHECK(DAT_GET_SUBTYPE(dat_srq_post_recv(srq, 1, &t, cookie(3))) ==
+	      DAT_RESOURCE_SRQ, "subtype");
+	/* argument checks still come first */
+	CHECK_RET(dat_srq_post_recv(srq, 2, &t, cookie(3)),
+		  DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_srq_resize(srq, 16), DAT_INVALID_STATE);
+	CHECK_RET(dat_srq_set_lw(srq, 1), DAT_INVALID_STATE);
+	q = srq_q(srq);
+	CHECK(q.max_recv_dtos == 8 && q.outstanding_dto_count == 2,
+	      "changed: %d %d", q.max_recv_dtos, q.outstanding_dto_count);
+	CHECK_OK(dat_ep_free(ep));
+	ep = NULL;
+	CHECK_OK(dat_srq_free(srq));
+	srq = NULL;
+	CHECK(no_event(x.async_evd), "stray async event");
+out:
+	side_close(&x);
+}
+
+/*
+ * A freed handle is not handed out again soon: objects made after a free
+ * - even once the freed memory could have gone back to the allocator -
+ * get other handles, and the freed one stays DAT_INVALID_HANDLE.
+ */
+static void t_handles_freed_are_not_reused_soon(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	static DAT_HANDLE freed[2 * 65];	/* < the provider's 256 */
+	static DAT_PZ_HANDLE pz[64];
+	struct kt_side x = {};
+	DAT_HANDLE_TYPE type;
+	DAT_SRQ_HANDLE srq;
+	DAT_PZ_PARAM pp;
+	int nfreed = 0, i, j, k;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	for (i = 0; i < 2; i++) {
+		CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+		for (j = 0; j < 64; j++)
+			CHECK_OK(dat_pz_create(x.ia, &pz[j]));
+		for (k = 0; k < nfreed; k++) {
+			CHECK(srq != freed[k],
+			      "round %d: SRQ got a freed handle", i);
+			for (j = 0; j < 64; j++)
+				CHECK(pz[j] != freed[k],
+				      "round %d: PZ got a freed handle", i);
+		}
+		CHECK_OK(dat_srq_free(srq));
+		freed[nfreed++] = srq;
+		for (j = 0; j < 64; j++) {
+			CHECK_OK(dat_pz_free(pz[j]));
+			freed[nfreed++] = pz[j];
+		}
+		/* and a freed handle stays invalid */
+		CHECK_RET(dat_pz_query(pz[0], DAT_PZ_FIELD_ALL, &pp),
+			  DAT_INVALID_HANDLE);
+		CHECK_RET(dat_srq_query(srq, DAT_SRQ_FIELD_ALL,
+					&(DAT_SRQ_PARAM){}),
+			  DAT_INVALID_HANDLE);
+		CHECK_RET(dat_get_handle_type(srq, &type), DAT_INVALID_HANDLE);
+		/*
+		 * Let the allocator have the freed memory back (RCU frees in
+		 * batches, seconds later on 6.1): this makes reuse possible,
+		 * it decides nothing.
+		 */
+		if (!i) {
+			synchronize_rcu();
+			msleep(6000);
+			rcu_barrier();
+			msleep(100);
+		}
+	}
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
 /* Races: kernel consumers calling on one object from several threads  */
 
 #define RACE_THREADS	4
@@ -1932,6 +2108,9 @@ static const struct kt_case cases[] = {
 	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),
 	CASE(t_handles_wrong_type_and_stale),
+	CASE(t_srq_and_evd_hw_default_attrs_are_chosen_and_reported),
+	CASE(t_srq_error_state_reported_and_every_call_per_page),
+	CASE(t_handles_freed_are_not_reused_soon),
 	CASE(t_race_every_type_freed_at_once_frees_once),
 	CASE(t_race_free_against_calls_on_the_srq),
 	CASE(t_race_threads_posting_to_one_srq_keep_exact_counts),
@@ -1972,6 +2151,7 @@ static int catastrophe_thread(void *unused)
 	DAT_EVENT ev;
 	DAT_LMR_TRIPLET t;
 	DAT_PZ_HANDLE pz;
+	DAT_SRQ_PARAM sp;
 
 	cur_test = "ia_catastrophic_on_device_removal";
 	CHECK(!side_open(&x, dev_ia, 4096), "open %s", dev_ia);
@@ -1989,11 +2169,19 @@ static int catastrophe_thread(void *unused)
 	}
 	CHECK(ev.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC, "event %x",
 	      ev.event_number);
-	/* later calls fail cleanly */
-	CHECK(dat_srq_post_recv(srq, 1, &t, cookie(2)) != DAT_SUCCESS,
-	      "post on a dead IA");
+	/* later calls fail cleanly, with the codes of their pages */
+	/* its LMR went with the device: the segment is invalid */
+	CHECK_RET(dat_srq_post_recv(srq, 1, &t, cookie(2)),
+		  DAT_INVALID_PARAMETER);
+	/* a valid post finds no room on the dead SRQ (never INVALID_STATE) */
+	CHECK_RET(dat_srq_post_recv(srq, 0, NULL, cookie(3)),
+		  DAT_INSUFFICIENT_RESOURCES);
 	CHECK(dat_pz_create(x.ia, &pz) != DAT_SUCCESS, "create on a dead IA");
-	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &(DAT_SRQ_PARAM){}));
+	CHECK_OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+	CHECK(sp.srq_state == DAT_SRQ_STATE_ERROR, "srq state %d",
+	      sp.srq_state);
+	CHECK_RET(dat_srq_resize(srq, 16), DAT_INVALID_STATE);
+	CHECK_RET(dat_srq_set_lw(srq, 1), DAT_INVALID_STATE);
 	/* and freeing works, in order */
 	CHECK_OK(dat_ep_free(ep));
 	CHECK_OK(dat_srq_free(srq));

@@ -267,54 +267,55 @@ TEST_F(Srq, KickFailureOnlyReportsAVanishedSrq)
 
 /* ---- the library's count of outstanding buffers --------------------- */
 
-TEST_F(Srq, RefusesAtMaxRecvDtosWhenTheKernelSaysNothingCameBack)
+TEST_F(Srq, RefusesAtMaxRecvDtosWithoutASystemCall)
 {
 	DAT_SRQ_HANDLE srq = make_srq(10);
 	fake::Ref s = ref<kdat::Srq>(srq);
 
 	for (int i = 0; i < 10; i++)
 		ASSERT_OK(post(srq, i));
-	kernel_counts(10, 10);
 	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
 		   post(srq, 10));
-	/* one query to learn that nothing came back, nothing posted */
-	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
-	EXPECT_EQ(1u, kernel.total_ioctls());
+	/* every return is in shared memory: nothing to ask, nothing posted */
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	kernel.take(s);
 	EXPECT_EQ(10u, kernel.taken(s).size());
 	EXPECT_EQ(0u, kernel.unconsumed(s));
 	EXPECT_OK(dat_srq_free(srq));
 }
 
 /*
- * Buffers only the kernel saw come back (completions on an EVD shared
- * with sends, events lost or reaped by an EVD free) are learnt from its
- * count, once, when the library's own count is full.
+ * Buffers the kernel counted back without an event the library saw
+ * (lost to a full ring, left in a freed EVD) are read from the post
+ * ring header's `unseen`, once the library's own count is full: no query.
  */
-TEST_F(Srq, ReturnsOnlyTheKernelSawAreLearntFromItsCount)
+TEST_F(Srq, ReturnsOnlyTheKernelSawAreReadFromTheRingHeader)
 {
 	DAT_SRQ_HANDLE srq = make_srq(4);
+	fake::Ref s = ref<kdat::Srq>(srq);
 
 	for (int i = 0; i < 4; i++)
 		ASSERT_OK(post(srq, i));
-	kernel_counts(1, 1);		/* three came back */
+	__atomic_store_n(&kernel.ring(s)->unseen, 3u, __ATOMIC_RELEASE);
 	kernel.reset_counts();
-	ASSERT_OK(post(srq, 4));
-	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
-	ASSERT_OK(post(srq, 5));
-	ASSERT_OK(post(srq, 6));
-	EXPECT_EQ(1u, kernel.total_ioctls());
-	kernel_counts(4, 4);		/* now all four are out */
+	for (int i = 4; i < 7; i++)
+		ASSERT_OK(post(srq, i));
 	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
 		   post(srq, 7));
-	EXPECT_EQ(2u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+	/* the counter is free running: one more wraps nothing */
+	__atomic_store_n(&kernel.ring(s)->unseen, 4u, __ATOMIC_RELEASE);
+	ASSERT_OK(post(srq, 8));
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
+		   post(srq, 9));
+	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
 	EXPECT_OK(dat_srq_free(srq));
 }
 
 /*
- * With separate receive and request EVDs every receive completion is an
- * SRQ buffer for sure: dequeuing it makes room without asking the kernel.
- * A completion not dequeued yet does not.
+ * A receive completion names its SRQ (kdat_uevent.srq): dequeuing it makes
+ * room without asking the kernel.  A completion not dequeued yet does not.
  */
 TEST_F(Srq, DequeuedRecvCompletionsFreeRoomWithoutAQuery)
 {
@@ -335,11 +336,10 @@ TEST_F(Srq, DequeuedRecvCompletionsFreeRoomWithoutAQuery)
 							    DAT_DTO_SUCCESS,
 							    srq_id)));
 		/* in the ring, not dequeued: still outstanding */
-		kernel_counts(0, 4);
 		kernel.reset_counts();
 		EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
 			   post(srq, 9));
-		EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+		EXPECT_EQ(0u, kernel.total_ioctls());
 		for (int i = 0; i < 4; i++) {
 			DAT_EVENT e = next_event(recv, DAT_DTO_COMPLETION_EVENT);
 			EXPECT_EQ(ep, e.event_data.dto_completion_event_data.ep_handle);
@@ -352,10 +352,11 @@ TEST_F(Srq, DequeuedRecvCompletionsFreeRoomWithoutAQuery)
 		/* and they come back again */
 		for (int i = 0; i < 4; i++)
 			ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(recv),
-						  dto_event(ep_id, 1000 + i)));
+						  dto_event(ep_id, 1000 + i, 0,
+							    DAT_DTO_SUCCESS,
+							    srq_id)));
 		for (int i = 0; i < 4; i++)
 			next_event(recv, DAT_DTO_COMPLETION_EVENT);
-		kernel.answer_raw(KDAT_IOC_SRQ_QUERY, nullptr);
 	}
 	EXPECT_OK(dat_ep_free(ep));
 	EXPECT_OK(dat_srq_free(srq));
@@ -364,28 +365,60 @@ TEST_F(Srq, DequeuedRecvCompletionsFreeRoomWithoutAQuery)
 }
 
 /*
- * recv_evd == request_evd: the library cannot tell a receive from a send
- * completion, counts neither, and learns the count from the kernel.
+ * recv_evd == request_evd: a receive completion names the SRQ, a send
+ * completion does not; the library counts exactly the former, no query.
  */
-TEST_F(Srq, CompletionsOnASharedEvdAreLeftToTheKernelsCount)
+TEST_F(Srq, CompletionsOnASharedEvdCountByTheSrqTheyName)
 {
 	DAT_SRQ_HANDLE srq = make_srq(4);
 	DAT_EP_HANDLE ep = make_ep(srq, srv.dto, srv.dto);
-	const auto ep_id = kid<kdat::Ep>(ep);
+	const auto ep_id = kid<kdat::Ep>(ep), srq_id = kid<kdat::Srq>(srq);
 
 	for (int i = 0; i < 4; i++)
 		ASSERT_OK(post(srq, i));
-	for (int i = 0; i < 4; i++) {
-		kernel.inject(ref<kdat::Evd>(srv.dto), dto_event(ep_id, 1000 + i));
+	kernel.take(ref<kdat::Srq>(srq));
+	for (int i = 0; i < 3; i++) {
+		kernel.inject(ref<kdat::Evd>(srv.dto),
+			      dto_event(ep_id, 1000 + i, 0, DAT_DTO_SUCCESS,
+					srq_id));
 		kernel.inject(ref<kdat::Evd>(srv.dto), dto_event(ep_id, 77));
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 6; i++)
 		next_event(srv.dto, DAT_DTO_COMPLETION_EVENT);
-	kernel_counts(0, 0);
 	kernel.reset_counts();
-	ASSERT_OK(post(srq, 4));
-	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+	for (int i = 0; i < 3; i++)
+		ASSERT_OK(post(srq, 4 + i));
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
+		   post(srq, 8));
+	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
 	EXPECT_OK(dat_ep_free(ep));
+	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
+ * The kernel marks the post ring of an SRQ in the error state
+ * (KDAT_RING_SRQ_ERROR): a post then fails as the ioctl path's does,
+ * DAT_INSUFFICIENT_RESOURCES, writes nothing and makes no system call;
+ * argument checks still come first.
+ */
+TEST_F(Srq, PostToAnSrqInTheErrorStateFailsLikeTheIoctl)
+{
+	DAT_SRQ_HANDLE srq = make_srq(4);
+	fake::Ref s = ref<kdat::Srq>(srq);
+
+	ASSERT_OK(post(srq, 0));
+	__atomic_or_fetch(&kernel.ring(s)->flags, KDAT_RING_SRQ_ERROR,
+			  __ATOMIC_RELEASE);
+	kernel.reset_counts();
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ), post(srq, 1));
+	DAT_LMR_TRIPLET t = seg_of(2);
+	DAT_DTO_COOKIE c;
+	c.as_64 = 2;
+	EXPECT_DAT(E(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2),
+		   dat_srq_post_recv(srq, 2, &t, c));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	kernel.take(s);
+	EXPECT_EQ(1u, kernel.taken(s).size());
 	EXPECT_OK(dat_srq_free(srq));
 }
 
@@ -482,10 +515,9 @@ TEST_F(Srq, RefusedRingEntryReturnsItsBufferWhenDequeued)
 	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.async), u));
 
 	/* the refusal waits in the async ring: the SRQ counts as full */
-	kernel_counts(1, 1);
 	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ), post(srq, 2));
-	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+	EXPECT_EQ(0u, kernel.total_ioctls());
 
 	DAT_EVENT e = next_event(srv.async, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR);
 	EXPECT_EQ(srq, e.event_data.asynch_error_event_data.dat_handle);
@@ -513,16 +545,15 @@ TEST_F(Srq, SrqErrorEventReturnsNoBuffer)
 
 	ASSERT_OK(post(srq, 0));
 	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.async),
-				  async_event(s.id, DAT_SRQ_OTHER_ERROR)));
+				  async_event(s.id, DAT_SRQ_TRANSFER_TO_ERROR)));
 	DAT_EVENT e = next_event(srv.async, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR);
 	EXPECT_EQ(srq, e.event_data.asynch_error_event_data.dat_handle);
 	DAT_DTO_COOKIE got;
 	DAT_RETURN why;
 	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_kdat_srq_get_refused(srq, &got, &why));
-	kernel_counts(0, 1);
 	kernel.reset_counts();
 	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ), post(srq, 1));
-	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_SRQ_QUERY));
+	EXPECT_EQ(0u, kernel.total_ioctls());
 	EXPECT_OK(dat_srq_free(srq));
 }
 
