@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -1003,7 +1004,8 @@ Options parse(int argc, char **argv)
 		case 'e': o.eps = (int)number("--eps", optarg, 1, 1024); break;
 		case 's': o.size = (int)number("--size", optarg, 1, 1 << 20); break;
 		case 'd': o.depth = (int)number("--depth", optarg, 1, 1 << 20); break;
-		case 'n': o.iters = number("--iters", optarg, 1, 1L << 40); break;
+		case 'n': o.iters = number("--iters", optarg, 1,
+					    (long)std::min<long long>(1LL << 40, LONG_MAX)); break;
 		case 'w': o.window = (int)number("--window", optarg, 1, 4096); break;
 		case 'S': o.signal = (int)number("--signal", optarg, 1, 4096); break;
 		case 'a': o.addr = optarg; break;
@@ -1052,7 +1054,7 @@ Options parse(int argc, char **argv)
 		std::fprintf(stderr, "datperf: warning: %d EPs x window %d exceeds the "
 			     "SRQ depth %d: expect receiver-not-ready retries\n",
 			     o.eps, o.window, o.depth);
-	if (o.iters >= (1L << 32) * o.eps) {
+	if ((long long)o.iters >= (1LL << 32) * o.eps) {
 		std::fprintf(stderr, "datperf: --iters too large\n");
 		std::exit(2);
 	}
