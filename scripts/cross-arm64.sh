@@ -5,12 +5,16 @@
 # "qemu-aarch64 -L /usr/aarch64-linux-gnu BINARY" through the toolchain
 # file's CMAKE_CROSSCOMPILING_EMULATOR).
 #
-#   scripts/cross-arm64.sh [PART...]     parts: libdat module armhf
-#                                        (default: libdat module armhf)
+#   scripts/cross-arm64.sh [PART...]     parts: abi libdat module armhf
+#                                        (default: all four)
 #   scripts/cross-arm64.sh --kdir        fetch (once) and print the arm64
 #                                        kernel build tree, build nothing
 #
 # Prints PASS:/FAIL: lines (tests/run-tests.sh's host stage counts them):
+#   abi     cross_arm64_abi_layout_matches_x86_64, cross_armhf_...: every
+#           struct of include/uapi/kdat_abi.h (size, alignment, member
+#           offsets, scripts/abi-layout.awk) and every ioctl number, as the
+#           target sees them under qemu-user, equal the build machine's
 #   libdat  cross_arm64_gtest_builds, cross_arm64_libdat_builds_without_warnings
 #           (the whole CMake project, -Werror, cmake/toolchain-aarch64.cmake),
 #           then one cross_arm64_ctest_<test> per ctest case; a
@@ -21,7 +25,9 @@
 #           cross_arm64_test_modules_build_w1_without_warnings (tests/kernel,
 #           examples/kernel, tests/bench)
 # A missing cross compiler or qemu-user is a FAIL, not a skip
-# (scripts/deps.sh build installs them).  Output goes to build/cross-<arch>/.
+# (scripts/deps.sh build installs them).  Output goes to build/cross-<arch>/,
+# the lines also to build/cross-results.txt; the last line is
+# "N passed, M failed", the exit status non-zero if anything failed.
 #
 # The arm64 kernel tree is Debian's own linux-headers-<abi>-arm64 (the
 # arm64 kernel's .config and Module.symvers, so modpost checks every symbol
@@ -252,12 +258,49 @@ part_module() {
 	log "arm64 module: kernel tree $((t1 - t0)) s, modules $(($(date +%s) - t1)) s"
 }
 
+# ---------------------------------------------------------------- ABI
+
+# part_abi NAME TRIPLE QEMU: the /dev/kdat ABI (every struct's size,
+# alignment and member offsets, every ioctl number) is the same for the
+# target as for the build machine (x86_64): 32-bit processes reach a 64-bit
+# kernel through compat_ptr_ioctl, which converts nothing.
+part_abi() {
+	local name=$1 triple=$2 qemu=$3 out=$ROOT/build/cross-abi tool
+	mkdir -p "$out"
+	for tool in "$triple-gcc" "$qemu"; do
+		command -v "$tool" >/dev/null && continue
+		echo "FAIL: cross_${name}_abi_layout_matches_x86_64 (no $tool: scripts/deps.sh build installs gcc-$triple and qemu-user)"
+		return
+	done
+	if awk -f scripts/abi-layout.awk include/uapi/kdat_abi.h >"$out/layout.c" &&
+		gcc -std=c11 -Wall -Wextra -Werror -Iinclude -o "$out/layout-x86_64" \
+			"$out/layout.c" >"$out/$name.log" 2>&1 &&
+		"$out/layout-x86_64" >"$out/x86_64.txt" &&
+		grep -q '^I KDAT_IOC_' "$out/x86_64.txt" &&
+		"$triple-gcc" -std=c11 -Wall -Wextra -Werror -Iinclude -o "$out/layout-$name" \
+			"$out/layout.c" >>"$out/$name.log" 2>&1 &&
+		"$qemu" -L "/usr/$triple" "$out/layout-$name" >"$out/$name.txt" &&
+		diff -u "$out/x86_64.txt" "$out/$name.txt" >>"$out/$name.log"; then
+		echo "PASS: cross_${name}_abi_layout_matches_x86_64"
+	else
+		echo "FAIL: cross_${name}_abi_layout_matches_x86_64 (see $out/$name.log)"
+	fi
+}
+
 if [ "${1:-}" = --kdir ]; then
 	kernel_tree
 	exit
 fi
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(libdat module armhf)
+[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf)
+for part in "${parts[@]}"; do
+	case $part in
+	abi | libdat | module | armhf) ;;
+	*) echo "usage: $0 [abi|libdat|module|armhf]... | --kdir" >&2; exit 2 ;;
+	esac
+done
+mkdir -p build
+res=$ROOT/build/cross-results.txt
 for part in "${parts[@]}"; do
 	case $part in
 	libdat) part_libdat arm64 aarch64 aarch64-linux-gnu qemu-aarch64 \
@@ -265,7 +308,13 @@ for part in "${parts[@]}"; do
 	armhf) part_libdat armhf armhf arm-linux-gnueabihf qemu-arm \
 		'ELF 32-bit LSB .*ARM, EABI5' ;;
 	module) part_module ;;
-	*) echo "usage: $0 [libdat|module|armhf]... | --kdir" >&2; exit 2 ;;
+	abi)
+		part_abi arm64 aarch64-linux-gnu qemu-aarch64
+		part_abi armhf arm-linux-gnueabihf qemu-arm
+		;;
 	esac
-done
-exit 0
+done | tee "$res"
+passed=$(grep -c '^PASS' "$res")
+failed=$(grep -c '^FAIL' "$res")
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
