@@ -45,6 +45,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 CACHE_ROOT=${KDAT_ARM64_KERNEL_CACHE:-/var/cache/kdat/arm64-kernel}
 JOBS=${JOBS:-2}
+PATH=$PATH:/usr/sbin:/sbin # modinfo
 
 log() { echo "cross: $*" >&2; }
 
