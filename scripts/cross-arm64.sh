@@ -51,8 +51,9 @@ log() { echo "cross: $*" >&2; }
 
 # The cross builds start from nothing in every fresh clone: ccache (its own
 # directory outside the clone, KDAT_CROSS_CCACHE; paths under the clone
-# rewritten relative, so another clone of the same sources hits) makes a
-# rerun on the same machine cost seconds.  Without ccache they still build.
+# rewritten relative, though the host tests' absolute-path definitions
+# still miss in a clone at another path) makes a rerun on the same machine
+# cost seconds.  Without ccache they still build.
 LAUNCHER=()
 CCACHE_DIR=${KDAT_CROSS_CCACHE:-/var/cache/kdat/ccache-cross}
 if command -v ccache >/dev/null && mkdir -p "$CCACHE_DIR" 2>/dev/null &&
