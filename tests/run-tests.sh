@@ -111,6 +111,15 @@ stage_host() {
 	else
 		echo "FAIL: libdat_builds_without_warnings (see $OUT/user-build.log)" >>"$r"
 	fi
+	# cross builds: libdat for arm64 and armhf with its host unit tests
+	# under qemu-user (one line per ctest case, counted against ctest -N),
+	# kdat.ko and the kernel test modules for arm64 with W=1
+	t=$(date +%s)
+	run_listed cross_ 1800 "$OUT/cross.log" scripts/cross-arm64.sh >>"$r"
+	{
+		echo "cross builds took $(($(date +%s) - t)) s"
+		sed -n 's/^cross: /  cross: /p' "$OUT/cross.log"
+	} >>"$OUT/times.log"
 	# make install / uninstall into a staging root; out-of-tree builds
 	# against the installed pkg-config file and CMake package
 	if [ -e build/user/user/libdat.so ]; then

@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -1508,7 +1509,7 @@ Options parse(int argc, char **argv)
 		case 'd': o.dev = optarg; break;
 		case 's': o.size = (int)number("--size", optarg, 1, 1 << 20); break;
 		case 'n':
-			o.iters = number("--iters", optarg, 1, 0xffffffffL);
+			o.iters = number("--iters", optarg, 1, INT_MAX);
 			iters_set = true;
 			break;
 		case 'q': o.eps = (int)number("--qp", optarg, 1, 1024); break;
@@ -1565,6 +1566,8 @@ Options parse(int argc, char **argv)
 		usage(stderr);
 		std::exit(2);
 	}
+	if ((long long)o.iters * o.eps > LONG_MAX)	/* 32-bit long */
+		bad_usage("--iters x --qp exceeds this machine's long%s", "");
 	if (o.mode == Mode::rate && o.role != Role::server &&
 	    (long)o.eps * o.window > o.depth)
 		std::fprintf(stderr, "datperf: warning: %d EPs x tx-depth %d exceeds the "

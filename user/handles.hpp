@@ -163,7 +163,7 @@ private:
 
 	Shard &shard(DAT_HANDLE h) const
 	{
-		auto v = reinterpret_cast<std::uintptr_t>(h);
+		std::uint64_t v = reinterpret_cast<std::uintptr_t>(h);
 
 		v ^= v >> 17;
 		v *= 0x9e3779b97f4a7c15ull;

@@ -119,7 +119,7 @@ struct Side {
 			&lmr, &lctx, &rctx, &len, &addr));
 	}
 
-	DAT_LMR_TRIPLET seg(std::size_t off, std::size_t len) const
+	DAT_LMR_TRIPLET seg(std::size_t off, DAT_VLEN len) const
 	{
 		DAT_LMR_TRIPLET t = {};
 		t.lmr_context = lctx;
