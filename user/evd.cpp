@@ -16,6 +16,8 @@
 //   - private data is copied into the EP, valid until its next event.
 // Events the kernel dropped because a ring was full are reported once per
 // overflow on the IA's async EVD (DAT_ASYNC_ERROR_EVD_OVERFLOW).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -38,14 +40,17 @@ DAT_RETURN Evd::attach(std::uint64_t offset, std::uint64_t size)
 	DAT_RETURN r;
 
 	if (!size) {
+		/* the page size of this machine (4 KiB, 16 KiB, 64 KiB...) */
+		long ps = sysconf(_SC_PAGESIZE);
+		const std::uint64_t page = ps > 0 ? (std::uint64_t)ps : 4096;
 		Mapping probe;
-		r = Mapping::map(ctx->dev, 4096, offset, probe);
+		r = Mapping::map(ctx->dev, page, offset, probe);
 		if (!ok(r))
 			return r;
 		auto *h = static_cast<struct kdat_ring_hdr *>(probe.get());
 		size = (std::uint64_t)h->entry_offset +
 		       (std::uint64_t)h->entries * h->entry_size;
-		size = (size + 4095) & ~4095ull;
+		size = (size + page - 1) & ~(page - 1);
 	}
 	r = Mapping::map(ctx->dev, size, offset, map);
 	if (!ok(r))

@@ -163,7 +163,8 @@ private:
 
 	Shard &shard(DAT_HANDLE h) const
 	{
-		auto v = reinterpret_cast<std::uintptr_t>(h);
+		/* 64-bit arithmetic whatever the pointer width */
+		std::uint64_t v = reinterpret_cast<std::uintptr_t>(h);
 
 		v ^= v >> 17;
 		v *= 0x9e3779b97f4a7c15ull;

@@ -106,58 +106,22 @@ void Context::remove_lmr(DAT_LMR_CONTEXT lctx)
 	lmr_gen_.fetch_add(1, std::memory_order_release);
 }
 
-/*
- * The same checks, in the same order and with the same codes, as the
- * kernel applies to a triplet (kdat_lmr_to_sge): the context must name an
- * LMR of this IA, the range must lie inside it, its PZ must be @pz_kid's
- * and its privileges must include @need.
- */
 DAT_RETURN Context::check_triplet(const DAT_LMR_TRIPLET &t,
 				  std::uint32_t pz_kid,
 				  DAT_MEM_PRIV_FLAGS need) const
 {
 	std::shared_lock<std::shared_mutex> g(lmr_lock_);
 	auto it = lmrs_.find(t.lmr_context);
-	DAT_VLEN len = t.segment_length;
-	DAT_VADDR va = t.virtual_address;
 
 	if (it == lmrs_.end())
 		return bad_arg(3);
-	const LmrInfo &l = it->second;
-	if (len > UINT32_MAX || va < l.addr || len > l.length ||
-	    va - l.addr > l.length - len)
-		return bad_arg(3);
-	if (l.pz_kid != pz_kid)
-		return err(DAT_PROTECTION_VIOLATION);
-	if ((l.priv & need) != need)
-		return err(DAT_PRIVILEGES_VIOLATION);
-	return DAT_SUCCESS;
-}
-
-static DAT_RETURN check_against(const DAT_LMR_TRIPLET &t, const LmrInfo &l,
-				std::uint32_t pz_kid, DAT_MEM_PRIV_FLAGS need)
-{
-	DAT_VLEN len = t.segment_length;
-	DAT_VADDR va = t.virtual_address;
-
-	if (len > UINT32_MAX || va < l.addr || len > l.length ||
-	    va - l.addr > l.length - len)
-		return bad_arg(3);
-	if (l.pz_kid != pz_kid)
-		return err(DAT_PROTECTION_VIOLATION);
-	if ((l.priv & need) != need)
-		return err(DAT_PRIVILEGES_VIOLATION);
-	return DAT_SUCCESS;
+	return check_triplet_against(t, it->second, pz_kid, need);
 }
 
 DAT_RETURN Context::check_triplet_slow(const DAT_LMR_TRIPLET &t,
 				       std::uint32_t pz_kid,
 				       DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
 {
-	if (c.valid && c.lctx == t.lmr_context &&
-	    c.gen == lmr_gen_.load(std::memory_order_acquire))
-		return check_against(t, c.info, pz_kid, need);
-
 	std::shared_lock<std::shared_mutex> g(lmr_lock_);
 	auto it = lmrs_.find(t.lmr_context);
 
@@ -165,9 +129,9 @@ DAT_RETURN Context::check_triplet_slow(const DAT_LMR_TRIPLET &t,
 		return bad_arg(3);
 	c.valid = true;
 	c.lctx = t.lmr_context;
-	c.gen = lmr_gen_.load(std::memory_order_relaxed);
+	c.gen = lmr_gen_.load(std::memory_order_relaxed);	/* stable under the lock */
 	c.info = it->second;
-	return check_against(t, c.info, pz_kid, need);
+	return check_triplet_against(t, c.info, pz_kid, need);
 }
 
 void Context::set_address(const void *bytes, std::size_t len)

@@ -59,6 +59,32 @@ struct LmrInfo {
 	DAT_MEM_PRIV_FLAGS priv;
 };
 
+/*
+ * THE triplet check of libdat (every caller goes through
+ * Context::check_triplet): the checks the kernel applies to a triplet
+ * (kdat_lmr_to_sge), in its order and with its codes, given the LMR the
+ * context names.  The range must lie inside the LMR (no overflow: the
+ * offset is compared with what remains after the length) and fit the
+ * ABI's 32-bit segment length; the LMR's PZ must be @pz_kid's; its
+ * privileges must include @need.
+ */
+[[gnu::always_inline]] inline DAT_RETURN
+check_triplet_against(const DAT_LMR_TRIPLET &t, const LmrInfo &l,
+		      std::uint32_t pz_kid, DAT_MEM_PRIV_FLAGS need)
+{
+	DAT_VLEN len = t.segment_length;
+	DAT_VADDR va = t.virtual_address;
+
+	if (__builtin_expect(len > UINT32_MAX || va < l.addr || len > l.length ||
+			     va - l.addr > l.length - len, 0))
+		return bad_arg(3);
+	if (__builtin_expect(l.pz_kid != pz_kid, 0))
+		return err(DAT_PROTECTION_VIOLATION);
+	if (__builtin_expect((l.priv & need) != need, 0))
+		return err(DAT_PRIVILEGES_VIOLATION);
+	return DAT_SUCCESS;
+}
+
 /* The last LMR a post used, valid while the LMR table is unchanged. */
 struct LmrCache {
 	bool valid = false;
@@ -108,7 +134,10 @@ public:
 	/* LMR table */
 	void add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info);
 	void remove_lmr(DAT_LMR_CONTEXT lctx);
-	/* The kernel's triplet checks, in its order and with its codes. */
+	/*
+	 * Check @t against the LMR its context names in this IA (unknown:
+	 * DAT_INVALID_PARAMETER, arg 3), with check_triplet_against().
+	 */
 	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
 				 std::uint32_t pz_kid,
 				 DAT_MEM_PRIV_FLAGS need) const;
@@ -118,16 +147,8 @@ public:
 				 DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
 	{
 		if (__builtin_expect(c.valid && c.lctx == t.lmr_context &&
-				     c.gen == lmr_gen_.load(std::memory_order_acquire), 1)) {
-			const LmrInfo &l = c.info;
-			DAT_VLEN len = t.segment_length;
-			DAT_VADDR va = t.virtual_address;
-
-			if (len <= UINT32_MAX && va >= l.addr && len <= l.length &&
-			    va - l.addr <= l.length - len && l.pz_kid == pz_kid &&
-			    (l.priv & need) == need)
-				return DAT_SUCCESS;
-		}
+				     c.gen == lmr_gen_.load(std::memory_order_acquire), 1))
+			return check_triplet_against(t, c.info, pz_kid, need);
 		return check_triplet_slow(t, pz_kid, need, c);
 	}
 	[[gnu::noinline, gnu::cold]]
