@@ -12,6 +12,9 @@
 // drain order, where messages land) is tested against the real module:
 // tests/user/guest/srq_test.cpp, srq_library_test.cpp (README.md here).
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -263,6 +266,135 @@ TEST_F(Srq, KickFailureOnlyReportsAVanishedSrq)
 	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_SRQ), post(srq, 1));
 	EXPECT_EQ(2u, kernel.taken(s).size() + kernel.unconsumed(s));
 	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
+ * A system call some thread of the library is in, held there by the test
+ * until released: hold() runs inside the fake's answer (the fake's lock
+ * held, so whoever is released must not need the fake meanwhile).
+ */
+class Gate {
+public:
+	/* In the answer: say so, then wait for release() (or give up). */
+	void hold()
+	{
+		std::unique_lock<std::mutex> g(m_);
+		entered_ = true;
+		cv_.notify_all();
+		/* a bound only so that a broken library fails instead of hanging */
+		released_in_time_ = cv_.wait_for(g, std::chrono::seconds(60),
+						 [this] { return released_; });
+	}
+	/* Wait until a thread is inside hold(). */
+	void await_entered()
+	{
+		std::unique_lock<std::mutex> g(m_);
+		cv_.wait(g, [this] { return entered_; });
+	}
+	void release()
+	{
+		std::lock_guard<std::mutex> g(m_);
+		released_ = true;
+		cv_.notify_all();
+	}
+	bool released_in_time() const { return released_in_time_; }
+
+private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	bool entered_ = false, released_ = false, released_in_time_ = false;
+};
+
+/*
+ * No lock of the post path is held across a system call: while one thread
+ * is inside the kick its post asked for, another thread's post to the same
+ * SRQ goes through the ring and returns (with the kick made under the
+ * SRQ's post lock, the second post would wait for the first kick).
+ */
+TEST_F(Srq, PostsDoNotWaitForAKickInProgress)
+{
+	DAT_SRQ_HANDLE srq = make_srq(8);
+	fake::Ref s = ref<kdat::Srq>(srq);
+	Gate gate;
+	int kicks = 0;
+
+	kernel.answer<kdat_ioc_srq_op>(KDAT_IOC_SRQ_KICK,
+				       [&](kdat_ioc_srq_op &) {
+					       kernel.set_need_kick(s, false);
+					       if (kicks++ == 0)
+						       gate.hold();
+					       return DAT_SUCCESS;
+				       });
+	kernel.set_need_kick(s, true);
+	DAT_RETURN first = DAT_INTERNAL_ERROR;
+	std::thread kicker([&] { first = post(srq, 0); });
+	gate.await_entered();
+
+	/* the kick is in progress: this post needs no system call */
+	DAT_RETURN second = post(srq, 1);
+	gate.release();
+	kicker.join();
+	EXPECT_TRUE(gate.released_in_time()) << "the second post waited for the kick";
+	EXPECT_OK(second);
+	EXPECT_OK(first);
+	EXPECT_EQ(2u, kernel.taken(s).size() + kernel.unconsumed(s));
+	kernel.answer_raw(KDAT_IOC_SRQ_KICK, nullptr);
+	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
+ * The same for the query a full count makes: while one poster asks the
+ * kernel, a completion the consumer dequeues frees room for another
+ * thread's post, which goes through the ring at once; the asking post
+ * then counts that post as outstanding and is refused.
+ */
+TEST_F(Srq, PostsDoNotWaitForARefreshInProgress)
+{
+	DAT_EVD_HANDLE recv, req;
+	ASSERT_OK(dat_evd_create(srv.ia, 64, nullptr, DAT_EVD_DTO_FLAG, &recv));
+	ASSERT_OK(dat_evd_create(srv.ia, 64, nullptr, DAT_EVD_DTO_FLAG, &req));
+	DAT_SRQ_HANDLE srq = make_srq(4);
+	DAT_EP_HANDLE ep = make_ep(srq, recv, req);
+	fake::Ref s = ref<kdat::Srq>(srq);
+	const auto srq_id = kid<kdat::Srq>(srq), ep_id = kid<kdat::Ep>(ep);
+	Gate gate;
+	int queries = 0;
+
+	for (int i = 0; i < 4; i++)
+		ASSERT_OK(post(srq, i));
+	kernel.take(s);
+	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(recv),
+				  dto_event(ep_id, 1000, 8, DAT_DTO_SUCCESS,
+					    srq_id)));
+	/* the kernel has not seen the completion reaped: 4 outstanding */
+	kernel.answer<kdat_ioc_srq_query>(KDAT_IOC_SRQ_QUERY,
+					  [&](kdat_ioc_srq_query &q) {
+						  q.outstanding_dto_count = 4;
+						  if (queries++ == 0)
+							  gate.hold();
+						  return DAT_SUCCESS;
+					  });
+	DAT_RETURN first = DAT_SUCCESS;
+	std::thread asker([&] { first = post(srq, 4); });
+	gate.await_entered();
+
+	/* the refresh is in progress: reap one, post one, no system call */
+	DAT_EVENT e = {};
+	DAT_RETURN reaped = dat_evd_dequeue(recv, &e);
+	DAT_RETURN second = post(srq, 5);
+	gate.release();
+	asker.join();
+	EXPECT_TRUE(gate.released_in_time()) << "the second post waited for the query";
+	EXPECT_OK(reaped);
+	EXPECT_EQ(DAT_DTO_COMPLETION_EVENT, e.event_number);
+	EXPECT_OK(second);
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ), first);
+	EXPECT_EQ(5u, kernel.taken(s).size() + kernel.unconsumed(s));
+	kernel.answer_raw(KDAT_IOC_SRQ_QUERY, nullptr);
+	EXPECT_OK(dat_ep_free(ep));
+	EXPECT_OK(dat_srq_free(srq));
+	EXPECT_OK(dat_evd_free(recv));
+	EXPECT_OK(dat_evd_free(req));
 }
 
 /* ---- the library's count of outstanding buffers --------------------- */
