@@ -158,6 +158,8 @@ inline DAT_RETURN on_builtin(DAT_HANDLE h, Core core, F &&f, A... a) noexcept
 {
 	if (T *o = pinned<T>(h))
 		return guard([&]() -> DAT_RETURN { return f(*o); });
+	if (h && pinned_call.h == h)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
 	return core(a...);
 }
 

@@ -108,30 +108,21 @@ void Context::remove_lmr(DAT_LMR_CONTEXT lctx)
 
 DAT_RETURN Context::check_triplet(const DAT_LMR_TRIPLET &t,
 				  std::uint32_t pz_kid,
-				  DAT_MEM_PRIV_FLAGS need) const
+				  DAT_MEM_PRIV_FLAGS need, LmrCache *fill) const
 {
 	std::shared_lock<std::shared_mutex> g(lmr_lock_);
 	auto it = lmrs_.find(t.lmr_context);
 
 	if (it == lmrs_.end())
 		return bad_arg(3);
+	if (fill) {
+		fill->valid = true;
+		fill->lctx = t.lmr_context;
+		/* stable under the lock: writers bump it holding it */
+		fill->gen = lmr_gen_.load(std::memory_order_relaxed);
+		fill->info = it->second;
+	}
 	return check_triplet_against(t, it->second, pz_kid, need);
-}
-
-DAT_RETURN Context::check_triplet_slow(const DAT_LMR_TRIPLET &t,
-				       std::uint32_t pz_kid,
-				       DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
-{
-	std::shared_lock<std::shared_mutex> g(lmr_lock_);
-	auto it = lmrs_.find(t.lmr_context);
-
-	if (it == lmrs_.end())
-		return bad_arg(3);
-	c.valid = true;
-	c.lctx = t.lmr_context;
-	c.gen = lmr_gen_.load(std::memory_order_relaxed);	/* stable under the lock */
-	c.info = it->second;
-	return check_triplet_against(t, c.info, pz_kid, need);
 }
 
 void Context::set_address(const void *bytes, std::size_t len)
@@ -408,8 +399,10 @@ DAT_RETURN set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
 {
 	const PinnedCall p = pinned_call;
 
-	if (!h || p.h != h || !p.obj)
+	if (!h || p.h != h)
 		return dat_set_consumer_context(h, context);
+	if (!p.obj)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
 	p.obj->context.store(context.as_64);
 	return DAT_SUCCESS;
 }
@@ -418,8 +411,10 @@ DAT_RETURN get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *context)
 {
 	const PinnedCall p = pinned_call;
 
-	if (!h || p.h != h || !p.obj)
+	if (!h || p.h != h)
 		return dat_get_consumer_context(h, context);
+	if (!p.obj)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
 	if (!context)
 		return bad_arg(2);
 	context->as_64 = p.obj->context.load();

@@ -61,7 +61,7 @@ struct LmrInfo {
 
 /*
  * THE triplet check of libdat (every caller goes through
- * Context::check_triplet): the checks the kernel applies to a triplet
+ * Context::check_triplet or its cached form, check_cached): the checks the kernel applies to a triplet
  * (kdat_lmr_to_sge), in its order and with its codes, given the LMR the
  * context names.  The range must lie inside the LMR (no overflow: the
  * offset is compared with what remains after the length) and fit the
@@ -136,25 +136,28 @@ public:
 	void remove_lmr(DAT_LMR_CONTEXT lctx);
 	/*
 	 * Check @t against the LMR its context names in this IA (unknown:
-	 * DAT_INVALID_PARAMETER, arg 3), with check_triplet_against().
+	 * DAT_INVALID_PARAMETER, arg 3), with check_triplet_against().  Takes
+	 * the LMR table's lock (shared): not under a spin lock.  With @fill,
+	 * a known LMR is remembered there for check_cached().
 	 */
 	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
 				 std::uint32_t pz_kid,
-				 DAT_MEM_PRIV_FLAGS need) const;
-	/* The same, through a one-entry cache the caller serializes. */
-	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
-				 std::uint32_t pz_kid,
-				 DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
+				 DAT_MEM_PRIV_FLAGS need,
+				 LmrCache *fill = nullptr) const;
+	/*
+	 * The same through a one-entry cache, lock-free: false if @c does not
+	 * serve @t (its LMR, or the table changed since it was filled).
+	 */
+	bool check_cached(const DAT_LMR_TRIPLET &t, std::uint32_t pz_kid,
+			  DAT_MEM_PRIV_FLAGS need, const LmrCache &c,
+			  DAT_RETURN &r) const
 	{
-		if (__builtin_expect(c.valid && c.lctx == t.lmr_context &&
-				     c.gen == lmr_gen_.load(std::memory_order_acquire), 1))
-			return check_triplet_against(t, c.info, pz_kid, need);
-		return check_triplet_slow(t, pz_kid, need, c);
+		if (!c.valid || c.lctx != t.lmr_context ||
+		    c.gen != lmr_gen_.load(std::memory_order_acquire))
+			return false;
+		r = check_triplet_against(t, c.info, pz_kid, need);
+		return true;
 	}
-	[[gnu::noinline, gnu::cold]]
-	DAT_RETURN check_triplet_slow(const DAT_LMR_TRIPLET &t,
-				      std::uint32_t pz_kid,
-				      DAT_MEM_PRIV_FLAGS need, LmrCache &c) const;
 
 	/* The IA address (storage lives as long as the IA). */
 	DAT_IA_ADDRESS_PTR address() { return (DAT_IA_ADDRESS_PTR)&addr_; }

@@ -211,9 +211,11 @@ Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 	    ring.max_segments() < 1 ||
 	    kick_again.load(std::memory_order_relaxed))
 		return FastPost::no;
-	if (ctx->check_triplet(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-			       lmr_cache) != DAT_SUCCESS ||
-	    !room() || ring.full())
+	DAT_RETURN r;
+
+	if (!ctx->check_cached(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+			       lmr_cache, r) ||
+	    r != DAT_SUCCESS || !room() || ring.full())
 		return FastPost::no;
 
 	struct kdat_srq_wqe *w = ring.next_slot();
@@ -282,6 +284,19 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		return post_ioctl(n, segs, cookie.as_64);
 	}
 
+	/*
+	 * The triplets before post_lock: the LMR table's lock is not taken
+	 * under a spin lock.  The last LMR seen serves the next posts.
+	 */
+	LmrCache seen;
+	for (DAT_COUNT i = 0; i < n; i++) {
+		DAT_RETURN r = ctx->check_triplet(
+			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &seen);
+		if (!ok(r))
+			return r;
+	}
+	to_useg(iov, n, segs);
+
 	bool refreshed = false, kicked = false;
 
 	for (;;) {
@@ -291,13 +306,8 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		{
 			std::lock_guard<SpinLock> g(post_lock);
 
-			for (DAT_COUNT i = 0; i < n; i++) {
-				DAT_RETURN r = ctx->check_triplet(
-					iov[i], pz->kid,
-					DAT_MEM_PRIV_LOCAL_WRITE_FLAG, lmr_cache);
-				if (!ok(r))
-					return r;
-			}
+			if (seen.valid)
+				lmr_cache = seen;
 			if (outstanding() >= (std::uint64_t)max_recv_dtos.load()) {
 				if (refreshed)
 					return err(DAT_INSUFFICIENT_RESOURCES,
@@ -311,7 +321,6 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 						   DAT_RESOURCE_SRQ);
 				next = KICK;
 			} else {
-				to_useg(iov, n, segs);
 				kick_now = ring.push(cookie.as_64, (std::uint32_t)n,
 						     segs);
 				posted++;
@@ -550,6 +559,8 @@ DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			return o->post_recv(n, iov, cookie, false);
 		});
 	}
+	if (srq && pinned_call.h == srq)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
 	return post_recv_lookup(srq, n, iov, cookie);
 }
 
