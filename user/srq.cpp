@@ -8,9 +8,10 @@
 // adds is the post path without a system call:
 //
 //   dat_srq_post_recv
-//     finds the SRQ through a per-thread cache of {handle, PostChannel}
-//     without pinning it (see PostChannel in objects.hpp), else through
-//     the handle table; then
+//     finds the SRQ through a per-thread cache of {handle, PostChannel,
+//     table entry} without pinning it (see PostChannel in objects.hpp),
+//     else through the handle table and the provider table (dispatch.hpp);
+//     then
 //     checks what it can with the kernel's codes (handle; num_segments in
 //     0..max_recv_iov; local_iov; each triplet against its own LMR table:
 //     context and range -> DAT_INVALID_PARAMETER, PZ ->
@@ -19,6 +20,8 @@
 //     or the post ring is full (DAT_INSUFFICIENT_RESOURCES), then writes
 //     the receive into the ring, publishes the tail, fences, and kicks the
 //     kernel (KDAT_IOC_SRQ_KICK) only if the kernel said it is starved.
+//     The post lock covers the ring write only: the kick, the query a
+//     full count needs and the LMR table's lock are taken without it.
 //
 // The kernel drains the ring when a receive completes, on a kick and
 // before a query, re-checks every entry, and returns a refused one as an
