@@ -22,7 +22,8 @@
 //   Context::lmr_lock_   LMR table (shared for checks)
 //   Evd::consume_lock    the event ring's consumer side
 //   PostChannel::lock    an SRQ's post ring producer side and its counters
-//                        (Srq::post_lock names it)
+//                        (Srq::post_lock names it); a spin lock, never
+//                        held across a system call or while taking another
 //   Ep::lock, Cr::lock   storage handed out by queries and events
 #pragma once
 
