@@ -48,10 +48,10 @@ DAT_RETURN Ia::psp_create(DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
 
 DAT_RETURN Psp::query(std::uint64_t mask, DAT_PSP_PARAM *p)
 {
-	if (mask & ~DAT_PSP_FIELD_ALL)
-		return bad_arg(2);
-	if (!p)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_PSP_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
 	p->ia_handle = ctx->ia_handle;
 	p->conn_qual = conn_qual;
 	p->evd_handle = evd->handle();
@@ -61,16 +61,12 @@ DAT_RETURN Psp::query(std::uint64_t mask, DAT_PSP_PARAM *p)
 
 DAT_RETURN Psp::free()
 {
-	DAT_RETURN r = ctx->kfree(kid, ktype::PSP);
+	/* a request already queued still names it */
+	Tomb t;
 
-	if (ok(r)) {
-		/* a request already queued still names it */
-		Tomb t;
-		t.handle = handle();
-		t.type = DAT_HANDLE_TYPE_PSP;
-		ctx->retire(*this, &t);
-	}
-	return r;
+	t.handle = handle();
+	t.type = DAT_HANDLE_TYPE_PSP;
+	return free_object(&t);
 }
 
 std::shared_ptr<Cr> Cr::get(const std::shared_ptr<Context> &ctx,
@@ -89,14 +85,14 @@ std::shared_ptr<Cr> Cr::get(const std::shared_ptr<Context> &ctx,
 
 DAT_RETURN Cr::query(std::uint64_t mask, DAT_CR_PARAM *p)
 {
-	if (mask & ~DAT_CR_FIELD_ALL)
-		return bad_arg(2);
-	if (!p)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_CR_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
 
 	struct kdat_ioc_cr_query q = {};
 	q.cr = kid;
-	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_CR_QUERY, q);
+	r = call(*ctx->dev, KDAT_IOC_CR_QUERY, q);
 	if (!ok(r)) {
 		if (is_type(r, DAT_INVALID_HANDLE))
 			ctx->retire(*this);	/* gone with its PSP or IA */
@@ -158,8 +154,81 @@ DAT_RETURN Cr::reject()
 
 } // namespace kdat
 
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd,
+		      DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *psp)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_psp_create,
+			    psp_create(qual, evd, raw(flags), psp), ia, qual,
+			    evd, flags, psp);
+}
+
+DAT_RETURN psp_create_any(DAT_IA_HANDLE ia, DAT_CONN_QUAL *qual,
+			  DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			  DAT_PSP_HANDLE *psp)
+{
+	return on_builtin<Ia>(
+		ia, dat_psp_create_any,
+		[](Ia &) { return err(DAT_NOT_IMPLEMENTED); }, ia, qual, evd,
+		flags, psp);
+}
+
+DAT_RETURN psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask,
+		     DAT_PSP_PARAM *param)
+{
+	return KDAT_BUILTIN(Psp, psp, dat_psp_query, query(raw(mask), param),
+			    psp, mask, param);
+}
+
+DAT_RETURN psp_free(DAT_PSP_HANDLE psp)
+{
+	return KDAT_BUILTIN(Psp, psp, dat_psp_free, free(), psp);
+}
+
+DAT_RETURN cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
+		    DAT_CR_PARAM *param)
+{
+	return KDAT_BUILTIN(Cr, cr, dat_cr_query, query(raw(mask), param), cr,
+			    mask, param);
+}
+
+DAT_RETURN cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep, DAT_COUNT pdata_size,
+		     const DAT_PVOID pdata)
+{
+	return KDAT_BUILTIN(Cr, cr, dat_cr_accept,
+			    accept(ep, pdata_size, pdata), cr, ep, pdata_size,
+			    pdata);
+}
+
+DAT_RETURN cr_reject(DAT_CR_HANDLE cr)
+{
+	return KDAT_BUILTIN(Cr, cr, dat_cr_reject, reject(), cr);
+}
+
+DAT_RETURN cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
+{
+	return on_builtin<Cr>(
+		cr, dat_cr_handoff,
+		[](Cr &) { return err(DAT_NOT_IMPLEMENTED); }, cr, handoff);
+}
+
+/* Reserved Service Points: the built-in provider has none. */
+DAT_RETURN rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep,
+		      DAT_EVD_HANDLE evd, DAT_RSP_HANDLE *rsp)
+{
+	return on_builtin<Ia>(
+		ia, dat_rsp_create,
+		[](Ia &) { return err(DAT_NOT_IMPLEMENTED); }, ia, qual, ep,
+		evd, rsp);
+}
+
+} // namespace kdat::builtin
+
 using namespace kdat;
 
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
 #define PSP_BAD bad_handle(DAT_INVALID_HANDLE_PSP)
 #define CR_BAD bad_handle(DAT_INVALID_HANDLE_CR)
 #define RSP_BAD bad_handle(DAT_INVALID_HANDLE_RSP)
@@ -170,110 +239,65 @@ DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
 			  DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
 			  DAT_PSP_HANDLE *psp)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) { return o.psp_create(qual, evd, raw(flags), psp); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->psp_create_func,
-						     ia, qual, evd, flags, psp);
-			track_foreign(r, psp ? *psp : nullptr,
-				      DAT_HANDLE_TYPE_PSP, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::psp_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(psp, DAT_HANDLE_TYPE_PSP), ia,
+		qual, evd, flags, psp);
 }
 
 DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia, DAT_CONN_QUAL *qual,
 			      DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
 			      DAT_PSP_HANDLE *psp)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(
-				e.provider->psp_create_any_func, ia, qual, evd,
-				flags, psp);
-			track_foreign(r, psp ? *psp : nullptr,
-				      DAT_HANDLE_TYPE_PSP, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::psp_create_any_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(psp, DAT_HANDLE_TYPE_PSP), ia,
+		qual, evd, flags, psp);
 }
 
 DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask,
 			 DAT_PSP_PARAM *param)
 {
-	return KDAT_DISPATCH(Psp, psp, PSP_BAD, query(raw(mask), param),
-			     psp_query_func, psp, mask, param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_PSP, PSP_BAD, psp_query_func, psp,
+			 mask, param);
 }
 
 DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp)
 {
-	return dispatch<Psp>(
-		psp, PSP_BAD, [&](Psp &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->psp_free_func,
-						     psp);
-			if (ok(r))
-				handles().erase(psp);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::psp_free_func>(
+		DAT_HANDLE_TYPE_PSP, PSP_BAD, erased(psp), psp);
 }
 
 DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
 			DAT_CR_PARAM *param)
 {
-	return dispatch<Cr>(
-		cr, CR_BAD, [&](Cr &o) { return o.query(raw(mask), param); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->cr_query_func,
-						     cr, mask, param);
-			/* a provider-made EP arrives with its request */
-			if (ok(r) && param &&
-			    (raw(mask) & DAT_CR_FIELD_LOCAL_EP_HANDLE))
-				track_foreign(r, param->local_ep_handle,
-					      DAT_HANDLE_TYPE_EP, e);
-			return r;
-		});
+	/* a provider-made EP arrives with its request */
+	auto after = [&](DAT_RETURN r, const HandleEntry &e) {
+		if (ok(r) && param &&
+		    (raw(mask) & DAT_CR_FIELD_LOCAL_EP_HANDLE))
+			track_foreign(r, param->local_ep_handle,
+				      DAT_HANDLE_TYPE_EP, e);
+	};
+	return dispatch<&DAT_PROVIDER::cr_query_func>(
+		DAT_HANDLE_TYPE_CR, CR_BAD, after, cr, mask, param);
 }
 
 DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep,
 			 DAT_COUNT pdata_size, const DAT_PVOID pdata)
 {
-	return dispatch<Cr>(
-		cr, CR_BAD, [&](Cr &o) { return o.accept(ep, pdata_size, pdata); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->cr_accept_func,
-						     cr, ep, pdata_size, pdata);
-			if (ok(r))
-				handles().erase(cr);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::cr_accept_func>(
+		DAT_HANDLE_TYPE_CR, CR_BAD, erased(cr), cr, ep, pdata_size,
+		pdata);
 }
 
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr)
 {
-	return dispatch<Cr>(
-		cr, CR_BAD, [&](Cr &o) { return o.reject(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->cr_reject_func,
-						     cr);
-			if (ok(r))
-				handles().erase(cr);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::cr_reject_func>(
+		DAT_HANDLE_TYPE_CR, CR_BAD, erased(cr), cr);
 }
 
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
 {
-	return dispatch<Cr>(
-		cr, CR_BAD, [&](Cr &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->cr_handoff_func,
-						     cr, handoff);
-			if (ok(r))
-				handles().erase(cr);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::cr_handoff_func>(
+		DAT_HANDLE_TYPE_CR, CR_BAD, erased(cr), cr, handoff);
 }
 
 /* Reserved Service Points: only a loaded provider may have them. */
@@ -282,39 +306,22 @@ DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
 			  DAT_EP_HANDLE ep, DAT_EVD_HANDLE evd,
 			  DAT_RSP_HANDLE *rsp)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->rsp_create_func,
-						     ia, qual, ep, evd, rsp);
-			track_foreign(r, rsp ? *rsp : nullptr,
-				      DAT_HANDLE_TYPE_RSP, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::rsp_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(rsp, DAT_HANDLE_TYPE_RSP), ia,
+		qual, ep, evd, rsp);
 }
 
 DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp, DAT_RSP_PARAM_MASK mask,
 			 DAT_RSP_PARAM *param)
 {
-	return dispatch_foreign(rsp, DAT_HANDLE_TYPE_RSP, RSP_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->rsp_query_func, rsp,
-						mask, param);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_RSP, RSP_BAD, rsp_query_func, rsp,
+			 mask, param);
 }
 
 DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp)
 {
-	return dispatch_foreign(rsp, DAT_HANDLE_TYPE_RSP, RSP_BAD,
-				[&](const HandleEntry &e) {
-					DAT_RETURN r = call_provider(
-						e.provider->rsp_free_func, rsp);
-					if (ok(r))
-						handles().erase(rsp);
-					return r;
-				});
+	return dispatch<&DAT_PROVIDER::rsp_free_func>(
+		DAT_HANDLE_TYPE_RSP, RSP_BAD, erased(rsp), rsp);
 }
 
 } // extern "C"

@@ -142,14 +142,14 @@ Tomb Ep::tomb()
 
 DAT_RETURN Ep::query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p)
 {
-	if (mask & ~DAT_EP_FIELD_ALL)
-		return bad_arg(2);
-	if (!p)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(raw(mask), DAT_EP_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
 
 	struct kdat_ioc_ep_query q = {};
 	q.ep = kid;
-	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_QUERY, q);
+	r = call(*ctx->dev, KDAT_IOC_EP_QUERY, q);
 	if (!ok(r))
 		return r;
 	std::memset(p, 0, sizeof(*p));
@@ -308,20 +308,171 @@ DAT_RETURN Ep::reset()
 
 DAT_RETURN Ep::free()
 {
-	DAT_RETURN r = ctx->kfree(kid, ktype::EP);
+	/* its flushed receives still arrive and must be counted */
+	Tomb t = tomb();
 
-	if (ok(r)) {
-		/* its flushed receives still arrive and must be counted */
-		Tomb t = tomb();
-		ctx->retire(*this, &t);
-	}
-	return r;
+	return free_object(&t);
 }
 
 } // namespace kdat
 
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+		     DAT_EVD_HANDLE recv_evd, DAT_EVD_HANDLE request_evd,
+		     DAT_EVD_HANDLE connect_evd, const DAT_EP_ATTR *attr,
+		     DAT_EP_HANDLE *ep)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_ep_create,
+			    ep_create(pz, recv_evd, request_evd, connect_evd,
+				      nullptr, attr, ep, false),
+			    ia, pz, recv_evd, request_evd, connect_evd, attr,
+			    ep);
+}
+
+DAT_RETURN ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			      DAT_EVD_HANDLE recv_evd,
+			      DAT_EVD_HANDLE request_evd,
+			      DAT_EVD_HANDLE connect_evd, DAT_SRQ_HANDLE srq,
+			      const DAT_EP_ATTR *attr, DAT_EP_HANDLE *ep)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_ep_create_with_srq,
+			    ep_create(pz, recv_evd, request_evd, connect_evd,
+				      srq, attr, ep, true),
+			    ia, pz, recv_evd, request_evd, connect_evd, srq,
+			    attr, ep);
+}
+
+DAT_RETURN ep_query(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+		    DAT_EP_PARAM *param)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_query, query(mask, param), ep, mask,
+			    param);
+}
+
+DAT_RETURN ep_modify(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
+		     const DAT_EP_PARAM *param)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_modify, modify(mask, param), ep,
+			    mask, param);
+}
+
+DAT_RETURN ep_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
+		      DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+		      DAT_COUNT pdata_size, const DAT_PVOID pdata, DAT_QOS qos,
+		      DAT_CONNECT_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_connect,
+			    connect(addr, qual, timeout, pdata_size, pdata,
+				    raw(qos), raw(flags)),
+			    ep, addr, qual, timeout, pdata_size, pdata, qos,
+			    flags);
+}
+
+DAT_RETURN ep_dup_connect(DAT_EP_HANDLE ep, DAT_EP_HANDLE dup,
+			  DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+			  const DAT_PVOID pdata, DAT_QOS qos)
+{
+	return on_builtin<Ep>(
+		ep, dat_ep_dup_connect,
+		[](Ep &) { return err(DAT_NOT_IMPLEMENTED); }, ep, dup, timeout,
+		pdata_size, pdata, qos);
+}
+
+DAT_RETURN ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_disconnect, disconnect(raw(flags)),
+			    ep, flags);
+}
+
+DAT_RETURN ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+			DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_post_send,
+			    post(KDAT_POST_SEND, n, iov, cookie, nullptr,
+				 raw(flags)),
+			    ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+			DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_post_recv,
+			    post(KDAT_POST_RECV, n, iov, cookie, nullptr,
+				 raw(flags)),
+			    ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
+			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			     const DAT_RMR_TRIPLET *remote,
+			     DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_post_rdma_read,
+			    post(KDAT_POST_RDMA_READ, n, iov, cookie, remote,
+				 raw(flags)),
+			    ep, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
+			      DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			      const DAT_RMR_TRIPLET *remote,
+			      DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_post_rdma_write,
+			    post(KDAT_POST_RDMA_WRITE, n, iov, cookie, remote,
+				 raw(flags)),
+			    ep, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
+			 DAT_BOOLEAN *recv_idle, DAT_BOOLEAN *request_idle)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_get_status,
+			    get_status(state, recv_idle, request_idle), ep,
+			    state, recv_idle, request_idle);
+}
+
+DAT_RETURN ep_free(DAT_EP_HANDLE ep)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_free, free(), ep);
+}
+
+DAT_RETURN ep_reset(DAT_EP_HANDLE ep)
+{
+	return KDAT_BUILTIN(Ep, ep, dat_ep_reset, reset(), ep);
+}
+
+/* ep_recv_info_supported is 0: the counts are unknown. */
+DAT_RETURN ep_recv_query(DAT_EP_HANDLE ep, DAT_COUNT *nbufs, DAT_COUNT *span)
+{
+	return on_builtin<Ep>(
+		ep, dat_ep_recv_query,
+		[&](Ep &) {
+			if (nbufs)
+				*nbufs = DAT_VALUE_UNKNOWN;
+			if (span)
+				*span = DAT_VALUE_UNKNOWN;
+			return (DAT_RETURN)DAT_SUCCESS;
+		},
+		ep, nbufs, span);
+}
+
+/* The kernel provider has no soft/hard watermarks. */
+DAT_RETURN ep_set_watermark(DAT_EP_HANDLE ep, DAT_COUNT soft, DAT_COUNT hard)
+{
+	return on_builtin<Ep>(
+		ep, dat_ep_set_watermark,
+		[](Ep &) { return err(DAT_MODEL_NOT_SUPPORTED); }, ep, soft,
+		hard);
+}
+
+} // namespace kdat::builtin
+
 using namespace kdat;
 
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
 #define EP_BAD bad_handle(DAT_INVALID_HANDLE_EP)
 
 extern "C" {
@@ -331,22 +482,9 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 			 DAT_EVD_HANDLE connect_evd, const DAT_EP_ATTR *attr,
 			 DAT_EP_HANDLE *ep)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) {
-			return o.ep_create(pz, recv_evd, request_evd,
-					   connect_evd, nullptr, attr, ep,
-					   false);
-		},
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->ep_create_func,
-						     ia, pz, recv_evd,
-						     request_evd, connect_evd,
-						     attr, ep);
-			track_foreign(r, ep ? *ep : nullptr, DAT_HANDLE_TYPE_EP,
-				      e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::ep_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(ep, DAT_HANDLE_TYPE_EP), ia,
+		pz, recv_evd, request_evd, connect_evd, attr, ep);
 }
 
 DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
@@ -356,35 +494,23 @@ DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 				  DAT_SRQ_HANDLE srq, const DAT_EP_ATTR *attr,
 				  DAT_EP_HANDLE *ep)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) {
-			return o.ep_create(pz, recv_evd, request_evd,
-					   connect_evd, srq, attr, ep, true);
-		},
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(
-				e.provider->ep_create_with_srq_func, ia, pz,
-				recv_evd, request_evd, connect_evd, srq, attr,
-				ep);
-			track_foreign(r, ep ? *ep : nullptr, DAT_HANDLE_TYPE_EP,
-				      e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::ep_create_with_srq_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(ep, DAT_HANDLE_TYPE_EP), ia,
+		pz, recv_evd, request_evd, connect_evd, srq, attr, ep);
 }
 
 DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
 			DAT_EP_PARAM *param)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD, query(mask, param), ep_query_func,
-			     ep, mask, param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_query_func, ep, mask,
+			 param);
 }
 
 DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep, DAT_EP_PARAM_MASK mask,
 			 const DAT_EP_PARAM *param)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD, modify(mask, param),
-			     ep_modify_func, ep, mask, param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_modify_func, ep, mask,
+			 param);
 }
 
 DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
@@ -392,50 +518,38 @@ DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
 			  DAT_COUNT pdata_size, const DAT_PVOID pdata,
 			  DAT_QOS qos, DAT_CONNECT_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     connect(addr, qual, timeout, pdata_size, pdata,
-				     raw(qos), raw(flags)),
-			     ep_connect_func, ep, addr, qual, timeout,
-			     pdata_size, pdata, qos, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_connect_func, ep, addr,
+			 qual, timeout, pdata_size, pdata, qos, flags);
 }
 
 DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep, DAT_EP_HANDLE dup,
 			      DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
 			      const DAT_PVOID pdata, DAT_QOS qos)
 {
-	return dispatch<Ep>(
-		ep, EP_BAD, [&](Ep &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			return call_provider(e.provider->ep_dup_connect_func,
-					     ep, dup, timeout, pdata_size,
-					     pdata, qos);
-		});
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_dup_connect_func, ep,
+			 dup, timeout, pdata_size, pdata, qos);
 }
 
 DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD, disconnect(raw(flags)),
-			     ep_disconnect_func, ep, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_disconnect_func, ep,
+			 flags);
 }
 
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     post(KDAT_POST_SEND, n, iov, cookie, nullptr,
-				  raw(flags)),
-			     ep_post_send_func, ep, n, iov, cookie, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_post_send_func, ep, n,
+			 iov, cookie, flags);
 }
 
 DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     post(KDAT_POST_RECV, n, iov, cookie, nullptr,
-				  raw(flags)),
-			     ep_post_recv_func, ep, n, iov, cookie, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_post_recv_func, ep, n,
+			 iov, cookie, flags);
 }
 
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
@@ -443,11 +557,8 @@ DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 				 const DAT_RMR_TRIPLET *remote,
 				 DAT_COMPLETION_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     post(KDAT_POST_RDMA_READ, n, iov, cookie, remote,
-				  raw(flags)),
-			     ep_post_rdma_read_func, ep, n, iov, cookie,
-			     remote, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_post_rdma_read_func,
+			 ep, n, iov, cookie, remote, flags);
 }
 
 DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
@@ -455,73 +566,41 @@ DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 				  const DAT_RMR_TRIPLET *remote,
 				  DAT_COMPLETION_FLAGS flags)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     post(KDAT_POST_RDMA_WRITE, n, iov, cookie, remote,
-				  raw(flags)),
-			     ep_post_rdma_write_func, ep, n, iov, cookie,
-			     remote, flags);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_post_rdma_write_func,
+			 ep, n, iov, cookie, remote, flags);
 }
 
 DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
 			     DAT_BOOLEAN *recv_idle,
 			     DAT_BOOLEAN *request_idle)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD,
-			     get_status(state, recv_idle, request_idle),
-			     ep_get_status_func, ep, state, recv_idle,
-			     request_idle);
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_get_status_func, ep,
+			 state, recv_idle, request_idle);
 }
 
 DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep)
 {
-	return dispatch<Ep>(
-		ep, EP_BAD, [&](Ep &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->ep_free_func,
-						     ep);
-			if (ok(r))
-				handles().erase(ep);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::ep_free_func>(DAT_HANDLE_TYPE_EP, EP_BAD,
+						     erased(ep), ep);
 }
 
 DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep)
 {
-	return KDAT_DISPATCH(Ep, ep, EP_BAD, reset(), ep_reset_func, ep);
-}
-
-/* ep_recv_info_supported is 0: the counts are unknown. */
-static DAT_RETURN recv_query_unknown(DAT_COUNT *nbufs, DAT_COUNT *span)
-{
-	if (nbufs)
-		*nbufs = DAT_VALUE_UNKNOWN;
-	if (span)
-		*span = DAT_VALUE_UNKNOWN;
-	return DAT_SUCCESS;
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_reset_func, ep);
 }
 
 DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep, DAT_COUNT *nbufs,
 			     DAT_COUNT *span)
 {
-	return dispatch<Ep>(
-		ep, EP_BAD,
-		[&](Ep &) { return recv_query_unknown(nbufs, span); },
-		[&](const HandleEntry &e) {
-			return call_provider(e.provider->ep_recv_query_func,
-					     ep, nbufs, span);
-		});
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_recv_query_func, ep,
+			 nbufs, span);
 }
 
 DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep, DAT_COUNT soft,
 				DAT_COUNT hard)
 {
-	/* the kernel provider has no soft/hard watermarks */
-	return dispatch<Ep>(
-		ep, EP_BAD, [&](Ep &) { return err(DAT_MODEL_NOT_SUPPORTED); },
-		[&](const HandleEntry &e) {
-			return call_provider(e.provider->ep_set_watermark_func,
-					     ep, soft, hard);
-		});
+	return KDAT_CORE(DAT_HANDLE_TYPE_EP, EP_BAD, ep_set_watermark_func, ep,
+			 soft, hard);
 }
 
 } // extern "C"

@@ -21,6 +21,8 @@
 //
 // An SRQ receive completion is recognised by the SRQ the kernel names in
 // it (kdat_uevent.srq), whatever EVDs its EP has: no guessing, no query.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -43,14 +45,17 @@ DAT_RETURN Evd::attach(std::uint64_t offset, std::uint64_t size)
 	DAT_RETURN r;
 
 	if (!size) {
+		/* the page size of this machine (4 KiB, 16 KiB, 64 KiB...) */
+		long ps = sysconf(_SC_PAGESIZE);
+		const std::uint64_t page = ps > 0 ? (std::uint64_t)ps : 4096;
 		Mapping probe;
-		r = Mapping::map(ctx->dev, 4096, offset, probe);
+		r = Mapping::map(ctx->dev, page, offset, probe);
 		if (!ok(r))
 			return r;
 		auto *h = static_cast<struct kdat_ring_hdr *>(probe.get());
 		size = (std::uint64_t)h->entry_offset +
 		       (std::uint64_t)h->entries * h->entry_size;
-		size = (size + 4095) & ~4095ull;
+		size = (size + page - 1) & ~(page - 1);
 	}
 	r = Mapping::map(ctx->dev, size, offset, map);
 	if (!ok(r))
@@ -349,10 +354,10 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 
 DAT_RETURN Evd::query(std::uint64_t mask, DAT_EVD_PARAM *param)
 {
-	if (mask & ~DAT_EVD_FIELD_ALL)
-		return bad_arg(2);
-	if (!param)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_EVD_FIELD_ALL, param);
+
+	if (!ok(r))
+		return r;
 	param->ia_handle = ctx->ia_handle;
 	param->evd_qlen = qlen;
 	param->evd_state = (DAT_EVD_STATE)(
@@ -397,147 +402,92 @@ DAT_RETURN Evd::free()
 {
 	if (is_async)
 		return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
-	DAT_RETURN r = ctx->kfree(kid, ktype::EVD);
-	if (ok(r))
-		ctx->retire(*this);
-	return r;
+	return free_object();
 }
 
 } // namespace kdat
 
-using namespace kdat;
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
 
-#define EVD_BAD bad_handle(DAT_INVALID_HANDLE_EVD_ASYNC)
-
-extern "C" {
-
-DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia, DAT_COUNT qlen,
-			  DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
-			  DAT_EVD_HANDLE *evd)
+DAT_RETURN evd_create(DAT_IA_HANDLE ia, DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+		      DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *evd)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) { return o.evd_create(qlen, cno, raw(flags), evd); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->evd_create_func,
-						     ia, qlen, cno, flags, evd);
-			track_foreign(r, evd ? *evd : nullptr,
-				      DAT_HANDLE_TYPE_EVD, e);
-			return r;
-		});
+	return KDAT_BUILTIN(Ia, ia, dat_evd_create,
+			    evd_create(qlen, cno, raw(flags), evd), ia, qlen,
+			    cno, flags, evd);
 }
 
-DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
-			 DAT_EVD_PARAM *param)
+DAT_RETURN evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
+		     DAT_EVD_PARAM *param)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD, query(raw(mask), param),
-			     evd_query_func, evd, mask, param);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_query, query(raw(mask), param),
+			    evd, mask, param);
 }
 
-DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen)
+DAT_RETURN evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD, resize(qlen), evd_resize_func,
-			     evd, qlen);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_resize, resize(qlen), evd, qlen);
 }
 
-DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
+DAT_RETURN evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD, post_se(event),
-			     evd_post_se_func, evd, event);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_post_se, post_se(event), evd,
+			    event);
 }
 
-/* A connection request of a loaded provider names a CR we must track. */
-static void track_foreign_event(DAT_RETURN r, const DAT_EVENT *ev,
-				const HandleEntry &e)
+DAT_RETURN evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
 {
-	if (ok(r) && ev && ev->event_number == DAT_CONNECTION_REQUEST_EVENT)
-		track_foreign(r, ev->event_data.cr_arrival_event_data.cr_handle,
-			      DAT_HANDLE_TYPE_CR, e);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_dequeue, dequeue(event), evd,
+			    event);
 }
 
-DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
+DAT_RETURN evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout,
+		    DAT_COUNT threshold, DAT_EVENT *event, DAT_COUNT *nmore)
 {
-	return dispatch<Evd>(
-		evd, EVD_BAD, [&](Evd &o) { return o.dequeue(event); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(
-				e.provider->evd_dequeue_func, evd, event);
-			track_foreign_event(r, event, e);
-			return r;
-		});
+	return KDAT_BUILTIN(Evd, evd, dat_evd_wait,
+			    wait(timeout, threshold, event, nmore), evd,
+			    timeout, threshold, event, nmore);
 }
 
-DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout,
-			DAT_COUNT threshold, DAT_EVENT *event,
-			DAT_COUNT *nmore)
+DAT_RETURN evd_enable(DAT_EVD_HANDLE evd)
 {
-	return dispatch<Evd>(
-		evd, EVD_BAD,
-		[&](Evd &o) { return o.wait(timeout, threshold, event, nmore); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->evd_wait_func,
-						     evd, timeout, threshold,
-						     event, nmore);
-			track_foreign_event(r, event, e);
-			return r;
-		});
+	return KDAT_BUILTIN(Evd, evd, dat_evd_enable, set_enabled(true), evd);
 }
 
-DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd)
+DAT_RETURN evd_disable(DAT_EVD_HANDLE evd)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
-			     set_enabled(true),
-			     evd_enable_func, evd);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_disable, set_enabled(false), evd);
 }
 
-DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd)
+DAT_RETURN evd_set_unwaitable(DAT_EVD_HANDLE evd)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
-			     set_enabled(false),
-			     evd_disable_func, evd);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_set_unwaitable,
+			    set_waitable(false), evd);
 }
 
-DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd)
+DAT_RETURN evd_clear_unwaitable(DAT_EVD_HANDLE evd)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
-			     set_waitable(false),
-			     evd_set_unwaitable_func, evd);
+	return KDAT_BUILTIN(Evd, evd, dat_evd_clear_unwaitable,
+			    set_waitable(true), evd);
 }
 
-DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd)
+/* This provider makes no CNO: only "none" is a valid CNO. */
+DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
 {
-	return KDAT_DISPATCH(Evd, evd, EVD_BAD,
-			     set_waitable(true),
-			     evd_clear_unwaitable_func, evd);
-}
-
-DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
-{
-	/* this provider makes no CNO: only "none" is a valid CNO */
-	return dispatch<Evd>(
-		evd, EVD_BAD,
+	return on_builtin<Evd>(
+		evd, dat_evd_modify_cno,
 		[&](Evd &) -> DAT_RETURN {
 			if (cno != DAT_HANDLE_NULL)
 				return bad_handle(DAT_INVALID_HANDLE_CNO);
 			return DAT_SUCCESS;
 		},
-		[&](const HandleEntry &e) {
-			return call_provider(e.provider->evd_modify_cno_func,
-					     evd, cno);
-		});
+		evd, cno);
 }
 
-DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
+DAT_RETURN evd_free(DAT_EVD_HANDLE evd)
 {
-	return dispatch<Evd>(
-		evd, EVD_BAD, [&](Evd &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->evd_free_func,
-						     evd);
-			if (ok(r))
-				handles().erase(evd);
-			return r;
-		});
+	return KDAT_BUILTIN(Evd, evd, dat_evd_free, free(), evd);
 }
 
 /*
@@ -546,66 +496,148 @@ DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
  * dat_cno_create on its IA is DAT_NOT_IMPLEMENTED, and no CNO handle of
  * it ever exists.
  */
+DAT_RETURN cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
+		      DAT_CNO_HANDLE *cno)
+{
+	return on_builtin<Ia>(
+		ia, dat_cno_create,
+		[](Ia &) { return err(DAT_NOT_IMPLEMENTED); }, ia, agent, cno);
+}
+
+} // namespace kdat::builtin
+
+using namespace kdat;
+
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
+#define EVD_BAD bad_handle(DAT_INVALID_HANDLE_EVD_ASYNC)
 #define CNO_BAD bad_handle(DAT_INVALID_HANDLE_CNO)
+
+/* A connection request of a loaded provider names a CR we must track. */
+static auto track_cr(const DAT_EVENT *ev)
+{
+	return [ev](DAT_RETURN r, const HandleEntry &e) {
+		if (ok(r) && ev &&
+		    ev->event_number == DAT_CONNECTION_REQUEST_EVENT)
+			track_foreign(
+				r, ev->event_data.cr_arrival_event_data.cr_handle,
+				DAT_HANDLE_TYPE_CR, e);
+	};
+}
+
+extern "C" {
+
+DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia, DAT_COUNT qlen,
+			  DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+			  DAT_EVD_HANDLE *evd)
+{
+	return dispatch<&DAT_PROVIDER::evd_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(evd, DAT_HANDLE_TYPE_EVD), ia,
+		qlen, cno, flags, evd);
+}
+
+DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
+			 DAT_EVD_PARAM *param)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_query_func, evd,
+			 mask, param);
+}
+
+DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_resize_func, evd,
+			 qlen);
+}
+
+DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_post_se_func, evd,
+			 event);
+}
+
+DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
+{
+	return dispatch<&DAT_PROVIDER::evd_dequeue_func>(
+		DAT_HANDLE_TYPE_EVD, EVD_BAD, track_cr(event), evd, event);
+}
+
+DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout,
+			DAT_COUNT threshold, DAT_EVENT *event,
+			DAT_COUNT *nmore)
+{
+	return dispatch<&DAT_PROVIDER::evd_wait_func>(
+		DAT_HANDLE_TYPE_EVD, EVD_BAD, track_cr(event), evd, timeout,
+		threshold, event, nmore);
+}
+
+DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_enable_func, evd);
+}
+
+DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_disable_func, evd);
+}
+
+DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_set_unwaitable_func,
+			 evd);
+}
+
+DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD,
+			 evd_clear_unwaitable_func, evd);
+}
+
+DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_EVD, EVD_BAD, evd_modify_cno_func, evd,
+			 cno);
+}
+
+DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
+{
+	return dispatch<&DAT_PROVIDER::evd_free_func>(
+		DAT_HANDLE_TYPE_EVD, EVD_BAD, erased(evd), evd);
+}
+
+/* Consumer Notification Objects: only a loaded provider may have them. */
 
 DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
 			  DAT_CNO_HANDLE *cno)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->cno_create_func,
-						     ia, agent, cno);
-			track_foreign(r, cno ? *cno : nullptr,
-				      DAT_HANDLE_TYPE_CNO, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::cno_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(cno, DAT_HANDLE_TYPE_CNO), ia,
+		agent, cno);
 }
 
 DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno,
 				DAT_OS_WAIT_PROXY_AGENT agent)
 {
-	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->cno_modify_agent_func,
-						cno, agent);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_CNO, CNO_BAD, cno_modify_agent_func,
+			 cno, agent);
 }
 
 DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno, DAT_CNO_PARAM_MASK mask,
 			 DAT_CNO_PARAM *param)
 {
-	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->cno_query_func, cno,
-						mask, param);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_CNO, CNO_BAD, cno_query_func, cno,
+			 mask, param);
 }
 
 DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno)
 {
-	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
-				[&](const HandleEntry &e) {
-					DAT_RETURN r = call_provider(
-						e.provider->cno_free_func, cno);
-					if (ok(r))
-						handles().erase(cno);
-					return r;
-				});
+	return dispatch<&DAT_PROVIDER::cno_free_func>(
+		DAT_HANDLE_TYPE_CNO, CNO_BAD, erased(cno), cno);
 }
 
 DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno, DAT_TIMEOUT timeout,
 			DAT_EVD_HANDLE *evd)
 {
-	return dispatch_foreign(cno, DAT_HANDLE_TYPE_CNO, CNO_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->cno_wait_func, cno,
-						timeout, evd);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_CNO, CNO_BAD, cno_wait_func, cno,
+			 timeout, evd);
 }
 
 } // extern "C"

@@ -163,6 +163,7 @@ private:
 
 	Shard &shard(DAT_HANDLE h) const
 	{
+		/* 64-bit arithmetic whatever the pointer width */
 		std::uint64_t v = reinterpret_cast<std::uintptr_t>(h);
 
 		v ^= v >> 17;

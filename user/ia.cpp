@@ -106,68 +106,23 @@ void Context::remove_lmr(DAT_LMR_CONTEXT lctx)
 	lmr_gen_.fetch_add(1, std::memory_order_release);
 }
 
-/*
- * The same checks, in the same order and with the same codes, as the
- * kernel applies to a triplet (kdat_lmr_to_sge): the context must name an
- * LMR of this IA, the range must lie inside it, its PZ must be @pz_kid's
- * and its privileges must include @need.
- */
 DAT_RETURN Context::check_triplet(const DAT_LMR_TRIPLET &t,
 				  std::uint32_t pz_kid,
-				  DAT_MEM_PRIV_FLAGS need) const
+				  DAT_MEM_PRIV_FLAGS need, LmrCache *fill) const
 {
-	std::shared_lock<std::shared_mutex> g(lmr_lock_);
-	auto it = lmrs_.find(t.lmr_context);
-	DAT_VLEN len = t.segment_length;
-	DAT_VADDR va = t.virtual_address;
-
-	if (it == lmrs_.end())
-		return bad_arg(3);
-	const LmrInfo &l = it->second;
-	if (len > UINT32_MAX || va < l.addr || len > l.length ||
-	    va - l.addr > l.length - len)
-		return bad_arg(3);
-	if (l.pz_kid != pz_kid)
-		return err(DAT_PROTECTION_VIOLATION);
-	if ((l.priv & need) != need)
-		return err(DAT_PRIVILEGES_VIOLATION);
-	return DAT_SUCCESS;
-}
-
-static DAT_RETURN check_against(const DAT_LMR_TRIPLET &t, const LmrInfo &l,
-				std::uint32_t pz_kid, DAT_MEM_PRIV_FLAGS need)
-{
-	DAT_VLEN len = t.segment_length;
-	DAT_VADDR va = t.virtual_address;
-
-	if (len > UINT32_MAX || va < l.addr || len > l.length ||
-	    va - l.addr > l.length - len)
-		return bad_arg(3);
-	if (l.pz_kid != pz_kid)
-		return err(DAT_PROTECTION_VIOLATION);
-	if ((l.priv & need) != need)
-		return err(DAT_PRIVILEGES_VIOLATION);
-	return DAT_SUCCESS;
-}
-
-DAT_RETURN Context::check_triplet_slow(const DAT_LMR_TRIPLET &t,
-				       std::uint32_t pz_kid,
-				       DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
-{
-	if (c.valid && c.lctx == t.lmr_context &&
-	    c.gen == lmr_gen_.load(std::memory_order_acquire))
-		return check_against(t, c.info, pz_kid, need);
-
 	std::shared_lock<std::shared_mutex> g(lmr_lock_);
 	auto it = lmrs_.find(t.lmr_context);
 
 	if (it == lmrs_.end())
 		return bad_arg(3);
-	c.valid = true;
-	c.lctx = t.lmr_context;
-	c.gen = lmr_gen_.load(std::memory_order_relaxed);
-	c.info = it->second;
-	return check_against(t, c.info, pz_kid, need);
+	if (fill) {
+		fill->valid = true;
+		fill->lctx = t.lmr_context;
+		/* stable under the lock: writers bump it holding it */
+		fill->gen = lmr_gen_.load(std::memory_order_relaxed);
+		fill->info = it->second;
+	}
+	return check_triplet_against(t, it->second, pz_kid, need);
 }
 
 void Context::set_address(const void *bytes, std::size_t len)
@@ -423,7 +378,74 @@ DAT_RETURN Ia::get_fd(int *fd)
 
 } // namespace kdat
 
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
+		    DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
+		    DAT_PROVIDER_ATTR_MASK pmask, DAT_PROVIDER_ATTR *pattr)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_ia_query,
+			    query(async_evd, ia_mask, ia_attr, pmask, pattr),
+			    ia, async_evd, ia_mask, ia_attr, pmask, pattr);
+}
+
+DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_ia_close, close(raw(flags)), ia, flags);
+}
+
+DAT_RETURN set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
+{
+	const PinnedCall p = pinned_call;
+
+	if (!h || p.h != h)
+		return dat_set_consumer_context(h, context);
+	if (!p.obj)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
+	p.obj->context.store(context.as_64);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *context)
+{
+	const PinnedCall p = pinned_call;
+
+	if (!h || p.h != h)
+		return dat_get_consumer_context(h, context);
+	if (!p.obj)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
+	if (!context)
+		return bad_arg(2);
+	context->as_64 = p.obj->context.load();
+	return DAT_SUCCESS;
+}
+
+} // namespace kdat::builtin
+
 using namespace kdat;
+
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
+
+/*
+ * The core of a call that takes a handle of any type: DAT_INVALID_HANDLE
+ * (no subtype) unless @h is live.
+ */
+template <auto Entry, class... A>
+static DAT_RETURN dispatch_any(DAT_HANDLE h, A... a) noexcept
+{
+	return guard([&]() -> DAT_RETURN {
+		HandleEntry e = handles().find(h);
+
+		if (!e)
+			return err(DAT_INVALID_HANDLE);
+		auto fn = e.provider->*Entry;
+		if (!fn)
+			return err(DAT_NOT_IMPLEMENTED);
+		PinScope pin(h, e.obj.get());
+		return fn(h, a...);
+	});
+}
 
 extern "C" {
 
@@ -431,10 +453,8 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
 			DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
 			DAT_PROVIDER_ATTR_MASK pmask, DAT_PROVIDER_ATTR *pattr)
 {
-	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
-			     query(async_evd, ia_mask, ia_attr, pmask, pattr),
-			     ia_query_func, ia, async_evd, ia_mask, ia_attr,
-			     pmask, pattr);
+	return KDAT_CORE(DAT_HANDLE_TYPE_IA, IA_BAD, ia_query_func, ia,
+			 async_evd, ia_mask, ia_attr, pmask, pattr);
 }
 
 DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
@@ -444,23 +464,27 @@ DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
 		DAT_RETURN r;
 
 		if (!e)
-			return bad_handle(DAT_INVALID_HANDLE_IA);
-		if (e.builtin())
-			r = static_cast<Ia &>(*e.obj).close(raw(flags));
-		else
-			r = call_provider(e.provider->ia_close_func, ia, flags);
+			return IA_BAD;
+		if (!e.provider->ia_close_func)
+			return err(DAT_NOT_IMPLEMENTED);
+		{
+			PinScope pin(ia, e.obj.get());
+
+			r = e.provider->ia_close_func(ia, flags);
+		}
 		if (ok(r))
 			registry_ia_closed(ia, e);
 		return r;
 	});
 }
 
+/* A kdat extension of the built-in provider (not in the table). */
 DAT_RETURN dat_kdat_get_fd(DAT_IA_HANDLE ia, int *fd)
 {
 	return guard([&]() -> DAT_RETURN {
 		auto o = lookup<Ia>(ia);
 
-		return o ? o->get_fd(fd) : bad_handle(DAT_INVALID_HANDLE_IA);
+		return o ? o->get_fd(fd) : IA_BAD;
 	});
 }
 
@@ -468,38 +492,17 @@ DAT_RETURN dat_kdat_get_fd(DAT_IA_HANDLE ia, int *fd)
 
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
 {
-	return guard([&]() -> DAT_RETURN {
-		HandleEntry e = handles().find(h);
-
-		if (!e)
-			return err(DAT_INVALID_HANDLE);
-		if (!e.builtin())
-			return call_provider(
-				e.provider->set_consumer_context_func, h,
-				context);
-		e.obj->context.store(context.as_64);
-		return DAT_SUCCESS;
-	});
+	return dispatch_any<&DAT_PROVIDER::set_consumer_context_func>(h,
+								      context);
 }
 
 DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *context)
 {
-	return guard([&]() -> DAT_RETURN {
-		HandleEntry e = handles().find(h);
-
-		if (!e)
-			return err(DAT_INVALID_HANDLE);
-		if (!e.builtin())
-			return call_provider(
-				e.provider->get_consumer_context_func, h,
-				context);
-		if (!context)
-			return bad_arg(2);
-		context->as_64 = e.obj->context.load();
-		return DAT_SUCCESS;
-	});
+	return dispatch_any<&DAT_PROVIDER::get_consumer_context_func>(h,
+								      context);
 }
 
+/* What the registry knows: the type every live handle was made with. */
 DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *type)
 {
 	return guard([&]() -> DAT_RETURN {

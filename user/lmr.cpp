@@ -100,10 +100,10 @@ DAT_RETURN Ia::lmr_create(std::uint64_t type, DAT_REGION_DESCRIPTION region,
 
 DAT_RETURN Lmr::query(std::uint64_t mask, DAT_LMR_PARAM *p)
 {
-	if (mask & ~DAT_LMR_FIELD_ALL)
-		return bad_arg(2);
-	if (!p)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_LMR_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
 	p->ia_handle = ctx->ia_handle;
 	p->mem_type = mem_type;
 	p->region_desc = region;
@@ -119,12 +119,10 @@ DAT_RETURN Lmr::query(std::uint64_t mask, DAT_LMR_PARAM *p)
 
 DAT_RETURN Lmr::free()
 {
-	DAT_RETURN r = ctx->kfree(kid, ktype::LMR);
+	DAT_RETURN r = free_object();
 
-	if (ok(r)) {
+	if (ok(r))
 		ctx->remove_lmr(lmr_context);
-		ctx->retire(*this);
-	}
 	return r;
 }
 
@@ -149,7 +147,68 @@ DAT_RETURN Ia::lmr_sync(const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
 
 } // namespace kdat
 
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN lmr_create(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
+		      DAT_REGION_DESCRIPTION region, DAT_VLEN length,
+		      DAT_PZ_HANDLE pz, DAT_MEM_PRIV_FLAGS priv,
+		      DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *lmr_context,
+		      DAT_RMR_CONTEXT *rmr_context,
+		      DAT_VLEN *registered_length,
+		      DAT_VADDR *registered_address)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_lmr_create,
+			    lmr_create(raw(type), region, length, pz,
+				       raw(priv), lmr, lmr_context,
+				       rmr_context, registered_length,
+				       registered_address),
+			    ia, type, region, length, pz, priv, lmr,
+			    lmr_context, rmr_context, registered_length,
+			    registered_address);
+}
+
+DAT_RETURN lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask,
+		     DAT_LMR_PARAM *param)
+{
+	return KDAT_BUILTIN(Lmr, lmr, dat_lmr_query, query(raw(mask), param),
+			    lmr, mask, param);
+}
+
+DAT_RETURN lmr_free(DAT_LMR_HANDLE lmr)
+{
+	return KDAT_BUILTIN(Lmr, lmr, dat_lmr_free, free(), lmr);
+}
+
+DAT_RETURN lmr_sync_rdma_read(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *segs,
+			      DAT_VLEN n)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_lmr_sync_rdma_read, lmr_sync(segs, n),
+			    ia, segs, n);
+}
+
+DAT_RETURN lmr_sync_rdma_write(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *segs,
+			       DAT_VLEN n)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_lmr_sync_rdma_write, lmr_sync(segs, n),
+			    ia, segs, n);
+}
+
+/* Remote Memory Regions: the built-in provider has none. */
+DAT_RETURN rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
+{
+	return on_builtin<Pz>(
+		pz, dat_rmr_create,
+		[](Pz &) { return err(DAT_NOT_IMPLEMENTED); }, pz, rmr);
+}
+
+} // namespace kdat::builtin
+
 using namespace kdat;
+
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
+#define LMR_BAD bad_handle(DAT_INVALID_HANDLE_LMR)
+#define RMR_BAD bad_handle(DAT_INVALID_HANDLE_RMR)
 
 extern "C" {
 
@@ -161,91 +220,53 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
 			  DAT_VLEN *registered_length,
 			  DAT_VADDR *registered_address)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) {
-			return o.lmr_create(raw(type), region, length, pz,
-					    raw(priv), lmr,
-					    lmr_context, rmr_context,
-					    registered_length,
-					    registered_address);
-		},
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(
-				e.provider->lmr_create_func, ia, type, region,
-				length, pz, priv, lmr, lmr_context,
-				rmr_context, registered_length,
-				registered_address);
-			track_foreign(r, lmr ? *lmr : nullptr,
-				      DAT_HANDLE_TYPE_LMR, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::lmr_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(lmr, DAT_HANDLE_TYPE_LMR), ia,
+		type, region, length, pz, priv, lmr, lmr_context, rmr_context,
+		registered_length, registered_address);
 }
 
 DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask,
 			 DAT_LMR_PARAM *param)
 {
-	return KDAT_DISPATCH(Lmr, lmr, bad_handle(DAT_INVALID_HANDLE_LMR),
-			     query(raw(mask), param), lmr_query_func, lmr, mask,
-			     param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_LMR, LMR_BAD, lmr_query_func, lmr,
+			 mask, param);
 }
 
 DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr)
 {
-	return dispatch<Lmr>(
-		lmr, bad_handle(DAT_INVALID_HANDLE_LMR),
-		[&](Lmr &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->lmr_free_func,
-						     lmr);
-			if (ok(r))
-				handles().erase(lmr);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::lmr_free_func>(
+		DAT_HANDLE_TYPE_LMR, LMR_BAD, erased(lmr), lmr);
 }
 
 DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
 				  const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
 {
-	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
-			     lmr_sync(segs, n), lmr_sync_rdma_read_func, ia,
-			     segs, n);
+	return KDAT_CORE(DAT_HANDLE_TYPE_IA, IA_BAD, lmr_sync_rdma_read_func,
+			 ia, segs, n);
 }
 
 DAT_RETURN dat_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
 				   const DAT_LMR_TRIPLET *segs, DAT_VLEN n)
 {
-	return KDAT_DISPATCH(Ia, ia, bad_handle(DAT_INVALID_HANDLE_IA),
-			     lmr_sync(segs, n), lmr_sync_rdma_write_func, ia,
-			     segs, n);
+	return KDAT_CORE(DAT_HANDLE_TYPE_IA, IA_BAD, lmr_sync_rdma_write_func,
+			 ia, segs, n);
 }
 
 /* Remote Memory Regions: only a loaded provider may have them. */
-#define RMR_BAD bad_handle(DAT_INVALID_HANDLE_RMR)
 
 DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
 {
-	return dispatch<Pz>(
-		pz, bad_handle(DAT_INVALID_HANDLE_PZ),
-		[&](Pz &) { return err(DAT_NOT_IMPLEMENTED); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->rmr_create_func,
-						     pz, rmr);
-			track_foreign(r, rmr ? *rmr : nullptr,
-				      DAT_HANDLE_TYPE_RMR, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::rmr_create_func>(
+		DAT_HANDLE_TYPE_PZ, bad_handle(DAT_INVALID_HANDLE_PZ),
+		track(rmr, DAT_HANDLE_TYPE_RMR), pz, rmr);
 }
 
 DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr, DAT_RMR_PARAM_MASK mask,
 			 DAT_RMR_PARAM *param)
 {
-	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->rmr_query_func, rmr,
-						mask, param);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_RMR, RMR_BAD, rmr_query_func, rmr,
+			 mask, param);
 }
 
 DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *triplet,
@@ -253,25 +274,14 @@ DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *triplet,
 			DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
 			DAT_RMR_CONTEXT *context)
 {
-	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
-				[&](const HandleEntry &e) {
-					return call_provider(
-						e.provider->rmr_bind_func, rmr,
-						triplet, priv, ep, cookie,
-						flags, context);
-				});
+	return KDAT_CORE(DAT_HANDLE_TYPE_RMR, RMR_BAD, rmr_bind_func, rmr,
+			 triplet, priv, ep, cookie, flags, context);
 }
 
 DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr)
 {
-	return dispatch_foreign(rmr, DAT_HANDLE_TYPE_RMR, RMR_BAD,
-				[&](const HandleEntry &e) {
-					DAT_RETURN r = call_provider(
-						e.provider->rmr_free_func, rmr);
-					if (ok(r))
-						handles().erase(rmr);
-					return r;
-				});
+	return dispatch<&DAT_PROVIDER::rmr_free_func>(
+		DAT_HANDLE_TYPE_RMR, RMR_BAD, erased(rmr), rmr);
 }
 
 } // extern "C"

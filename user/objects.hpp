@@ -22,7 +22,8 @@
 //   Context::lmr_lock_   LMR table (shared for checks)
 //   Evd::consume_lock    the event ring's consumer side
 //   PostChannel::lock    an SRQ's post ring producer side and its counters
-//                        (Srq::post_lock names it)
+//                        (Srq::post_lock names it); a spin lock, never
+//                        held across a system call or while taking another
 //   Ep::lock, Cr::lock   storage handed out by queries and events
 #pragma once
 
@@ -40,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "errors.hpp"
 #include "handles.hpp"
 #include "ioctl.hpp"
 #include "ring.hpp"
@@ -57,6 +59,32 @@ struct LmrInfo {
 	DAT_VLEN length;
 	DAT_MEM_PRIV_FLAGS priv;
 };
+
+/*
+ * THE triplet check of libdat (every caller goes through
+ * Context::check_triplet or its cached form, check_cached): the checks the kernel applies to a triplet
+ * (kdat_lmr_to_sge), in its order and with its codes, given the LMR the
+ * context names.  The range must lie inside the LMR (no overflow: the
+ * offset is compared with what remains after the length) and fit the
+ * ABI's 32-bit segment length; the LMR's PZ must be @pz_kid's; its
+ * privileges must include @need.
+ */
+[[gnu::always_inline]] inline DAT_RETURN
+check_triplet_against(const DAT_LMR_TRIPLET &t, const LmrInfo &l,
+		      std::uint32_t pz_kid, DAT_MEM_PRIV_FLAGS need)
+{
+	DAT_VLEN len = t.segment_length;
+	DAT_VADDR va = t.virtual_address;
+
+	if (__builtin_expect(len > UINT32_MAX || va < l.addr || len > l.length ||
+			     va - l.addr > l.length - len, 0))
+		return bad_arg(3);
+	if (__builtin_expect(l.pz_kid != pz_kid, 0))
+		return err(DAT_PROTECTION_VIOLATION);
+	if (__builtin_expect((l.priv & need) != need, 0))
+		return err(DAT_PRIVILEGES_VIOLATION);
+	return DAT_SUCCESS;
+}
 
 /* The last LMR a post used, valid while the LMR table is unchanged. */
 struct LmrCache {
@@ -107,32 +135,30 @@ public:
 	/* LMR table */
 	void add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info);
 	void remove_lmr(DAT_LMR_CONTEXT lctx);
-	/* The kernel's triplet checks, in its order and with its codes. */
+	/*
+	 * Check @t against the LMR its context names in this IA (unknown:
+	 * DAT_INVALID_PARAMETER, arg 3), with check_triplet_against().  Takes
+	 * the LMR table's lock (shared): not under a spin lock.  With @fill,
+	 * a known LMR is remembered there for check_cached().
+	 */
 	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
 				 std::uint32_t pz_kid,
-				 DAT_MEM_PRIV_FLAGS need) const;
-	/* The same, through a one-entry cache the caller serializes. */
-	DAT_RETURN check_triplet(const DAT_LMR_TRIPLET &t,
-				 std::uint32_t pz_kid,
-				 DAT_MEM_PRIV_FLAGS need, LmrCache &c) const
+				 DAT_MEM_PRIV_FLAGS need,
+				 LmrCache *fill = nullptr) const;
+	/*
+	 * The same through a one-entry cache, lock-free: false if @c does not
+	 * serve @t (its LMR, or the table changed since it was filled).
+	 */
+	bool check_cached(const DAT_LMR_TRIPLET &t, std::uint32_t pz_kid,
+			  DAT_MEM_PRIV_FLAGS need, const LmrCache &c,
+			  DAT_RETURN &r) const
 	{
-		if (__builtin_expect(c.valid && c.lctx == t.lmr_context &&
-				     c.gen == lmr_gen_.load(std::memory_order_acquire), 1)) {
-			const LmrInfo &l = c.info;
-			DAT_VLEN len = t.segment_length;
-			DAT_VADDR va = t.virtual_address;
-
-			if (len <= UINT32_MAX && va >= l.addr && len <= l.length &&
-			    va - l.addr <= l.length - len && l.pz_kid == pz_kid &&
-			    (l.priv & need) == need)
-				return DAT_SUCCESS;
-		}
-		return check_triplet_slow(t, pz_kid, need, c);
+		if (!c.valid || c.lctx != t.lmr_context ||
+		    c.gen != lmr_gen_.load(std::memory_order_acquire))
+			return false;
+		r = check_triplet_against(t, c.info, pz_kid, need);
+		return true;
 	}
-	[[gnu::noinline, gnu::cold]]
-	DAT_RETURN check_triplet_slow(const DAT_LMR_TRIPLET &t,
-				      std::uint32_t pz_kid,
-				      DAT_MEM_PRIV_FLAGS need, LmrCache &c) const;
 
 	/* The IA address (storage lives as long as the IA). */
 	DAT_IA_ADDRESS_PTR address() { return (DAT_IA_ADDRESS_PTR)&addr_; }
@@ -183,13 +209,49 @@ DAT_RETURN sockaddr_from_abi(const __u8 *bytes, std::size_t n,
 
 /* ------------------------------------------------------------------ */
 
-struct Ia : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_IA;
+/*
+ * The shape every object of the built-in provider shares: the Object
+ * head, its handle type, the IA context it lives in, and the kernel
+ * object of type @KType it shadows.
+ */
+template <DAT_HANDLE_TYPE Type, std::uint32_t KType>
+struct ObjectOf : Object {
+	static constexpr DAT_HANDLE_TYPE kType = Type;
+	static constexpr std::uint32_t kKernelType = KType;
 
-	explicit Ia(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
+	explicit ObjectOf(std::shared_ptr<Context> c)
+		: Object(c->provider, Type), ctx(std::move(c)) {}
 
 	std::shared_ptr<Context> ctx;
+
+	/*
+	 * Free the kernel object, then unpublish this one (late events
+	 * naming it get @tomb, if any).
+	 */
+	DAT_RETURN free_object(const Tomb *tomb = nullptr)
+	{
+		DAT_RETURN r = ctx->kfree(kid, KType);
+
+		if (ok(r))
+			ctx->retire(*this, tomb);
+		return r;
+	}
+};
+
+/* The arguments every dat_*_query checks first: mask, then param. */
+inline DAT_RETURN query_args(std::uint64_t mask, std::uint64_t all,
+			     const void *param)
+{
+	if (mask & ~all)
+		return bad_arg(2);
+	if (!param)
+		return bad_arg(3);
+	return DAT_SUCCESS;
+}
+
+struct Ia : ObjectOf<DAT_HANDLE_TYPE_IA, ktype::IA> {
+	using ObjectOf::ObjectOf;
+
 	std::shared_ptr<Evd> async_evd;
 	std::string name;
 
@@ -229,25 +291,17 @@ struct Ia : Object {
 			      std::uint64_t flags, DAT_PSP_HANDLE *psp_handle);
 };
 
-struct Pz : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PZ;
+struct Pz : ObjectOf<DAT_HANDLE_TYPE_PZ, ktype::PZ> {
+	using ObjectOf::ObjectOf;
 
-	explicit Pz(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 
 	DAT_RETURN query(std::uint64_t mask, DAT_PZ_PARAM *param);
 	DAT_RETURN free();
 };
 
-struct Evd : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EVD;
+struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
+	using ObjectOf::ObjectOf;
 
-	explicit Evd(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 	DAT_EVD_FLAGS flags = DAT_EVD_DEFAULT_FLAG;
 	DAT_COUNT kqlen = 0;			/* the kernel's qlen */
 	std::atomic<DAT_COUNT> qlen{0};		/* what query reports */
@@ -298,13 +352,9 @@ private:
 
 struct Pz;
 
-struct Lmr : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_LMR;
+struct Lmr : ObjectOf<DAT_HANDLE_TYPE_LMR, ktype::LMR> {
+	using ObjectOf::ObjectOf;
 
-	explicit Lmr(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 	std::shared_ptr<Pz> pz;
 	DAT_MEM_TYPE mem_type = DAT_MEM_TYPE_VIRTUAL;
 	DAT_REGION_DESCRIPTION region = {};
@@ -341,15 +391,12 @@ struct PostChannel {
 	void recycle();
 };
 
-struct Srq : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_SRQ;
-
+struct Srq : ObjectOf<DAT_HANDLE_TYPE_SRQ, ktype::SRQ> {
 	explicit Srq(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)),
-		  chan(PostChannel::attach(this)), post_lock(chan->lock) {}
+		: ObjectOf(std::move(c)), chan(PostChannel::attach(this)),
+		  post_lock(chan->lock) {}
 	~Srq();
 
-	std::shared_ptr<Context> ctx;
 	std::shared_ptr<Pz> pz;
 	DAT_COUNT max_recv_iov = 0;
 	std::atomic<DAT_COUNT> max_recv_dtos{0};
@@ -370,6 +417,9 @@ struct Srq : Object {
 	 *           (lost to a full ring, left in a freed EVD, naming no
 	 *           EP): the post ring header's `unseen`, read from shared
 	 *           memory, never asked for (post_lock)
+	 *
+	 * post_lock is a spin lock held for a few hundred instructions: never
+	 * across a system call (the kick, the ioctl post) nor while waiting for another lock.
 	 */
 	SpinLock &post_lock;			/* the channel's */
 	LmrCache lmr_cache;			/* post_lock */
@@ -378,7 +428,7 @@ struct Srq : Object {
 	std::uint64_t credit = 0;
 	std::uint32_t unseen_seen = 0;		/* post_lock: header's unseen, as last read */
 	std::uint64_t returned_seen = 0;	/* post_lock: returned, as last read */
-	bool kick_again = false;		/* post_lock */
+	std::atomic<bool> kick_again{false};	/* the last kick left entries */
 
 	struct Refused {
 		DAT_UINT64 cookie;
@@ -387,16 +437,26 @@ struct Srq : Object {
 	std::mutex refused_lock;
 	std::deque<Refused> refused;
 
+	/* What post_fast did. */
+	enum class FastPost {
+		no,		/* nothing: take post_recv's full path */
+		done,		/* posted */
+		kick,		/* posted; the kernel asked for a kick */
+	};
+
 	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);
 	DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			     DAT_DTO_COOKIE cookie, bool force_ioctl);
 	/*
 	 * The common post (one segment through the ring, its LMR cached,
-	 * room everywhere) with post_lock held; false, having done nothing,
-	 * if the post needs post_recv's full path.
+	 * room everywhere) with post_lock held; FastPost::no, having done
+	 * nothing, if the post needs post_recv's full path.  A kick it asks
+	 * for is the caller's, after it dropped post_lock (kick_posted()).
 	 */
-	bool post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-		       DAT_DTO_COOKIE cookie, DAT_RETURN &ret);
+	FastPost post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+			   DAT_DTO_COOKIE cookie);
+	/* Kick for a receive already posted: only a vanished SRQ is news. */
+	[[gnu::noinline, gnu::cold]] DAT_RETURN kick_posted();
 	DAT_RETURN query(std::uint64_t mask, DAT_SRQ_PARAM *param);
 	DAT_RETURN resize(DAT_COUNT max);
 	DAT_RETURN set_lw(DAT_COUNT lw);
@@ -435,7 +495,7 @@ struct Srq : Object {
 	}
 
 private:
-	[[gnu::noinline, gnu::cold]] DAT_RETURN kick();	/* post_lock held */
+	[[gnu::noinline, gnu::cold]] DAT_RETURN kick();	/* without post_lock */
 	[[gnu::noinline]] DAT_RETURN post_slow(DAT_COUNT n,
 					       const DAT_LMR_TRIPLET *iov,
 					       DAT_DTO_COOKIE cookie, bool force_ioctl);
@@ -444,13 +504,9 @@ private:
 			      DAT_UINT64 cookie);
 };
 
-struct Ep : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EP;
+struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
+	using ObjectOf::ObjectOf;
 
-	explicit Ep(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 	std::shared_ptr<Pz> pz;
 	std::shared_ptr<Evd> recv_evd, request_evd, connect_evd;
 	std::shared_ptr<Srq> srq;
@@ -478,13 +534,9 @@ struct Ep : Object {
 	DAT_RETURN free();
 };
 
-struct Psp : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PSP;
+struct Psp : ObjectOf<DAT_HANDLE_TYPE_PSP, ktype::PSP> {
+	using ObjectOf::ObjectOf;
 
-	explicit Psp(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 	std::shared_ptr<Evd> evd;
 	DAT_CONN_QUAL conn_qual = 0;
 	DAT_PSP_FLAGS flags = DAT_PSP_CONSUMER_FLAG;
@@ -493,13 +545,9 @@ struct Psp : Object {
 	DAT_RETURN free();
 };
 
-struct Cr : Object {
-	static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_CR;
+struct Cr : ObjectOf<DAT_HANDLE_TYPE_CR, ktype::CR> {
+	using ObjectOf::ObjectOf;
 
-	explicit Cr(std::shared_ptr<Context> c)
-		: Object(c->provider, kType), ctx(std::move(c)) {}
-
-	std::shared_ptr<Context> ctx;
 	DAT_CONN_QUAL conn_qual = 0;
 
 	std::mutex lock;

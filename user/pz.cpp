@@ -26,63 +26,68 @@ DAT_RETURN Ia::pz_create(DAT_PZ_HANDLE *pz_handle)
 
 DAT_RETURN Pz::query(std::uint64_t mask, DAT_PZ_PARAM *param)
 {
-	if (mask & ~DAT_PZ_FIELD_ALL)
-		return bad_arg(2);
-	if (!param)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_PZ_FIELD_ALL, param);
+
+	if (!ok(r))
+		return r;
 	param->ia_handle = ctx->ia_handle;
 	return DAT_SUCCESS;
 }
 
 DAT_RETURN Pz::free()
 {
-	DAT_RETURN r = ctx->kfree(kid, ktype::PZ);
-
-	if (ok(r))
-		ctx->retire(*this);
-	return r;
+	return free_object();
 }
 
 } // namespace kdat
 
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN pz_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE *pz)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_pz_create, pz_create(pz), ia, pz);
+}
+
+DAT_RETURN pz_query(DAT_PZ_HANDLE pz, DAT_PZ_PARAM_MASK mask,
+		    DAT_PZ_PARAM *param)
+{
+	return KDAT_BUILTIN(Pz, pz, dat_pz_query, query(raw(mask), param), pz,
+			    mask, param);
+}
+
+DAT_RETURN pz_free(DAT_PZ_HANDLE pz)
+{
+	return KDAT_BUILTIN(Pz, pz, dat_pz_free, free(), pz);
+}
+
+} // namespace kdat::builtin
+
 using namespace kdat;
+
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
+#define PZ_BAD bad_handle(DAT_INVALID_HANDLE_PZ)
 
 extern "C" {
 
 DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE *pz)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) { return o.pz_create(pz); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->pz_create_func,
-						     ia, pz);
-			track_foreign(r, pz ? *pz : nullptr, DAT_HANDLE_TYPE_PZ,
-				      e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::pz_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(pz, DAT_HANDLE_TYPE_PZ), ia,
+		pz);
 }
 
 DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz, DAT_PZ_PARAM_MASK mask,
 			DAT_PZ_PARAM *param)
 {
-	return KDAT_DISPATCH(Pz, pz, bad_handle(DAT_INVALID_HANDLE_PZ),
-			     query(raw(mask), param), pz_query_func, pz, mask,
-			     param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_PZ, PZ_BAD, pz_query_func, pz, mask,
+			 param);
 }
 
 DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz)
 {
-	return dispatch<Pz>(
-		pz, bad_handle(DAT_INVALID_HANDLE_PZ),
-		[&](Pz &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->pz_free_func,
-						     pz);
-			if (ok(r))
-				handles().erase(pz);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::pz_free_func>(DAT_HANDLE_TYPE_PZ, PZ_BAD,
+						     erased(pz), pz);
 }
 
 } // extern "C"

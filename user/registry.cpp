@@ -402,79 +402,82 @@ struct BuiltinProvider {
 	std::string kernel_name;
 };
 
-/* Every entry of the table goes to the dat_* call of the same name,
- * which checks the handle and finds the object. */
+/*
+ * The built-in provider's table: its own implementations (dispatch.hpp),
+ * which the core calls with the object already checked and pinned.
+ */
 void fill_builtin_table(DAT_PROVIDER &t)
 {
 	std::memset(&t, 0, sizeof(t));
 	t.ia_open_func = builtin_ia_open;
-	t.ia_query_func = dat_ia_query;
-	t.ia_close_func = dat_ia_close;
-	t.set_consumer_context_func = dat_set_consumer_context;
-	t.get_consumer_context_func = dat_get_consumer_context;
+	t.ia_query_func = builtin::ia_query;
+	t.ia_close_func = builtin::ia_close;
+	t.set_consumer_context_func = builtin::set_consumer_context;
+	t.get_consumer_context_func = builtin::get_consumer_context;
+	t.cno_create_func = builtin::cno_create;
+	t.cr_query_func = builtin::cr_query;
+	t.cr_accept_func = builtin::cr_accept;
+	t.cr_reject_func = builtin::cr_reject;
+	t.cr_handoff_func = builtin::cr_handoff;
+	t.evd_create_func = builtin::evd_create;
+	t.evd_query_func = builtin::evd_query;
+	t.evd_modify_cno_func = builtin::evd_modify_cno;
+	t.evd_enable_func = builtin::evd_enable;
+	t.evd_disable_func = builtin::evd_disable;
+	t.evd_wait_func = builtin::evd_wait;
+	t.evd_resize_func = builtin::evd_resize;
+	t.evd_post_se_func = builtin::evd_post_se;
+	t.evd_dequeue_func = builtin::evd_dequeue;
+	t.evd_free_func = builtin::evd_free;
+	t.ep_create_func = builtin::ep_create;
+	t.ep_query_func = builtin::ep_query;
+	t.ep_modify_func = builtin::ep_modify;
+	t.ep_connect_func = builtin::ep_connect;
+	t.ep_dup_connect_func = builtin::ep_dup_connect;
+	t.ep_disconnect_func = builtin::ep_disconnect;
+	t.ep_post_send_func = builtin::ep_post_send;
+	t.ep_post_recv_func = builtin::ep_post_recv;
+	t.ep_post_rdma_read_func = builtin::ep_post_rdma_read;
+	t.ep_post_rdma_write_func = builtin::ep_post_rdma_write;
+	t.ep_get_status_func = builtin::ep_get_status;
+	t.ep_free_func = builtin::ep_free;
+	t.lmr_create_func = builtin::lmr_create;
+	t.lmr_query_func = builtin::lmr_query;
+	t.lmr_free_func = builtin::lmr_free;
+	t.rmr_create_func = builtin::rmr_create;
+	t.psp_create_func = builtin::psp_create;
+	t.psp_query_func = builtin::psp_query;
+	t.psp_free_func = builtin::psp_free;
+	t.rsp_create_func = builtin::rsp_create;
+	t.pz_create_func = builtin::pz_create;
+	t.pz_query_func = builtin::pz_query;
+	t.pz_free_func = builtin::pz_free;
+	t.psp_create_any_func = builtin::psp_create_any;
+	t.ep_reset_func = builtin::ep_reset;
+	t.evd_set_unwaitable_func = builtin::evd_set_unwaitable;
+	t.evd_clear_unwaitable_func = builtin::evd_clear_unwaitable;
+	t.lmr_sync_rdma_read_func = builtin::lmr_sync_rdma_read;
+	t.lmr_sync_rdma_write_func = builtin::lmr_sync_rdma_write;
+	t.ep_create_with_srq_func = builtin::ep_create_with_srq;
+	t.ep_recv_query_func = builtin::ep_recv_query;
+	t.ep_set_watermark_func = builtin::ep_set_watermark;
+	t.srq_create_func = builtin::srq_create;
+	t.srq_free_func = builtin::srq_free;
+	t.srq_post_recv_func = builtin::srq_post_recv;
+	t.srq_query_func = builtin::srq_query;
+	t.srq_resize_func = builtin::srq_resize;
+	t.srq_set_lw_func = builtin::srq_set_lw;
+	/* registry knowledge, and calls on handles it never makes */
 	t.get_handle_type_func = dat_get_handle_type;
-	t.cno_create_func = dat_cno_create;
 	t.cno_modify_agent_func = dat_cno_modify_agent;
 	t.cno_query_func = dat_cno_query;
 	t.cno_free_func = dat_cno_free;
 	t.cno_wait_func = dat_cno_wait;
-	t.cr_query_func = dat_cr_query;
-	t.cr_accept_func = dat_cr_accept;
-	t.cr_reject_func = dat_cr_reject;
-	t.cr_handoff_func = dat_cr_handoff;
-	t.evd_create_func = dat_evd_create;
-	t.evd_query_func = dat_evd_query;
-	t.evd_modify_cno_func = dat_evd_modify_cno;
-	t.evd_enable_func = dat_evd_enable;
-	t.evd_disable_func = dat_evd_disable;
-	t.evd_wait_func = dat_evd_wait;
-	t.evd_resize_func = dat_evd_resize;
-	t.evd_post_se_func = dat_evd_post_se;
-	t.evd_dequeue_func = dat_evd_dequeue;
-	t.evd_free_func = dat_evd_free;
-	t.ep_create_func = dat_ep_create;
-	t.ep_query_func = dat_ep_query;
-	t.ep_modify_func = dat_ep_modify;
-	t.ep_connect_func = dat_ep_connect;
-	t.ep_dup_connect_func = dat_ep_dup_connect;
-	t.ep_disconnect_func = dat_ep_disconnect;
-	t.ep_post_send_func = dat_ep_post_send;
-	t.ep_post_recv_func = dat_ep_post_recv;
-	t.ep_post_rdma_read_func = dat_ep_post_rdma_read;
-	t.ep_post_rdma_write_func = dat_ep_post_rdma_write;
-	t.ep_get_status_func = dat_ep_get_status;
-	t.ep_free_func = dat_ep_free;
-	t.lmr_create_func = dat_lmr_create;
-	t.lmr_query_func = dat_lmr_query;
-	t.lmr_free_func = dat_lmr_free;
-	t.rmr_create_func = dat_rmr_create;
 	t.rmr_query_func = dat_rmr_query;
 	t.rmr_bind_func = dat_rmr_bind;
 	t.rmr_free_func = dat_rmr_free;
-	t.psp_create_func = dat_psp_create;
-	t.psp_query_func = dat_psp_query;
-	t.psp_free_func = dat_psp_free;
-	t.rsp_create_func = dat_rsp_create;
 	t.rsp_query_func = dat_rsp_query;
 	t.rsp_free_func = dat_rsp_free;
-	t.pz_create_func = dat_pz_create;
-	t.pz_query_func = dat_pz_query;
-	t.pz_free_func = dat_pz_free;
-	t.psp_create_any_func = dat_psp_create_any;
-	t.ep_reset_func = dat_ep_reset;
-	t.evd_set_unwaitable_func = dat_evd_set_unwaitable;
-	t.evd_clear_unwaitable_func = dat_evd_clear_unwaitable;
-	t.lmr_sync_rdma_read_func = dat_lmr_sync_rdma_read;
-	t.lmr_sync_rdma_write_func = dat_lmr_sync_rdma_write;
-	t.ep_create_with_srq_func = dat_ep_create_with_srq;
-	t.ep_recv_query_func = dat_ep_recv_query;
-	t.ep_set_watermark_func = dat_ep_set_watermark;
-	t.srq_create_func = dat_srq_create;
-	t.srq_free_func = dat_srq_free;
-	t.srq_post_recv_func = dat_srq_post_recv;
-	t.srq_query_func = dat_srq_query;
-	t.srq_resize_func = dat_srq_resize;
-	t.srq_set_lw_func = dat_srq_set_lw;
 }
 
 bool same_info(const DAT_PROVIDER_INFO &a, const DAT_PROVIDER_INFO &b)

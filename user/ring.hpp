@@ -20,6 +20,13 @@
 //                  sees the other.
 //
 // Neither class locks: the owner serializes consumers (resp. producers).
+//
+// Portability: the entries are in the byte order of this CPU (the kernel
+// that reads and writes them runs on it), all multi-byte fields are read
+// and written in place at their natural alignment (validate() keeps every
+// slot 8-byte aligned; the ring is page aligned), the indices are 32-bit
+// atomics, and the ordering comes from C++ atomics only (no
+// architecture's barrier instruction is assumed).
 #pragma once
 
 #include <uapi/kdat_abi.h>
@@ -33,6 +40,21 @@
 namespace kdat::ring {
 
 using u32 = std::uint32_t;
+
+/*
+ * The ring layouts the kernel shares with us, as any ABI (32- or 64-bit,
+ * any architecture) must see them: fields at natural alignment, no
+ * padding the compiler chose.
+ */
+static_assert(sizeof(struct kdat_useg) == 24);
+static_assert(offsetof(struct kdat_srq_wqe, seg) == 16);
+static_assert(sizeof(struct kdat_srq_wqe) == 16 + KDAT_MAX_IOV * 24);
+static_assert(offsetof(struct kdat_uevent, cookie) == 16);
+static_assert(offsetof(struct kdat_uevent, conn_qual) == 48);
+static_assert(offsetof(struct kdat_uevent, srq) == 64 + KDAT_PDATA_LEN);
+static_assert(offsetof(struct kdat_ring_hdr, tail) == 64);
+static_assert(offsetof(struct kdat_ring_hdr, flags) == 128);
+static_assert(std::atomic_ref<u32>::is_always_lock_free);
 
 inline std::atomic_ref<u32> aref(u32 &x)
 {
@@ -234,10 +256,13 @@ public:
 
 	/*
 	 * Hand the slot next_slot() gave to the kernel; true if the kernel
-	 * asked to be kicked.  The exchange publishes the tail and is a full
-	 * barrier in one locked instruction (a release store would need a
-	 * fence after it): the flags load cannot pass it, which pairs with
-	 * the kernel's barrier between setting the flag and re-reading tail.
+	 * asked to be kicked.  The tail is published by a sequentially
+	 * consistent exchange and the flags read by a sequentially consistent
+	 * load: the load cannot be satisfied before the tail is visible (x86:
+	 * one locked instruction, the load needs nothing; arm64: swpal or
+	 * stlxr, then ldar, which may not pass it; POWER: hwsync), which
+	 * pairs with the kernel's smp_mb() between setting the flag and
+	 * re-reading tail.  A release store would need a fence after it.
 	 */
 	bool publish()
 	{

@@ -8,9 +8,10 @@
 // adds is the post path without a system call:
 //
 //   dat_srq_post_recv
-//     finds the SRQ through a per-thread cache of {handle, PostChannel}
-//     without pinning it (see PostChannel in objects.hpp), else through
-//     the handle table; then
+//     finds the SRQ through a per-thread cache of {handle, PostChannel,
+//     table entry} without pinning it (see PostChannel in objects.hpp),
+//     else through the handle table and the provider table (dispatch.hpp);
+//     then
 //     checks what it can with the kernel's codes (handle; num_segments in
 //     0..max_recv_iov; local_iov; each triplet against its own LMR table:
 //     context and range -> DAT_INVALID_PARAMETER, PZ ->
@@ -19,6 +20,8 @@
 //     or the post ring is full (DAT_INSUFFICIENT_RESOURCES), then writes
 //     the receive into the ring, publishes the tail, fences, and kicks the
 //     kernel (KDAT_IOC_SRQ_KICK) only if the kernel said it is starved.
+//     The post lock covers the ring write only: the kick, the query a
+//     full count needs and the LMR table's lock are taken without it.
 //
 // The kernel drains the ring when a receive completes, on a kick and
 // before a query, re-checks every entry, and returns a refused one as an
@@ -160,17 +163,19 @@ DAT_RETURN Srq::post_ioctl(DAT_COUNT n, const struct kdat_useg *segs,
  * in the count and the ring, no kick owed.  Anything else is left to
  * post_slow (the full checks, same codes and order).
  */
-[[gnu::always_inline]] inline bool
-Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-	       DAT_RETURN &ret)
+[[gnu::always_inline]] inline Srq::FastPost
+Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
 	if (n != 1 || !iov || post_by_ioctl || max_recv_iov < 1 ||
-	    ring.max_segments() < 1 || kick_again || ring.srq_error())
-		return false;
-	if (ctx->check_triplet(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-			       lmr_cache) != DAT_SUCCESS ||
-	    !room() || ring.full())
-		return false;
+	    ring.max_segments() < 1 || ring.srq_error() ||
+	    kick_again.load(std::memory_order_relaxed))
+		return FastPost::no;
+	DAT_RETURN r;
+
+	if (!ctx->check_cached(iov[0], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+			       lmr_cache, r) ||
+	    r != DAT_SUCCESS || !room() || ring.full())
+		return FastPost::no;
 
 	struct kdat_srq_wqe *w = ring.next_slot();
 
@@ -182,29 +187,42 @@ Srq::post_fast(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 	w->seg[0].addr = iov[0].virtual_address;
 	w->seg[0].length = iov[0].segment_length;
 	posted++;
-	ret = DAT_SUCCESS;
-	if (__builtin_expect(ring.publish(), 0)) {
-		/* the kernel was starved: the receive is posted, kick it */
-		DAT_RETURN r = kick();
-		if (is_type(r, DAT_INVALID_HANDLE))
-			ret = r;
-	}
-	return true;
+	/* the kernel was starved: the receive is posted, kick it (unlocked) */
+	if (__builtin_expect(ring.publish(), 0))
+		return FastPost::kick;
+	return FastPost::done;
+}
+
+DAT_RETURN Srq::kick_posted()
+{
+	DAT_RETURN r = kick();
+
+	return is_type(r, DAT_INVALID_HANDLE) ? r : (DAT_RETURN)DAT_SUCCESS;
 }
 
 DAT_RETURN Srq::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie, bool force_ioctl)
 {
 	if (!force_ioctl) {
-		std::lock_guard<SpinLock> g(post_lock);
-		DAT_RETURN r;
-
-		if (post_fast(n, iov, cookie, r))
-			return r;
+		FastPost f;
+		{
+			std::lock_guard<SpinLock> g(post_lock);
+			f = post_fast(n, iov, cookie);
+		}
+		if (f == FastPost::done)
+			return DAT_SUCCESS;
+		if (f == FastPost::kick)
+			return kick_posted();
 	}
 	return post_slow(n, iov, cookie, force_ioctl);
 }
 
+/*
+ * The full post.  post_lock covers the checks and the ring write only:
+ * the count needs no system call (every return is in shared memory), and
+ * when the ring needs room the lock is dropped for the kick and everything
+ * is checked again, the kick tried once.
+ */
 DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie, bool force_ioctl)
 {
@@ -225,39 +243,56 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		return post_ioctl(n, segs, cookie.as_64);
 	}
 
-	std::lock_guard<SpinLock> g(post_lock);
-
+	/*
+	 * The triplets before post_lock: the LMR table's lock is not taken
+	 * under a spin lock.  The last LMR seen serves the next posts.
+	 */
+	LmrCache seen;
 	for (DAT_COUNT i = 0; i < n; i++) {
 		DAT_RETURN r = ctx->check_triplet(
-			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, lmr_cache);
+			iov[i], pz->kid, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &seen);
 		if (!ok(r))
 			return r;
 	}
 	to_useg(iov, n, segs);
 
-	/* the kernel's answer for an SRQ in the error state, as the ioctl's */
-	if (ring.srq_error())
-		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
-	/* every return is counted from shared memory: nothing to ask */
-	if (!room())
-		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
-	if (ring.full()) {
-		/* the SRQ grew past the ring: let the kernel drain */
+	bool kicked = false;
+
+	for (;;) {
+		bool kick_now = false, pushed = false;
+		{
+			std::lock_guard<SpinLock> g(post_lock);
+
+			if (seen.valid)
+				lmr_cache = seen;
+			/* the kernel's answer for an SRQ in the error state */
+			if (ring.srq_error())
+				return err(DAT_INSUFFICIENT_RESOURCES,
+					   DAT_RESOURCE_SRQ);
+			/* every return is counted from shared memory */
+			if (!room())
+				return err(DAT_INSUFFICIENT_RESOURCES,
+					   DAT_RESOURCE_SRQ);
+			if (!ring.full()) {
+				kick_now = ring.push(cookie.as_64, (std::uint32_t)n,
+						     segs);
+				posted++;
+				kick_now |= kick_again.load(std::memory_order_relaxed);
+				pushed = true;
+			} else if (kicked) {
+				return err(DAT_INSUFFICIENT_RESOURCES,
+					   DAT_RESOURCE_SRQ);
+			}
+		}
+		if (pushed)
+			return kick_now ? kick_posted() : (DAT_RETURN)DAT_SUCCESS;
+
+		/* the SRQ grew past the ring: let the kernel drain (unlocked) */
 		DAT_RETURN r = kick();
 		if (!ok(r))
 			return r;
-		if (ring.full())
-			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+		kicked = true;
 	}
-	bool starved = ring.push(cookie.as_64, (std::uint32_t)n, segs);
-	posted++;
-	if (starved || kick_again) {
-		DAT_RETURN r = kick();
-		/* the receive is posted; only a vanished SRQ is news */
-		if (is_type(r, DAT_INVALID_HANDLE))
-			return r;
-	}
-	return DAT_SUCCESS;
 }
 
 /*
@@ -266,7 +301,8 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
  * counted before it saw the completions we reaped last (it drains, then
  * collects); one more kick lets it use them.  If entries still remain the
  * SRQ really is full: the next post kicks again, since the kernel's
- * KDAT_RING_NEED_KICK does not cover this case.
+ * KDAT_RING_NEED_KICK does not cover this case.  Runs without post_lock
+ * (other threads keep posting), so it reads the ring's shared indices.
  */
 DAT_RETURN Srq::kick()
 {
@@ -275,12 +311,13 @@ DAT_RETURN Srq::kick()
 
 	k.srq = kid;
 	r = call(*ctx->dev, KDAT_IOC_SRQ_KICK, k);
-	if (ok(r) && ring.pending()) {
+	if (ok(r) && ring.unconsumed()) {
 		k = {};
 		k.srq = kid;
 		r = call(*ctx->dev, KDAT_IOC_SRQ_KICK, k);
 	}
-	kick_again = ok(r) && ring.pending() != 0;
+	kick_again.store(ok(r) && ring.unconsumed() != 0,
+			 std::memory_order_relaxed);
 	return r;
 }
 
@@ -308,13 +345,13 @@ DAT_RETURN Srq::kquery(std::uint64_t mask, struct kdat_ioc_srq_query &q)
 
 DAT_RETURN Srq::query(std::uint64_t mask, DAT_SRQ_PARAM *p)
 {
-	if (mask & ~DAT_SRQ_FIELD_ALL)
-		return bad_arg(2);
-	if (!p)
-		return bad_arg(3);
+	DAT_RETURN r = query_args(mask, DAT_SRQ_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
 
 	struct kdat_ioc_srq_query q;
-	DAT_RETURN r = kquery(mask, q);
+	r = kquery(mask, q);
 	if (!ok(r))
 		return r;
 	p->ia_handle = ctx->ia_handle;
@@ -354,11 +391,7 @@ DAT_RETURN Srq::set_lw(DAT_COUNT lw)
 
 DAT_RETURN Srq::free()
 {
-	DAT_RETURN r = ctx->kfree(kid, ktype::SRQ);
-
-	if (ok(r))
-		ctx->retire(*this);	/* detaches the channel too */
-	return r;
+	return free_object();	/* retiring detaches the channel too */
 }
 
 void Srq::on_refused(DAT_UINT64 cookie, DAT_RETURN why)
@@ -389,14 +422,17 @@ DAT_RETURN Srq::get_refused(DAT_DTO_COOKIE *cookie, DAT_RETURN *why)
 }
 
 /*
- * The SRQ this thread posted to last, as its channel: no pin, no table
- * lookup, no atomic read-modify-write but the channel lock (PostChannel).
+ * The SRQ this thread posted to last, as its channel and the table entry
+ * that reached it: no pin, no table lookup, no atomic read-modify-write
+ * but the channel lock (PostChannel).
  */
 struct PostCache {
 	DAT_HANDLE h;
 	PostChannel *ch;
+	DAT_SRQ_POST_RECV_FUNC fn;
 };
-static thread_local PostCache post_cache __attribute__((tls_model("initial-exec")));
+static constinit thread_local PostCache post_cache
+	__attribute__((tls_model("initial-exec"))) = {};
 
 void srq_forget_post_cache() noexcept
 {
@@ -407,96 +443,144 @@ void srq_forget_post_cache() noexcept
 
 using namespace kdat;
 
+#define IA_BAD bad_handle(DAT_INVALID_HANDLE_IA)
 #define SRQ_BAD bad_handle(DAT_INVALID_HANDLE_SRQ)
+
+/* The core of dat_srq_post_recv when the cache does not serve. */
+[[gnu::noinline]] static DAT_RETURN post_recv_lookup(DAT_SRQ_HANDLE srq,
+						    DAT_COUNT n,
+						    DAT_LMR_TRIPLET *iov,
+						    DAT_DTO_COOKIE cookie)
+{
+	return KDAT_CORE(DAT_HANDLE_TYPE_SRQ, SRQ_BAD, srq_post_recv_func, srq,
+			 n, iov, cookie);
+}
+
+/* The built-in provider's entries (dispatch.hpp). */
+namespace kdat::builtin {
+
+DAT_RETURN srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, DAT_SRQ_ATTR *attr,
+		      DAT_SRQ_HANDLE *srq)
+{
+	return KDAT_BUILTIN(Ia, ia, dat_srq_create, srq_create(pz, attr, srq),
+			    ia, pz, attr, srq);
+}
+
+DAT_RETURN srq_free(DAT_SRQ_HANDLE srq)
+{
+	return KDAT_BUILTIN(Srq, srq, dat_srq_free, free(), srq);
+}
+
+/*
+ * The cached SRQ's channel first (unpinned, under its lock); else the
+ * SRQ the core pinned, which becomes the cached one; else the core.
+ */
+DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+			 DAT_DTO_COOKIE cookie)
+{
+	PostCache &c = post_cache;
+
+	if (__builtin_expect(srq && srq == c.h, 1)) {
+		PostChannel *ch = c.ch;
+		Srq::FastPost f = Srq::FastPost::no;
+
+		ch->lock.lock();
+		if (__builtin_expect(ch->handle == srq, 1))
+			f = ch->srq->post_fast(n, iov, cookie);
+		ch->lock.unlock();
+		if (__builtin_expect(f == Srq::FastPost::done, 1))
+			return DAT_SUCCESS;
+		if (f == Srq::FastPost::kick) {
+			/* the channel no longer pins it: find it again */
+			return guard([&]() -> DAT_RETURN {
+				auto o = lookup<Srq>(srq);
+
+				return o ? o->kick_posted() : SRQ_BAD;
+			});
+		}
+	}
+	if (Srq *o = pinned<Srq>(srq)) {
+		c.h = srq;
+		c.ch = o->chan;
+		c.fn = o->provider->srq_post_recv_func;
+		return guard([&]() -> DAT_RETURN {
+			return o->post_recv(n, iov, cookie, false);
+		});
+	}
+	if (srq && pinned_call.h == srq)	/* the core's, yet not ours: never */
+		return err(DAT_INTERNAL_ERROR);
+	return post_recv_lookup(srq, n, iov, cookie);
+}
+
+DAT_RETURN srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,
+		     DAT_SRQ_PARAM *param)
+{
+	return KDAT_BUILTIN(Srq, srq, dat_srq_query, query(raw(mask), param),
+			    srq, mask, param);
+}
+
+DAT_RETURN srq_resize(DAT_SRQ_HANDLE srq, DAT_COUNT max)
+{
+	return KDAT_BUILTIN(Srq, srq, dat_srq_resize, resize(max), srq, max);
+}
+
+DAT_RETURN srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw)
+{
+	return KDAT_BUILTIN(Srq, srq, dat_srq_set_lw, set_lw(lw), srq, lw);
+}
+
+} // namespace kdat::builtin
 
 extern "C" {
 
 DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 			  DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq)
 {
-	return dispatch<Ia>(
-		ia, bad_handle(DAT_INVALID_HANDLE_IA),
-		[&](Ia &o) { return o.srq_create(pz, attr, srq); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->srq_create_func,
-						     ia, pz, attr, srq);
-			track_foreign(r, srq ? *srq : nullptr,
-				      DAT_HANDLE_TYPE_SRQ, e);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::srq_create_func>(
+		DAT_HANDLE_TYPE_IA, IA_BAD, track(srq, DAT_HANDLE_TYPE_SRQ), ia,
+		pz, attr, srq);
 }
 
 DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 {
-	return dispatch<Srq>(
-		srq, SRQ_BAD, [&](Srq &o) { return o.free(); },
-		[&](const HandleEntry &e) {
-			DAT_RETURN r = call_provider(e.provider->srq_free_func,
-						     srq);
-			if (ok(r))
-				handles().erase(srq);
-			return r;
-		});
+	return dispatch<&DAT_PROVIDER::srq_free_func>(
+		DAT_HANDLE_TYPE_SRQ, SRQ_BAD, erased(srq), srq);
 }
 
-/* Not the cached SRQ, or not the common post: through the handle table. */
-[[gnu::noinline]] static DAT_RETURN post_recv_lookup(DAT_SRQ_HANDLE srq,
-						    DAT_COUNT n,
-						    DAT_LMR_TRIPLET *iov,
-						    DAT_DTO_COOKIE cookie)
-{
-	return guard([&]() -> DAT_RETURN {
-		HandleEntry e = handles().find(srq, DAT_HANDLE_TYPE_SRQ);
-		if (!e)
-			return SRQ_BAD;
-		if (!e.builtin())
-			return call_provider(e.provider->srq_post_recv_func, srq,
-					     n, iov, cookie);
-		auto o = std::static_pointer_cast<Srq>(e.obj);
-		post_cache.h = srq;
-		post_cache.ch = o->chan;
-		return o->post_recv(n, iov, cookie, false);
-	});
-}
-
+/*
+ * The hot path: the SRQ this thread posted to last goes straight to the
+ * table entry that served it (one indirect call, no lookup).
+ */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	PostCache &c = post_cache;
+	const PostCache &c = post_cache;
 
-	if (__builtin_expect(srq && srq == c.h, 1)) {
-		PostChannel *ch = c.ch;
-		DAT_RETURN r;
-		bool done = false;
-
-		ch->lock.lock();
-		if (__builtin_expect(ch->handle == srq, 1))
-			done = ch->srq->post_fast(n, iov, cookie, r);
-		ch->lock.unlock();
-		if (__builtin_expect(done, 1))
-			return r;
-	}
+	if (__builtin_expect(srq && srq == c.h, 1))
+		return c.fn(srq, n, iov, cookie);
 	return post_recv_lookup(srq, n, iov, cookie);
 }
 
 DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,
 			 DAT_SRQ_PARAM *param)
 {
-	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, query(raw(mask), param),
-			     srq_query_func, srq, mask, param);
+	return KDAT_CORE(DAT_HANDLE_TYPE_SRQ, SRQ_BAD, srq_query_func, srq,
+			 mask, param);
 }
 
 DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq, DAT_COUNT max)
 {
-	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, resize(max), srq_resize_func,
-			     srq, max);
+	return KDAT_CORE(DAT_HANDLE_TYPE_SRQ, SRQ_BAD, srq_resize_func, srq,
+			 max);
 }
 
 DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw)
 {
-	return KDAT_DISPATCH(Srq, srq, SRQ_BAD, set_lw(lw), srq_set_lw_func,
-			     srq, lw);
+	return KDAT_CORE(DAT_HANDLE_TYPE_SRQ, SRQ_BAD, srq_set_lw_func, srq,
+			 lw);
 }
+
+/* kdat extensions of the built-in provider (not in the table). */
 
 DAT_RETURN dat_kdat_srq_post_recv_ioctl(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 					DAT_LMR_TRIPLET *iov,

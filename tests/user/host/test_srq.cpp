@@ -12,6 +12,9 @@
 // drain order, where messages land) is tested against the real module:
 // tests/user/guest/srq_test.cpp, srq_library_test.cpp (README.md here).
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -262,6 +265,80 @@ TEST_F(Srq, KickFailureOnlyReportsAVanishedSrq)
 	kernel.status_next(KDAT_IOC_SRQ_KICK, BAD(DAT_INVALID_HANDLE_SRQ));
 	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_SRQ), post(srq, 1));
 	EXPECT_EQ(2u, kernel.taken(s).size() + kernel.unconsumed(s));
+	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
+ * A system call some thread of the library is in, held there by the test
+ * until released: hold() runs inside the fake's answer (the fake's lock
+ * held, so whoever is released must not need the fake meanwhile).
+ */
+class Gate {
+public:
+	/* In the answer: say so, then wait for release() (or give up). */
+	void hold()
+	{
+		std::unique_lock<std::mutex> g(m_);
+		entered_ = true;
+		cv_.notify_all();
+		/* a bound only so that a broken library fails instead of hanging */
+		released_in_time_ = cv_.wait_for(g, std::chrono::seconds(60),
+						 [this] { return released_; });
+	}
+	/* Wait until a thread is inside hold(). */
+	void await_entered()
+	{
+		std::unique_lock<std::mutex> g(m_);
+		cv_.wait(g, [this] { return entered_; });
+	}
+	void release()
+	{
+		std::lock_guard<std::mutex> g(m_);
+		released_ = true;
+		cv_.notify_all();
+	}
+	bool released_in_time() const { return released_in_time_; }
+
+private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	bool entered_ = false, released_ = false, released_in_time_ = false;
+};
+
+/*
+ * No lock of the post path is held across a system call: while one thread
+ * is inside the kick its post asked for, another thread's post to the same
+ * SRQ goes through the ring and returns (with the kick made under the
+ * SRQ's post lock, the second post would wait for the first kick).
+ */
+TEST_F(Srq, PostsDoNotWaitForAKickInProgress)
+{
+	DAT_SRQ_HANDLE srq = make_srq(8);
+	fake::Ref s = ref<kdat::Srq>(srq);
+	Gate gate;
+	int kicks = 0;
+
+	kernel.answer<kdat_ioc_srq_op>(KDAT_IOC_SRQ_KICK,
+				       [&](kdat_ioc_srq_op &) {
+					       kernel.set_need_kick(s, false);
+					       if (kicks++ == 0)
+						       gate.hold();
+					       return DAT_SUCCESS;
+				       });
+	kernel.set_need_kick(s, true);
+	DAT_RETURN first = DAT_INTERNAL_ERROR;
+	std::thread kicker([&] { first = post(srq, 0); });
+	gate.await_entered();
+
+	/* the kick is in progress: this post needs no system call */
+	DAT_RETURN second = post(srq, 1);
+	gate.release();
+	kicker.join();
+	EXPECT_TRUE(gate.released_in_time()) << "the second post waited for the kick";
+	EXPECT_OK(second);
+	EXPECT_OK(first);
+	EXPECT_EQ(2u, kernel.taken(s).size() + kernel.unconsumed(s));
+	kernel.answer_raw(KDAT_IOC_SRQ_KICK, nullptr);
 	EXPECT_OK(dat_srq_free(srq));
 }
 

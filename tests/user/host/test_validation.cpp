@@ -407,6 +407,81 @@ TEST_F(Validation, EpPostAndConnectArguments)
 	s.close();
 }
 
+/*
+ * The core reaches the built-in provider through its DAT_PROVIDER table,
+ * like any loaded provider's: an entry swapped in the table is what the
+ * dat_* call runs (the hot paths included, the cached SRQ post too).
+ */
+namespace {
+int table_calls;
+DAT_PZ_QUERY_FUNC real_pz_query;
+DAT_SRQ_POST_RECV_FUNC real_srq_post_recv;
+DAT_EVD_DEQUEUE_FUNC real_evd_dequeue;
+
+DAT_RETURN counting_pz_query(DAT_PZ_HANDLE pz, DAT_PZ_PARAM_MASK m,
+			     DAT_PZ_PARAM *p)
+{
+	table_calls++;
+	return real_pz_query(pz, m, p);
+}
+
+DAT_RETURN counting_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
+				  DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE c)
+{
+	table_calls++;
+	return real_srq_post_recv(srq, n, iov, c);
+}
+
+DAT_RETURN counting_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *e)
+{
+	table_calls++;
+	return real_evd_dequeue(evd, e);
+}
+} // namespace
+
+TEST_F(Validation, EveryCallGoesThroughTheProviderTable)
+{
+	Side s;
+	s.open("rxe0");
+	DAT_PROVIDER *p = DAT_HANDLE_TO_PROVIDER(s.pz);
+	DAT_SRQ_ATTR a = { 8, 1, DAT_SRQ_LW_DEFAULT };
+	DAT_SRQ_HANDLE srq = nullptr;
+	ASSERT_OK(dat_srq_create(s.ia, s.pz, &a, &srq));
+
+	real_pz_query = p->pz_query_func;
+	real_srq_post_recv = p->srq_post_recv_func;
+	real_evd_dequeue = p->evd_dequeue_func;
+	p->pz_query_func = counting_pz_query;
+	p->srq_post_recv_func = counting_srq_post_recv;
+	p->evd_dequeue_func = counting_evd_dequeue;
+	table_calls = 0;
+
+	DAT_PZ_PARAM pp;
+	EXPECT_OK(dat_pz_query(s.pz, DAT_PZ_FIELD_ALL, &pp));
+	EXPECT_EQ(s.ia, pp.ia_handle);
+	EXPECT_EQ(1, table_calls);
+	DAT_EVENT e;
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE), dat_evd_dequeue(s.dto, &e));
+	EXPECT_EQ(2, table_calls);
+	/* the first post finds the SRQ, the next ones are cached */
+	DAT_LMR_TRIPLET t = s.seg(0, 64);
+	DAT_DTO_COOKIE c;
+	c.as_64 = 1;
+	for (int i = 0; i < 3; i++)
+		EXPECT_OK(dat_srq_post_recv(srq, 1, &t, c));
+	EXPECT_EQ(5, table_calls);
+	/* a bad handle never reaches a provider */
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_PZ),
+		   dat_pz_query(s.ia, DAT_PZ_FIELD_ALL, &pp));
+	EXPECT_EQ(5, table_calls);
+
+	p->pz_query_func = real_pz_query;
+	p->srq_post_recv_func = real_srq_post_recv;
+	p->evd_dequeue_func = real_evd_dequeue;
+	EXPECT_OK(dat_srq_free(srq));
+	s.close();
+}
+
 TEST_F(Validation, ConsumerContextAndHandleTypes)
 {
 	Side s;
