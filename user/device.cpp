@@ -2,6 +2,7 @@
 //
 // The real /dev/kdat device: an owned file descriptor, ioctl and mmap.
 #include "ioctl.hpp"
+#include "unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -17,22 +18,6 @@
 namespace kdat {
 
 namespace {
-
-class UniqueFd {
-public:
-	explicit UniqueFd(int fd = -1) : fd_(fd) {}
-	UniqueFd(const UniqueFd &) = delete;
-	UniqueFd &operator=(const UniqueFd &) = delete;
-	~UniqueFd()
-	{
-		if (fd_ >= 0)
-			::close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
 
 class KdatDevice final : public Device {
 public:

@@ -36,6 +36,7 @@
 
 #include "dispatch.hpp"
 #include "objects.hpp"
+#include "unique_fd.hpp"
 
 namespace kdat {
 
@@ -253,22 +254,6 @@ std::string dat_conf_path()
 }
 
 namespace {
-
-class UniqueFd {
-public:
-	explicit UniqueFd(int fd) : fd_(fd) {}
-	UniqueFd(const UniqueFd &) = delete;
-	UniqueFd &operator=(const UniqueFd &) = delete;
-	~UniqueFd()
-	{
-		if (fd_ >= 0)
-			::close(fd_);
-	}
-	int get() const { return fd_; }
-
-private:
-	int fd_;
-};
 
 std::string errno_text(int e)
 {
