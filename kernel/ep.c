@@ -11,16 +11,22 @@
  * complete in order, so the rings are plain FIFOs.  All WRs are signalled;
  * DAT_COMPLETION_SUPPRESS_FLAG only hides the event of a successful one.
  *
- * An SRQ EP's QP lives in the SRQ's ib_pd even when the consumer gave the
- * EP another PZ (srq_ep_pz_difference_supported): devices such as rxe
- * check receive lkeys against the QP's PD.  The EP's own PZ still governs
- * what it may send, checked by the provider on every post.
+ * Every QP lives in its EP's PZ (ib_pd), SRQ or not: the EP's PZ governs
+ * what the EP may send and what incoming RDMA may reach over its
+ * connection, as dat_ep_create_with_srq says; the SRQ's PZ governs only
+ * the receive buffers.  A device whose responder checks SRQ receive lkeys
+ * against the QP's PD instead of the SRQ's (rxe) cannot have the two
+ * differ: kdat_srq_ep_pz_may_differ() says so, and the IA reports it as
+ * srq_ep_pz_difference_supported.
+ *
+ * DAT_HW_DEFAULT in an EP attribute asks for the provider's default
+ * (kdat_ep_resolve_defaults); dat_ep_query reports the value chosen.
  */
+#include <linux/delay.h>
+#include <linux/irq_poll.h>
 #include <linux/slab.h>
 
 #include "kdat_core.h"
-
-#define KDAT_EP_MAX_IOV		16
 
 #define KDAT_SEND_FLAGS	(DAT_COMPLETION_SUPPRESS_FLAG | \
 			 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
@@ -195,19 +201,92 @@ static void kdat_ep_default_attr(DAT_EP_ATTR *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->service_type = DAT_SERVICE_TYPE_RC;
-	a->max_message_size = 1U << 20;
-	a->max_rdma_size = 1U << 20;
+	a->max_message_size = KDAT_EP_DEFAULT_MSG_SIZE;
+	a->max_rdma_size = KDAT_EP_DEFAULT_MSG_SIZE;
 	a->qos = DAT_QOS_BEST_EFFORT;
 	a->recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
 	a->request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-	a->max_recv_dtos = 16;
-	a->max_request_dtos = 16;
+	a->max_recv_dtos = KDAT_EP_DEFAULT_DTOS;
+	a->max_request_dtos = KDAT_EP_DEFAULT_DTOS;
 	a->max_recv_iov = 1;
 	a->max_request_iov = 1;
+	a->max_rdma_read_in = 0;	/* the page recommends 0 */
+	a->max_rdma_read_out = 0;
+	a->srq_soft_hw = DAT_HW_DEFAULT;
+	a->max_rdma_read_iov = 1;
+	a->max_rdma_write_iov = 1;
 }
 
+/* The IA's limits on the segments of one RDMA Read or Write. */
+int kdat_rdma_read_iov_max(const struct ib_device *dev)
+{
+	return min_t(int, dev->attrs.max_sge_rd, KDAT_EP_MAX_IOV);
+}
+
+int kdat_rdma_write_iov_max(const struct ib_device *dev)
+{
+	return min_t(int, dev->attrs.max_send_sge, KDAT_EP_MAX_IOV);
+}
+
+/*
+ * May an SRQ EP's PZ differ from its SRQ's?  Only where the device checks
+ * SRQ receive lkeys against the SRQ's PD, as the IBA says: rxe checks them
+ * against the QP's (rxe_resp.c copy_data(qp->pd, ...)), so on rxe every
+ * receive of an EP whose PZ differs would fail with a protection error.
+ */
+bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev)
+{
+	return dev->ops.driver_id != RDMA_DRIVER_RXE;
+}
+
+/*
+ * Replace every DAT_HW_DEFAULT in @a by the provider's default, so the EP
+ * gets, and dat_ep_query reports, the value actually chosen.  For an SRQ
+ * EP the default max_recv_dtos is the SRQ's.  A max_rdma_read_iov or
+ * max_rdma_write_iov of 0 (the value of a zeroed structure, which allows
+ * no RDMA at all) is taken as the default too: max_request_iov, within
+ * the IA's limit.
+ */
+static void kdat_ep_resolve_defaults(struct kdat_ia *ia,
+				     const struct kdat_srq *srq,
+				     DAT_EP_ATTR *a)
+{
+	DAT_EP_ATTR d;
+
+	kdat_ep_default_attr(&d);
+	if (a->max_message_size == (DAT_VLEN)DAT_HW_DEFAULT)
+		a->max_message_size = d.max_message_size;
+	if (a->max_rdma_size == (DAT_VLEN)DAT_HW_DEFAULT)
+		a->max_rdma_size = d.max_rdma_size;
+	if (a->max_recv_dtos == DAT_HW_DEFAULT)
+		a->max_recv_dtos = srq ? srq->max_recv_dtos : d.max_recv_dtos;
+	if (a->max_request_dtos == DAT_HW_DEFAULT)
+		a->max_request_dtos = d.max_request_dtos;
+	if (a->max_recv_iov == DAT_HW_DEFAULT)
+		a->max_recv_iov = d.max_recv_iov;
+	if (a->max_request_iov == DAT_HW_DEFAULT)
+		a->max_request_iov = d.max_request_iov;
+	if (a->max_rdma_read_in == DAT_HW_DEFAULT)
+		a->max_rdma_read_in = d.max_rdma_read_in;
+	if (a->max_rdma_read_out == DAT_HW_DEFAULT)
+		a->max_rdma_read_out = d.max_rdma_read_out;
+	if (a->max_rdma_read_iov == DAT_HW_DEFAULT || !a->max_rdma_read_iov)
+		a->max_rdma_read_iov =
+			clamp(a->max_request_iov, 1,
+			      kdat_rdma_read_iov_max(ia->ibdev));
+	if (a->max_rdma_write_iov == DAT_HW_DEFAULT || !a->max_rdma_write_iov)
+		a->max_rdma_write_iov =
+			clamp(a->max_request_iov, 1,
+			      kdat_rdma_write_iov_max(ia->ibdev));
+}
+
+/*
+ * Check resolved attributes against the IA's capabilities.  @arg is the
+ * subtype naming the attribute argument of the calling function
+ * (DAT_INVALID_ARG6 of dat_ep_create, ARG7 of dat_ep_create_with_srq).
+ */
 static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
-				     bool with_srq)
+				     bool with_srq, DAT_RETURN_SUBTYPE arg)
 {
 	const struct ib_device_attr *d = &ia->ibdev->attrs;
 	int max_iov = min3(d->max_send_sge, d->max_recv_sge, KDAT_EP_MAX_IOV);
@@ -220,21 +299,33 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 	    a->max_rdma_read_in < 0 ||
 	    a->max_rdma_read_in > d->max_qp_rd_atom ||
 	    a->max_rdma_read_out < 0 ||
-	    a->max_rdma_read_out > d->max_qp_init_rd_atom)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	    a->max_rdma_read_out > d->max_qp_init_rd_atom ||
+	    a->max_rdma_read_iov <= 0 ||
+	    a->max_rdma_read_iov > kdat_rdma_read_iov_max(ia->ibdev) ||
+	    a->max_rdma_write_iov <= 0 ||
+	    a->max_rdma_write_iov > kdat_rdma_write_iov_max(ia->ibdev) ||
+	    (a->srq_soft_hw < 0 && a->srq_soft_hw != DAT_HW_DEFAULT))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (a->request_completion_flags & ~(KDAT_EXCLUSIVE_FLAGS |
 					    DAT_COMPLETION_SUPPRESS_FLAG))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (a->recv_completion_flags & ~KDAT_EXCLUSIVE_FLAGS ||
 	    hweight32(a->recv_completion_flags) > 1)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	/* an SRQ EP's receive queue is the SRQ: max_recv_iov is ignored */
 	if (!with_srq &&
 	    (a->max_recv_dtos <= 0 || a->max_recv_dtos > d->max_qp_wr ||
 	     a->max_recv_iov <= 0 || a->max_recv_iov > max_iov))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (with_srq && a->max_recv_dtos < 0)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
+	/*
+	 * A soft high watermark (an event when the EP holds that many SRQ
+	 * buffers) is a model this provider does not offer, as
+	 * dat_ep_set_watermark says; 0 and DAT_HW_DEFAULT mean none.
+	 */
+	if (with_srq && a->srq_soft_hw > 0)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	return DAT_SUCCESS;
 }
 
@@ -251,6 +342,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	struct kdat_srq *srq = NULL;
 	struct kdat_pz *pz = NULL;
 	struct kdat_obj *o;
+	/* ep_attributes and ep_handle: ARG6/ARG7, ARG7/ARG8 with an SRQ */
+	DAT_RETURN_SUBTYPE attr_arg = srq_h ? DAT_INVALID_ARG7 :
+					      DAT_INVALID_ARG6;
 	struct kdat_ep *ep;
 	DAT_EP_ATTR a;
 	DAT_RETURN ret;
@@ -284,8 +378,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 			goto err_refs;
 		}
 		srq = container_of(o, struct kdat_srq, obj);
-		/* srq_ep_pz_difference_supported is false for user IAs */
-		if (ia->ufile && srq->pz != pz) {
+		/* srq_ep_pz_difference_supported */
+		if (srq->pz != pz && !kdat_srq_ep_pz_may_differ(ia->ibdev)) {
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 			goto err_refs;
 		}
@@ -303,7 +397,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		a = *attr;
 	else
 		kdat_ep_default_attr(&a);
-	ret = kdat_ep_check_attr(ia, &a, srq);
+	kdat_ep_resolve_defaults(ia, srq, &a);
+	ret = kdat_ep_check_attr(ia, &a, srq, attr_arg);
 	if (ret != DAT_SUCCESS)
 		goto err_refs;
 	if (srq)
@@ -356,7 +451,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	    (req_evd && list_empty(&req_evd->obj.ia_node)) ||
 	    (conn_evd && list_empty(&conn_evd->obj.ia_node)))
 		goto err_locked;
-	ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	ret = KDAT_ERR(DAT_INVALID_PARAMETER, attr_arg);
 	if (!kdat_evd_join_stream(recv_evd, a.recv_completion_flags, true))
 		goto err_locked;
 	joined_recv = true;
@@ -522,7 +617,8 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.qp_type = IB_QPT_RC;
 	if (ep->srq && !qa.srq)
 		return -ENODEV;
-	ret = rdma_create_qp(id, ep->srq ? ep->srq->pz->pd : ep->pz->pd, &qa);
+	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
+	ret = rdma_create_qp(id, ep->pz->pd, &qa);
 	if (ret) {
 		if (ep->own_cq) {
 			ib_free_cq(ep->own_cq);
@@ -546,6 +642,48 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
 	spin_unlock_irq(&ep->lock);
 	return ret;
+}
+
+/*
+ * Deliver every receive completion the device generated for @ep's QP so
+ * far: run the recv CQ's poller to its end.  Called after the QP entered
+ * the error state and before the connection event that ends the
+ * connection is posted, so a consumer that dequeues DISCONNECTED finds
+ * every buffer the EP took from its SRQ (or its own ring), completed or
+ * flushed, on the recv EVD already (dat_ep_create_with_srq: flushed
+ * receives first).  Process context; the poller must not wait for the
+ * caller (the CM handler or an EP operation).
+ */
+void kdat_ep_flush_recv(struct kdat_ep *ep)
+{
+	struct ib_qp *qp = ep->qp;
+	struct ib_cq *cq = qp ? qp->recv_cq : NULL;
+
+	might_sleep();
+	if (!cq)
+		return;
+	switch (cq->poll_ctx) {
+	case IB_POLL_WORKQUEUE:
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		/*
+		 * A run that starts after this polls every entry there now
+		 * (one run polls up to 64k, more than an EVD holds).
+		 */
+		queue_work(cq->comp_wq, &cq->work);
+		flush_work(&cq->work);
+		break;
+	case IB_POLL_SOFTIRQ:
+		/* run the poller here, as bottom halves end ... */
+		local_bh_disable();
+		irq_poll_sched(&cq->iop);
+		local_bh_enable();
+		/* ... or wait for the run another CPU has scheduled */
+		while (test_bit(IRQ_POLL_F_SCHED, &cq->iop.state))
+			usleep_range(20, 50);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Flush every receive that never reached a QP, so each completes once. */
@@ -724,9 +862,10 @@ again:
 		a.max_rdma_read_in = p->ep_attr.max_rdma_read_in;
 	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
 		a.max_rdma_read_out = p->ep_attr.max_rdma_read_out;
-	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq);
+	kdat_ep_resolve_defaults(ep->obj.ia, ep->srq, &a);
+	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq, DAT_INVALID_ARG3);
 	if (ret != DAT_SUCCESS)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		return ret;
 	memset(&sq, 0, sizeof(sq));
 	if (kdat_ring_init(ep, &sq, a.max_request_dtos, a.max_request_iov,
 			   false)) {
@@ -813,7 +952,9 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 	u64 len = 0;
 	DAT_COUNT i;
 
-	if (n < 0 || n > ep->attr.max_request_iov)
+	if (n < 0 || n > ep->attr.max_request_iov ||
+	    (op == IB_WR_RDMA_READ && n > ep->attr.max_rdma_read_iov) ||
+	    (op == IB_WR_RDMA_WRITE && n > ep->attr.max_rdma_write_iov))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (n && !iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);

@@ -362,6 +362,16 @@ struct kdat_cr {
 	bool counted;			/* in psp->pending */
 };
 
+/* Most segments of one EP work request. */
+#define KDAT_EP_MAX_IOV			16
+/* Defaults for EP attributes given as DAT_HW_DEFAULT (or no attributes) */
+#define KDAT_EP_DEFAULT_MSG_SIZE	(1U << 20)
+#define KDAT_EP_DEFAULT_DTOS		16
+
+int kdat_rdma_read_iov_max(const struct ib_device *dev);
+int kdat_rdma_write_iov_max(const struct ib_device *dev);
+bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev);
+void kdat_ep_flush_recv(struct kdat_ep *ep);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);

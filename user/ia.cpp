@@ -358,11 +358,14 @@ void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
 	p.srq_supported = u.max_srqs > 0 ? DAT_TRUE : DAT_FALSE;
 	p.srq_watermarks_supported = 1;
 	/*
-	 * A user LMR is a registration in its PZ's protection domain, which
-	 * must be the QP's: the kernel refuses an SRQ EP whose PZ differs
-	 * from the SRQ's (DAT_INVALID_PARAMETER) for /dev/kdat IAs.
+	 * An SRQ EP's QP lives in the EP's PZ, its receive buffers in the
+	 * SRQ's: the kernel knows whether the device allows the two to
+	 * differ (not rxe, which checks SRQ receive lkeys against the QP's
+	 * PD), and refuses a differing EP PZ with DAT_INVALID_PARAMETER
+	 * where it does not.
 	 */
-	p.srq_ep_pz_difference_supported = DAT_FALSE;
+	p.srq_ep_pz_difference_supported =
+		(u.flags & KDAT_UIA_SRQ_EP_PZ_DIFF) ? DAT_TRUE : DAT_FALSE;
 	p.srq_info_supported = 1;
 	p.ep_recv_info_supported = 0;
 	p.lmr_sync_req = DAT_FALSE;
