@@ -340,11 +340,17 @@ void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
 	/* triplets are copied into the ring or the ioctl before we return */
 	p.iov_ownership_on_return = DAT_IOV_CONSUMER;
 	p.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+	/*
+	 * Not DAT_COMPLETION_SOLICITED_WAIT_FLAG: an EP accepts it as its
+	 * recv_completion_flags (the EVD sharing rules apply), but a waiter
+	 * still wakes for every completion, solicited or not (the kernel's
+	 * completion queues are armed for every completion), so claiming it
+	 * would not be true.
+	 */
 	p.completion_flags_supported =
 		(DAT_COMPLETION_FLAGS)(DAT_COMPLETION_DEFAULT_FLAG |
 				       DAT_COMPLETION_SUPPRESS_FLAG |
 				       DAT_COMPLETION_UNSIGNALLED_FLAG |
-				       DAT_COMPLETION_SOLICITED_WAIT_FLAG |
 				       DAT_COMPLETION_EVD_THRESHOLD_FLAG);
 	p.is_thread_safe = DAT_TRUE;
 	p.max_private_data_size = 55;

@@ -243,4 +243,18 @@ TEST_F(EpSemantics, SrqEpPzDifferenceFollowsTheProviderAttribute)
 		  DAT_DTO_SUCCESS);
 }
 
+// completion_flags_supported claims only what the provider honours: a
+// SOLICITED_WAIT receive stream is accepted, but its waiter still wakes
+// for every completion, so the flag is not claimed.
+TEST_F(EpSemantics, CompletionFlagsSupportedDoNotClaimSolicitedWait)
+{
+	DAT_PROVIDER_ATTR pa{};
+	ASSERT_OK(dat_ia_query(s.ia, nullptr, 0, nullptr,
+			       DAT_PROVIDER_FIELD_ALL, &pa));
+	EXPECT_EQ(pa.completion_flags_supported &
+			  DAT_COMPLETION_SOLICITED_WAIT_FLAG, 0);
+	EXPECT_NE(pa.completion_flags_supported &
+			  DAT_COMPLETION_UNSIGNALLED_FLAG, 0);
+}
+
 } // namespace
