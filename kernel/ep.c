@@ -862,7 +862,7 @@ again:
 		a.max_rdma_read_in = p->ep_attr.max_rdma_read_in;
 	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
 		a.max_rdma_read_out = p->ep_attr.max_rdma_read_out;
-	kdat_ep_resolve_defaults(ep->obj.ia, ep->srq, &a);
+	/* exact values only: DAT_HW_DEFAULT is for create (-1 is refused) */
 	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq, DAT_INVALID_ARG3);
 	if (ret != DAT_SUCCESS)
 		return ret;
