@@ -100,9 +100,11 @@ static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 /*
  * The connection is over.  Moving the QP to the error state flushes the
  * receive buffers this EP took from its SRQ (and its own ring) to its
- * recv EVD, as dat_srq_post_recv requires on entering Disconnected; the
- * connection event follows only once those completions are on the recv
- * EVD (kdat_ep_flush_recv), the order dat_ep_create_with_srq gives.
+ * recv CQ, as dat_srq_post_recv requires on entering Disconnected; the
+ * connection event follows only once the CQ's poller delivered them to
+ * the recv EVD, the order dat_ep_create_with_srq gives.  That wait runs in
+ * a work item (kdat_ep_gone_later): this runs in the CM handler or under
+ * op_lock, and the poller runs upcalls that may need either.
  */
 static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
@@ -110,10 +112,13 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 
 	if (!kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED))
 		return;
-	if (ep->qp) {
+	if (ep->qp && ep->recv_evd) {
 		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
-		kdat_ep_flush_recv(ep);
+		kdat_ep_gone_later(ep, num);
+		return;
 	}
+	if (ep->qp)
+		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
 	kdat_ep_connection_event(ep, num);
 }
 

@@ -22,7 +22,7 @@
  * DAT_HW_DEFAULT in an EP attribute asks for the provider's default
  * (kdat_ep_resolve_defaults); dat_ep_query reports the value chosen.
  */
-#include <linux/delay.h>
+#include <linux/list.h>
 #include <linux/irq_poll.h>
 #include <linux/slab.h>
 
@@ -36,6 +36,8 @@
 #define KDAT_EXCLUSIVE_FLAGS	(DAT_COMPLETION_UNSIGNALLED_FLAG | \
 				 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
 				 DAT_COMPLETION_EVD_THRESHOLD_FLAG)
+
+static void kdat_ep_gone_work(struct work_struct *w);
 
 static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
 {
@@ -416,6 +418,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	kdat_obj_init(&ep->obj, DAT_HANDLE_TYPE_EP, ia->obj.provider, ia,
 		      kdat_ep_release);
 	mutex_init(&ep->op_lock);
+	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	spin_lock_init(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
@@ -645,24 +648,38 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 }
 
 /*
- * Deliver every receive completion the device generated for @ep's QP so
- * far: run the recv CQ's poller to its end.  Called after the QP entered
- * the error state and before the connection event that ends the
- * connection is posted, so a consumer that dequeues DISCONNECTED finds
- * every buffer the EP took from its SRQ (or its own ring), completed or
- * flushed, on the recv EVD already (dat_ep_create_with_srq: flushed
- * receives first).  Process context; the poller must not wait for the
- * caller (the CM handler or an EP operation).
+ * The end of a connection.  dat_ep_create_with_srq's order: every buffer
+ * the EP took from its SRQ (or its own ring), completed or flushed, is on
+ * its recv EVD before the connection event that ends the connection.  The
+ * QP is moved to the error state where the connection ends (cm.c); the
+ * event then waits here, in a work item, for the recv CQ's poller to run
+ * past that point.  Never in the CM handler or under op_lock: the poller
+ * runs consumer upcalls, which may free, disconnect or query this very EP.
  */
-void kdat_ep_flush_recv(struct kdat_ep *ep)
+static struct workqueue_struct *kdat_ep_wq;
+
+/*
+ * Deliver every receive completion the device put in @ep's recv CQ so far.
+ * Runs in gone_work with no lock held, inside a call section (device
+ * removal, which frees the CQ, waits for it) and using the recv EVD like a
+ * call does (its free waits or refuses until then), so the CQ stays.  An
+ * EVD a destroy has claimed, or of a closing IA, is not waited for.
+ */
+static void kdat_ep_flush_recv(struct kdat_ep *ep)
 {
-	struct ib_qp *qp = ep->qp;
-	struct ib_cq *cq = qp ? qp->recv_cq : NULL;
+	struct kdat_evd *evd = ep->recv_evd;
+	struct kdat_ia *ia = ep->obj.ia;
+	struct ib_cq *cq;
+	int idx;
 
 	might_sleep();
-	if (!cq)
+	if (!evd)
 		return;
-	switch (cq->poll_ctx) {
+	idx = kdat_call_begin();
+	if (kdat_ia_dead(ia) || !kdat_obj_use(&evd->obj))
+		goto out;
+	cq = READ_ONCE(evd->cq);
+	switch (cq ? cq->poll_ctx : IB_POLL_DIRECT) {
 	case IB_POLL_WORKQUEUE:
 	case IB_POLL_UNBOUND_WORKQUEUE:
 		/*
@@ -673,17 +690,125 @@ void kdat_ep_flush_recv(struct kdat_ep *ep)
 		flush_work(&cq->work);
 		break;
 	case IB_POLL_SOFTIRQ:
-		/* run the poller here, as bottom halves end ... */
+		/*
+		 * Stop the irq_poll: the run in progress ends (a disabled
+		 * poller does not reschedule itself however busy the CQ),
+		 * then no other can start.  Poll what is there in place, at
+		 * most the CQ's capacity, as a bottom half would, then let
+		 * the poller go and kick it: a completion notified meanwhile
+		 * found it disabled, and the kick re-arms the CQ.
+		 */
+		irq_poll_disable(&cq->iop);
+		local_bh_disable();
+		ib_process_cq_direct(cq, cq->cqe);
+		local_bh_enable();
+		irq_poll_enable(&cq->iop);
 		local_bh_disable();
 		irq_poll_sched(&cq->iop);
 		local_bh_enable();
-		/* ... or wait for the run another CPU has scheduled */
-		while (test_bit(IRQ_POLL_F_SCHED, &cq->iop.state))
-			usleep_range(20, 50);
 		break;
 	default:
 		break;
 	}
+	kdat_obj_unuse(&evd->obj);
+out:
+	kdat_call_end(idx);
+}
+
+static void kdat_ep_gone_work(struct work_struct *w)
+{
+	struct kdat_ep *ep = container_of(w, struct kdat_ep, gone_work);
+	DAT_EVENT_NUMBER num;
+	bool post;
+	u32 gen;
+
+	for (;;) {
+		spin_lock_irq(&ep->lock);
+		if (!ep->gone_pending || ep->freed) {
+			ep->gone_pending = false;
+			spin_unlock_irq(&ep->lock);
+			break;
+		}
+		ep->gone_pending = false;
+		num = ep->gone_event;
+		gen = ep->gone_gen;
+		ep->gone_waiting = true;
+		spin_unlock_irq(&ep->lock);
+
+		kdat_ep_flush_recv(ep);
+
+		spin_lock_irq(&ep->lock);
+		ep->gone_waiting = false;
+		spin_unlock_irq(&ep->lock);
+		wake_up_var(&ep->gone_waiting);
+
+		/* not for an EP freed, reset or connected again meanwhile */
+		mutex_lock(&ep->op_lock);
+		spin_lock_irq(&ep->lock);
+		post = !ep->freed && ep->conn_gen == gen;
+		spin_unlock_irq(&ep->lock);
+		if (post)
+			kdat_ep_connection_event(ep, num);
+		mutex_unlock(&ep->op_lock);
+	}
+	kdat_obj_put(&ep->obj);
+}
+
+/*
+ * Report @num once the recv CQ delivered what the EP's QP (already in the
+ * error state) put there.  Any context that may take ep->lock; the caller
+ * changed the state to Disconnected.
+ */
+void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->gone_event = num;
+	ep->gone_gen = ep->conn_gen;
+	ep->gone_pending = true;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	/* one reference per queued run; a pending run takes this event */
+	kdat_obj_hold(&ep->obj);
+	if (!queue_work(kdat_ep_wq, &ep->gone_work))
+		kdat_obj_put(&ep->obj);
+}
+
+static bool kdat_ep_gone_idle(struct kdat_ep *ep)
+{
+	bool idle;
+
+	spin_lock_irq(&ep->lock);
+	idle = !ep->gone_waiting;
+	spin_unlock_irq(&ep->lock);
+	return idle;
+}
+
+/*
+ * dat_ep_free, after setting ep->freed: a gone_work waiting for the recv
+ * CQ's poller ends before the EP lets its EVDs go.  Not when the free runs
+ * inside that very poller (an upcall freeing its EP): the work waits for
+ * us there, and its use of the recv EVD keeps the CQ.
+ */
+static void kdat_ep_gone_quiesce(struct kdat_ep *ep)
+{
+	struct ib_cq *cq = ep->recv_evd ? READ_ONCE(ep->recv_evd->cq) : NULL;
+
+	if (cq && current_work() == &cq->work)
+		return;
+	wait_var_event(&ep->gone_waiting, kdat_ep_gone_idle(ep));
+}
+
+int kdat_ep_init(void)
+{
+	kdat_ep_wq = alloc_workqueue("kdat_ep", WQ_UNBOUND, 0);
+	return kdat_ep_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: every connection event still on its way runs first. */
+void kdat_ep_exit(void)
+{
+	destroy_workqueue(kdat_ep_wq);
 }
 
 /* Flush every receive that never reached a QP, so each completes once. */
@@ -1127,6 +1252,8 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
+	/* a connection event still on its way was the old connection's */
+	ep->conn_gen++;
 	ep->remote_qual = 0;
 	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
@@ -1148,6 +1275,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_DISCONNECTED;
+	ep->freed = true;	/* no connection event any more */
 	cr = ep->cr;
 	ep->cr = NULL;
 	spin_unlock_irq(&ep->lock);
@@ -1155,6 +1283,10 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 		rdma_disconnect(ep->cm_id);
 	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
 	mutex_unlock(&ep->op_lock);
+	/* a run not started yet has nothing to do: drop its reference */
+	if (cancel_work(&ep->gone_work))
+		kdat_obj_put(&ep->obj);
+	kdat_ep_gone_quiesce(ep);
 	kdat_ep_flush_pending(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);
