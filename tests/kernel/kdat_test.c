@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <dat/kdat.h>
@@ -1814,6 +1815,162 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * An upcall that acts on its own EP once the test lets it: the first
+ * receive's upcall holds the recv CQ's poller (the second receive waits
+ * in the CQ), then frees the EP, or queries and disconnects it.
+ */
+struct act_box {
+	atomic_t calls;
+	bool release;
+	bool free;			/* free the EP, else query + disconnect */
+	DAT_EP_HANDLE ep;
+	DAT_RETURN ret, query_ret;
+	DAT_EP_STATE state;
+	struct completion done;
+	wait_queue_head_t wq;
+};
+
+static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct act_box *b = data;
+	DAT_EP_PARAM q = {};
+
+	if (atomic_inc_return(&b->calls) != 1) {
+		wake_up(&b->wq);
+		return;
+	}
+	wake_up(&b->wq);
+	wait_event_timeout(b->wq, READ_ONCE(b->release),
+			   msecs_to_jiffies(WAIT_MS));
+	if (b->free) {
+		b->ret = dat_ep_free(b->ep);
+	} else {
+		b->query_ret = dat_ep_query(b->ep, DAT_EP_FIELD_EP_STATE, &q);
+		b->state = q.ep_state;
+		b->ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
+	}
+	complete(&b->done);
+}
+
+/* A server SRQ EP whose recv EVD runs act_upcall, connected, 2 sends in. */
+static int act_setup(struct pair *p, struct act_box *b, bool free,
+		     DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep)
+{
+	DAT_UPCALL_OBJECT up = { .instance_data = b,
+				 .upcall_func = act_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE cep;
+	int i;
+
+	atomic_set(&b->calls, 0);
+	b->release = false;
+	b->free = free;
+	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
+	init_completion(&b->done);
+	init_waitqueue_head(&b->wq);
+	if (pair_open(p, 0, 8) ||
+	    dat_evd_kcreate(p->s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+			    DAT_EVD_DTO_FLAG, evd) ||
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, NULL,
+				   p->s.conn_evd, p->srq, &a, sep))
+		return -EIO;
+	if (dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
+			  p->c.conn_evd, &a, &cep))
+		return -EIO;
+	p->cep[0] = cep;
+	b->ep = *sep;
+	if (connect_one(p, *sep, cep, 7))
+		return -EIO;
+	for (i = 0; i < 2; i++)
+		if (post_srq(p, i * 64, 64, 30 + i) || !send_msg(p, 0, 0, 8, i))
+			return -EIO;
+	if (!wait_event_timeout(b->wq, atomic_read(&b->calls) >= 1,
+				msecs_to_jiffies(WAIT_MS)))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * A DTO upcall frees its own EP while the peer's disconnect is being
+ * delivered: the connection event waits for the very poller the upcall
+ * runs in, so that wait must hold no lock the free takes (the CM ID's
+ * handler lock, op_lock).  The free completes (a deadlock shows as the
+ * timeout below plus a hung-task report), and a freed EP gets no event.
+ */
+static void t_ep_upcall_frees_its_ep_while_peer_disconnects(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	bool done;
+
+	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	/* a failure detector only: the pass criterion is the free's return */
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * The local dat_ep_disconnect while the recv poller is held by an upcall
+ * that then queries and disconnects its EP: the disconnect returns at once,
+ * the upcall's calls return (Disconnected, DAT_SUCCESS), and DISCONNECTED
+ * comes only after both receives.
+ */
+static void t_ep_upcall_acts_on_its_ep_during_disconnect(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	bool done;
+
+	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
+	CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "EP never disconnected");
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "the upcall's EP calls never returned (deadlock)");
+	CHECK_OK(box.query_ret);
+	CHECK(box.state == DAT_EP_STATE_DISCONNECTED, "upcall saw state %d",
+	      box.state);
+	CHECK_OK(box.ret);
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "no DISCONNECTED");
+	CHECK(atomic_read(&box.calls) == 2,
+	      "DISCONNECTED with %d of 2 receives delivered",
+	      atomic_read(&box.calls));
+	CHECK(no_event(p.s.conn_evd), "a second connection event");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
 struct upcall_box {
 	atomic_t calls;
 	DAT_EVENT last;
@@ -2322,6 +2479,8 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_error_subtypes_name_the_argument),
 	CASE(t_ep_attr_checked_against_ia_caps),
 	CASE(t_srq_disconnected_after_the_eps_receives),
+	CASE(t_ep_upcall_frees_its_ep_while_peer_disconnects),
+	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),
