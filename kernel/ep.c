@@ -1268,6 +1268,21 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	struct kdat_ia *ia = ep->obj.ia;
 	struct kdat_cr *cr;
 
+	/*
+	 * No connection event any more, and none waiting for the recv
+	 * poller: before the EP is unpublished, so a teardown that waits
+	 * for this free (kdat_obj_claim_wait) waits for that too.
+	 */
+	mutex_lock(&ep->op_lock);
+	spin_lock_irq(&ep->lock);
+	ep->freed = true;
+	spin_unlock_irq(&ep->lock);
+	mutex_unlock(&ep->op_lock);
+	/* a run not started yet has nothing to do: drop its reference */
+	if (cancel_work(&ep->gone_work))
+		kdat_obj_put(&ep->obj);
+	kdat_ep_gone_quiesce(ep);
+
 	kdat_ia_unlink(&ep->obj);
 	kdat_obj_unpublish(&ep->obj);
 
@@ -1275,7 +1290,6 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_DISCONNECTED;
-	ep->freed = true;	/* no connection event any more */
 	cr = ep->cr;
 	ep->cr = NULL;
 	spin_unlock_irq(&ep->lock);
@@ -1283,10 +1297,6 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 		rdma_disconnect(ep->cm_id);
 	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
 	mutex_unlock(&ep->op_lock);
-	/* a run not started yet has nothing to do: drop its reference */
-	if (cancel_work(&ep->gone_work))
-		kdat_obj_put(&ep->obj);
-	kdat_ep_gone_quiesce(ep);
 	kdat_ep_flush_pending(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);
