@@ -589,21 +589,25 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
-	struct ib_cq *scq, *rcq;
+	struct ib_cq *scq, *rcq, *cq;
 	int ret;
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
 	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
-	/* a stream nobody listens to still needs a CQ: borrow the other */
+	/*
+	 * A stream nobody listens to still needs a CQ: the EP's own.  It
+	 * stays until the QP goes (reset, free), also when this fails:
+	 * freeing a CQ waits for its poller, not done under op_lock.
+	 */
+	if ((!scq || !rcq) && !ep->own_cq) {
+		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
+				 ep->sq.size + ep->rq.size + 1, 0,
+				 IB_POLL_WORKQUEUE);
+		if (IS_ERR(cq))
+			return PTR_ERR(cq);
+		ep->own_cq = cq;
+	}
 	if (!scq || !rcq) {
-		ep->own_cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
-					 ep->sq.size + ep->rq.size + 1, 0,
-					 IB_POLL_WORKQUEUE);
-		if (IS_ERR(ep->own_cq)) {
-			ret = PTR_ERR(ep->own_cq);
-			ep->own_cq = NULL;
-			return ret;
-		}
 		scq = scq ?: ep->own_cq;
 		rcq = rcq ?: ep->own_cq;
 	}
@@ -622,21 +626,12 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		return -ENODEV;
 	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
 	ret = rdma_create_qp(id, ep->pz->pd, &qa);
-	if (ret) {
-		if (ep->own_cq) {
-			ib_free_cq(ep->own_cq);
-			ep->own_cq = NULL;
-		}
+	if (ret)
 		return ret;
-	}
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
 				       GFP_KERNEL))) {
 		rdma_destroy_qp(id);
-		if (ep->own_cq) {
-			ib_free_cq(ep->own_cq);
-			ep->own_cq = NULL;
-		}
 		return -ENOMEM;
 	}
 	spin_lock_irq(&ep->lock);
@@ -838,9 +833,13 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
  * (flushed) through the normal handlers first, so every posted buffer
  * completes exactly once.  An SRQ QP drains only its send queue: its
  * receives belong to the SRQ, whose completions find their EP through the
- * SRQ's QP table, not through the QP (srq.c).  Idempotent.
+ * SRQ's QP table, not through the QP (srq.c).  Idempotent.  Returns the
+ * EP's own CQ, if any, for the caller to free once op_lock is dropped
+ * (kdat_ep_free_cq): freeing a CQ waits for its poller, and a poller runs
+ * upcalls that take op_lock (of another EP: lockdep knows one class of
+ * CQ work only).
  */
-static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
+static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 {
 	struct rdma_cm_id *id;
 	struct ib_qp *qp;
@@ -871,7 +870,13 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 	}
 	if (id)
 		rdma_destroy_id(id);
-	cq = xchg(&ep->own_cq, NULL);
+	cq = ep->own_cq;
+	ep->own_cq = NULL;
+	return cq;
+}
+
+static void kdat_ep_free_cq(struct ib_cq *cq)
+{
 	if (cq)
 		ib_free_cq(cq);
 }
@@ -879,13 +884,16 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 /* Device removal: release the QP without draining. */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
+	struct ib_cq *cq;
+
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_UNCONNECTED)
 		ep->state = DAT_EP_STATE_DISCONNECTED;
 	spin_unlock_irq(&ep->lock);
-	kdat_ep_destroy_qp(ep, false);
+	cq = kdat_ep_destroy_qp(ep, false);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1238,6 +1246,7 @@ out:
 DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
+	struct ib_cq *cq;
 
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
@@ -1249,7 +1258,7 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	}
 	spin_unlock_irq(&ep->lock);
 	/* a fresh QP at the next connect hides the old connection's state */
-	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
+	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	/* a connection event still on its way was the old connection's */
@@ -1258,6 +1267,7 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 	return DAT_SUCCESS;
 }
 
@@ -1267,6 +1277,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_ia *ia = ep->obj.ia;
 	struct kdat_cr *cr;
+	struct ib_cq *cq;
 
 	/*
 	 * No connection event any more, and none waiting for the recv
@@ -1295,8 +1306,9 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	spin_unlock_irq(&ep->lock);
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
-	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
+	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 	kdat_ep_flush_pending(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);
