@@ -1853,7 +1853,12 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 	complete(&b->done);
 }
 
-/* A server SRQ EP whose recv EVD runs act_upcall, connected, 2 sends in. */
+/*
+ * A server SRQ EP whose recv EVD runs act_upcall, connected, 2 sends in.
+ * Its request EVD is the side's DTO EVD: with none, the EP would own a CQ,
+ * and freeing that from an upcall, though another CQ, is the same lockdep
+ * class of CQ work as the one the upcall runs in.
+ */
 static int act_setup(struct pair *p, struct act_box *b, bool free,
 		     DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep)
 {
@@ -1872,7 +1877,7 @@ static int act_setup(struct pair *p, struct act_box *b, bool free,
 	if (pair_open(p, 0, 8) ||
 	    dat_evd_kcreate(p->s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
 			    DAT_EVD_DTO_FLAG, evd) ||
-	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, NULL,
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, p->s.dto_evd,
 				   p->s.conn_evd, p->srq, &a, sep))
 		return -EIO;
 	if (dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
