@@ -155,6 +155,8 @@ DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 	memcpy(u->ia_address, &ia->addr,
 	       min(sizeof(u->ia_address), sizeof(ia->addr)));
 	u->hw_ver = attr.hardware_version_major;
+	if (kdat_srq_ep_pz_may_differ(ia->ibdev))
+		u->flags |= KDAT_UIA_SRQ_EP_PZ_DIFF;
 	u->fw_ver = (u64)attr.firmware_version_major << 32 |
 		    attr.firmware_version_minor;
 	u->max_eps = attr.max_eps;

@@ -100,7 +100,11 @@ static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 /*
  * The connection is over.  Moving the QP to the error state flushes the
  * receive buffers this EP took from its SRQ (and its own ring) to its
- * recv EVD, as dat_srq_post_recv requires on entering Disconnected.
+ * recv CQ, as dat_srq_post_recv requires on entering Disconnected; the
+ * connection event follows only once the CQ's poller delivered them to
+ * the recv EVD, the order dat_ep_create_with_srq gives.  That wait runs in
+ * a work item (kdat_ep_gone_later): this runs in the CM handler or under
+ * op_lock, and the poller runs upcalls that may need either.
  */
 static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
@@ -108,6 +112,11 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 
 	if (!kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED))
 		return;
+	if (ep->qp && ep->recv_evd) {
+		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
+		kdat_ep_gone_later(ep, num);
+		return;
+	}
 	if (ep->qp)
 		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
 	kdat_ep_connection_event(ep, num);
@@ -347,9 +356,11 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	DAT_RETURN ret;
 	int err;
 
-	if (pdata_size < 0 || pdata_size > KDAT_REP_PDATA_MAX ||
-	    (pdata_size && !pdata))
+	/* (cr, ep, private_data_size, private_data): ARG3, ARG4 */
+	if (pdata_size < 0 || pdata_size > KDAT_REP_PDATA_MAX)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (pdata_size && !pdata)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
 	if (o && o->ia != ia) {
 		kdat_obj_put_use(o);
@@ -623,9 +634,11 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return KDAT_ERR(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
 	if (qual == 0 || qual > 65535)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	if (pdata_size < 0 || pdata_size > KDAT_REQ_PDATA_MAX ||
-	    (pdata_size && !pdata))
+	/* (ep, addr, qual, timeout, private_data_size, private_data, ...) */
+	if (pdata_size < 0 || pdata_size > KDAT_REQ_PDATA_MAX)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if (pdata_size && !pdata)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	if (qos != DAT_QOS_BEST_EFFORT)
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (flags & ~DAT_CONNECT_MULTIPATH_FLAG)

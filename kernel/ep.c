@@ -11,16 +11,22 @@
  * complete in order, so the rings are plain FIFOs.  All WRs are signalled;
  * DAT_COMPLETION_SUPPRESS_FLAG only hides the event of a successful one.
  *
- * An SRQ EP's QP lives in the SRQ's ib_pd even when the consumer gave the
- * EP another PZ (srq_ep_pz_difference_supported): devices such as rxe
- * check receive lkeys against the QP's PD.  The EP's own PZ still governs
- * what it may send, checked by the provider on every post.
+ * Every QP lives in its EP's PZ (ib_pd), SRQ or not: the EP's PZ governs
+ * what the EP may send and what incoming RDMA may reach over its
+ * connection, as dat_ep_create_with_srq says; the SRQ's PZ governs only
+ * the receive buffers.  A device whose responder checks SRQ receive lkeys
+ * against the QP's PD instead of the SRQ's (rxe) cannot have the two
+ * differ: kdat_srq_ep_pz_may_differ() says so, and the IA reports it as
+ * srq_ep_pz_difference_supported.
+ *
+ * DAT_HW_DEFAULT in an EP attribute asks for the provider's default
+ * (kdat_ep_resolve_defaults); dat_ep_query reports the value chosen.
  */
+#include <linux/list.h>
+#include <linux/irq_poll.h>
 #include <linux/slab.h>
 
 #include "kdat_core.h"
-
-#define KDAT_EP_MAX_IOV		16
 
 #define KDAT_SEND_FLAGS	(DAT_COMPLETION_SUPPRESS_FLAG | \
 			 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
@@ -30,6 +36,8 @@
 #define KDAT_EXCLUSIVE_FLAGS	(DAT_COMPLETION_UNSIGNALLED_FLAG | \
 				 DAT_COMPLETION_SOLICITED_WAIT_FLAG | \
 				 DAT_COMPLETION_EVD_THRESHOLD_FLAG)
+
+static void kdat_ep_gone_work(struct work_struct *w);
 
 static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
 {
@@ -195,19 +203,92 @@ static void kdat_ep_default_attr(DAT_EP_ATTR *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->service_type = DAT_SERVICE_TYPE_RC;
-	a->max_message_size = 1U << 20;
-	a->max_rdma_size = 1U << 20;
+	a->max_message_size = KDAT_EP_DEFAULT_MSG_SIZE;
+	a->max_rdma_size = KDAT_EP_DEFAULT_MSG_SIZE;
 	a->qos = DAT_QOS_BEST_EFFORT;
 	a->recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
 	a->request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-	a->max_recv_dtos = 16;
-	a->max_request_dtos = 16;
+	a->max_recv_dtos = KDAT_EP_DEFAULT_DTOS;
+	a->max_request_dtos = KDAT_EP_DEFAULT_DTOS;
 	a->max_recv_iov = 1;
 	a->max_request_iov = 1;
+	a->max_rdma_read_in = 0;	/* the page recommends 0 */
+	a->max_rdma_read_out = 0;
+	a->srq_soft_hw = DAT_HW_DEFAULT;
+	a->max_rdma_read_iov = 1;
+	a->max_rdma_write_iov = 1;
 }
 
+/* The IA's limits on the segments of one RDMA Read or Write. */
+int kdat_rdma_read_iov_max(const struct ib_device *dev)
+{
+	return min_t(int, dev->attrs.max_sge_rd, KDAT_EP_MAX_IOV);
+}
+
+int kdat_rdma_write_iov_max(const struct ib_device *dev)
+{
+	return min_t(int, dev->attrs.max_send_sge, KDAT_EP_MAX_IOV);
+}
+
+/*
+ * May an SRQ EP's PZ differ from its SRQ's?  Only where the device checks
+ * SRQ receive lkeys against the SRQ's PD, as the IBA says: rxe checks them
+ * against the QP's (rxe_resp.c copy_data(qp->pd, ...)), so on rxe every
+ * receive of an EP whose PZ differs would fail with a protection error.
+ */
+bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev)
+{
+	return dev->ops.driver_id != RDMA_DRIVER_RXE;
+}
+
+/*
+ * Replace every DAT_HW_DEFAULT in @a by the provider's default, so the EP
+ * gets, and dat_ep_query reports, the value actually chosen.  For an SRQ
+ * EP the default max_recv_dtos is the SRQ's.  A max_rdma_read_iov or
+ * max_rdma_write_iov of 0 (the value of a zeroed structure, which allows
+ * no RDMA at all) is taken as the default too: max_request_iov, within
+ * the IA's limit.
+ */
+static void kdat_ep_resolve_defaults(struct kdat_ia *ia,
+				     const struct kdat_srq *srq,
+				     DAT_EP_ATTR *a)
+{
+	DAT_EP_ATTR d;
+
+	kdat_ep_default_attr(&d);
+	if (a->max_message_size == (DAT_VLEN)DAT_HW_DEFAULT)
+		a->max_message_size = d.max_message_size;
+	if (a->max_rdma_size == (DAT_VLEN)DAT_HW_DEFAULT)
+		a->max_rdma_size = d.max_rdma_size;
+	if (a->max_recv_dtos == DAT_HW_DEFAULT)
+		a->max_recv_dtos = srq ? srq->max_recv_dtos : d.max_recv_dtos;
+	if (a->max_request_dtos == DAT_HW_DEFAULT)
+		a->max_request_dtos = d.max_request_dtos;
+	if (a->max_recv_iov == DAT_HW_DEFAULT)
+		a->max_recv_iov = d.max_recv_iov;
+	if (a->max_request_iov == DAT_HW_DEFAULT)
+		a->max_request_iov = d.max_request_iov;
+	if (a->max_rdma_read_in == DAT_HW_DEFAULT)
+		a->max_rdma_read_in = d.max_rdma_read_in;
+	if (a->max_rdma_read_out == DAT_HW_DEFAULT)
+		a->max_rdma_read_out = d.max_rdma_read_out;
+	if (a->max_rdma_read_iov == DAT_HW_DEFAULT || !a->max_rdma_read_iov)
+		a->max_rdma_read_iov =
+			clamp(a->max_request_iov, 1,
+			      kdat_rdma_read_iov_max(ia->ibdev));
+	if (a->max_rdma_write_iov == DAT_HW_DEFAULT || !a->max_rdma_write_iov)
+		a->max_rdma_write_iov =
+			clamp(a->max_request_iov, 1,
+			      kdat_rdma_write_iov_max(ia->ibdev));
+}
+
+/*
+ * Check resolved attributes against the IA's capabilities.  @arg is the
+ * subtype naming the attribute argument of the calling function
+ * (DAT_INVALID_ARG6 of dat_ep_create, ARG7 of dat_ep_create_with_srq).
+ */
 static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
-				     bool with_srq)
+				     bool with_srq, DAT_RETURN_SUBTYPE arg)
 {
 	const struct ib_device_attr *d = &ia->ibdev->attrs;
 	int max_iov = min3(d->max_send_sge, d->max_recv_sge, KDAT_EP_MAX_IOV);
@@ -220,21 +301,33 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 	    a->max_rdma_read_in < 0 ||
 	    a->max_rdma_read_in > d->max_qp_rd_atom ||
 	    a->max_rdma_read_out < 0 ||
-	    a->max_rdma_read_out > d->max_qp_init_rd_atom)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	    a->max_rdma_read_out > d->max_qp_init_rd_atom ||
+	    a->max_rdma_read_iov <= 0 ||
+	    a->max_rdma_read_iov > kdat_rdma_read_iov_max(ia->ibdev) ||
+	    a->max_rdma_write_iov <= 0 ||
+	    a->max_rdma_write_iov > kdat_rdma_write_iov_max(ia->ibdev) ||
+	    (a->srq_soft_hw < 0 && a->srq_soft_hw != DAT_HW_DEFAULT))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (a->request_completion_flags & ~(KDAT_EXCLUSIVE_FLAGS |
 					    DAT_COMPLETION_SUPPRESS_FLAG))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (a->recv_completion_flags & ~KDAT_EXCLUSIVE_FLAGS ||
 	    hweight32(a->recv_completion_flags) > 1)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	/* an SRQ EP's receive queue is the SRQ: max_recv_iov is ignored */
 	if (!with_srq &&
 	    (a->max_recv_dtos <= 0 || a->max_recv_dtos > d->max_qp_wr ||
 	     a->max_recv_iov <= 0 || a->max_recv_iov > max_iov))
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (with_srq && a->max_recv_dtos < 0)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
+	/*
+	 * A soft high watermark (an event when the EP holds that many SRQ
+	 * buffers) is a model this provider does not offer, as
+	 * dat_ep_set_watermark says; 0 and DAT_HW_DEFAULT mean none.
+	 */
+	if (with_srq && a->srq_soft_hw > 0)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	return DAT_SUCCESS;
 }
 
@@ -251,6 +344,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	struct kdat_srq *srq = NULL;
 	struct kdat_pz *pz = NULL;
 	struct kdat_obj *o;
+	/* ep_attributes and ep_handle: ARG6/ARG7, ARG7/ARG8 with an SRQ */
+	DAT_RETURN_SUBTYPE attr_arg = srq_h ? DAT_INVALID_ARG7 :
+					      DAT_INVALID_ARG6;
 	struct kdat_ep *ep;
 	DAT_EP_ATTR a;
 	DAT_RETURN ret;
@@ -284,8 +380,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 			goto err_refs;
 		}
 		srq = container_of(o, struct kdat_srq, obj);
-		/* srq_ep_pz_difference_supported is false for user IAs */
-		if (ia->ufile && srq->pz != pz) {
+		/* srq_ep_pz_difference_supported */
+		if (srq->pz != pz && !kdat_srq_ep_pz_may_differ(ia->ibdev)) {
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 			goto err_refs;
 		}
@@ -303,7 +399,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		a = *attr;
 	else
 		kdat_ep_default_attr(&a);
-	ret = kdat_ep_check_attr(ia, &a, srq);
+	kdat_ep_resolve_defaults(ia, srq, &a);
+	ret = kdat_ep_check_attr(ia, &a, srq, attr_arg);
 	if (ret != DAT_SUCCESS)
 		goto err_refs;
 	if (srq)
@@ -321,6 +418,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	kdat_obj_init(&ep->obj, DAT_HANDLE_TYPE_EP, ia->obj.provider, ia,
 		      kdat_ep_release);
 	mutex_init(&ep->op_lock);
+	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	spin_lock_init(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
@@ -356,7 +454,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	    (req_evd && list_empty(&req_evd->obj.ia_node)) ||
 	    (conn_evd && list_empty(&conn_evd->obj.ia_node)))
 		goto err_locked;
-	ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	ret = KDAT_ERR(DAT_INVALID_PARAMETER, attr_arg);
 	if (!kdat_evd_join_stream(recv_evd, a.recv_completion_flags, true))
 		goto err_locked;
 	joined_recv = true;
@@ -491,21 +589,25 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
-	struct ib_cq *scq, *rcq;
+	struct ib_cq *scq, *rcq, *cq;
 	int ret;
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
 	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
-	/* a stream nobody listens to still needs a CQ: borrow the other */
+	/*
+	 * A stream nobody listens to still needs a CQ: the EP's own.  It
+	 * stays until the QP goes (reset, free), also when this fails:
+	 * freeing a CQ waits for its poller, not done under op_lock.
+	 */
+	if ((!scq || !rcq) && !ep->own_cq) {
+		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
+				 ep->sq.size + ep->rq.size + 1, 0,
+				 IB_POLL_WORKQUEUE);
+		if (IS_ERR(cq))
+			return PTR_ERR(cq);
+		ep->own_cq = cq;
+	}
 	if (!scq || !rcq) {
-		ep->own_cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
-					 ep->sq.size + ep->rq.size + 1, 0,
-					 IB_POLL_WORKQUEUE);
-		if (IS_ERR(ep->own_cq)) {
-			ret = PTR_ERR(ep->own_cq);
-			ep->own_cq = NULL;
-			return ret;
-		}
 		scq = scq ?: ep->own_cq;
 		rcq = rcq ?: ep->own_cq;
 	}
@@ -522,22 +624,14 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.qp_type = IB_QPT_RC;
 	if (ep->srq && !qa.srq)
 		return -ENODEV;
-	ret = rdma_create_qp(id, ep->srq ? ep->srq->pz->pd : ep->pz->pd, &qa);
-	if (ret) {
-		if (ep->own_cq) {
-			ib_free_cq(ep->own_cq);
-			ep->own_cq = NULL;
-		}
+	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
+	ret = rdma_create_qp(id, ep->pz->pd, &qa);
+	if (ret)
 		return ret;
-	}
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
 				       GFP_KERNEL))) {
 		rdma_destroy_qp(id);
-		if (ep->own_cq) {
-			ib_free_cq(ep->own_cq);
-			ep->own_cq = NULL;
-		}
 		return -ENOMEM;
 	}
 	spin_lock_irq(&ep->lock);
@@ -546,6 +640,170 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
 	spin_unlock_irq(&ep->lock);
 	return ret;
+}
+
+/*
+ * The end of a connection.  dat_ep_create_with_srq's order: every buffer
+ * the EP took from its SRQ (or its own ring), completed or flushed, is on
+ * its recv EVD before the connection event that ends the connection.  The
+ * QP is moved to the error state where the connection ends (cm.c); the
+ * event then waits here, in a work item, for the recv CQ's poller to run
+ * past that point.  Never in the CM handler or under op_lock: the poller
+ * runs consumer upcalls, which may free, disconnect or query this very EP.
+ */
+static struct workqueue_struct *kdat_ep_wq;
+
+/*
+ * Deliver every receive completion the device put in @ep's recv CQ so far.
+ * Runs in gone_work with no lock held, inside a call section (device
+ * removal, which frees the CQ, waits for it) and using the recv EVD like a
+ * call does (its free waits or refuses until then), so the CQ stays.  An
+ * EVD a destroy has claimed, or of a closing IA, is not waited for.
+ */
+static void kdat_ep_flush_recv(struct kdat_ep *ep)
+{
+	struct kdat_evd *evd = ep->recv_evd;
+	struct kdat_ia *ia = ep->obj.ia;
+	struct ib_cq *cq;
+	int idx;
+
+	might_sleep();
+	if (!evd)
+		return;
+	idx = kdat_call_begin();
+	if (kdat_ia_dead(ia) || !kdat_obj_use(&evd->obj))
+		goto out;
+	cq = READ_ONCE(evd->cq);
+	switch (cq ? cq->poll_ctx : IB_POLL_DIRECT) {
+	case IB_POLL_WORKQUEUE:
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		/*
+		 * A run that starts after this polls every entry there now
+		 * (one run polls up to 64k, more than an EVD holds).
+		 */
+		queue_work(cq->comp_wq, &cq->work);
+		flush_work(&cq->work);
+		break;
+	case IB_POLL_SOFTIRQ:
+		/*
+		 * Stop the irq_poll: the run in progress ends (a disabled
+		 * poller does not reschedule itself however busy the CQ),
+		 * then no other can start.  Poll what is there in place, at
+		 * most the CQ's capacity, as a bottom half would, then let
+		 * the poller go and kick it: a completion notified meanwhile
+		 * found it disabled, and the kick re-arms the CQ.
+		 */
+		irq_poll_disable(&cq->iop);
+		local_bh_disable();
+		ib_process_cq_direct(cq, cq->cqe);
+		local_bh_enable();
+		irq_poll_enable(&cq->iop);
+		local_bh_disable();
+		irq_poll_sched(&cq->iop);
+		local_bh_enable();
+		break;
+	default:
+		break;
+	}
+	kdat_obj_unuse(&evd->obj);
+out:
+	kdat_call_end(idx);
+}
+
+static void kdat_ep_gone_work(struct work_struct *w)
+{
+	struct kdat_ep *ep = container_of(w, struct kdat_ep, gone_work);
+	DAT_EVENT_NUMBER num;
+	bool post;
+	u32 gen;
+
+	for (;;) {
+		spin_lock_irq(&ep->lock);
+		if (!ep->gone_pending || ep->freed) {
+			ep->gone_pending = false;
+			spin_unlock_irq(&ep->lock);
+			break;
+		}
+		ep->gone_pending = false;
+		num = ep->gone_event;
+		gen = ep->gone_gen;
+		ep->gone_waiting = true;
+		spin_unlock_irq(&ep->lock);
+
+		kdat_ep_flush_recv(ep);
+
+		spin_lock_irq(&ep->lock);
+		ep->gone_waiting = false;
+		spin_unlock_irq(&ep->lock);
+		wake_up_var(&ep->gone_waiting);
+
+		/* not for an EP freed, reset or connected again meanwhile */
+		mutex_lock(&ep->op_lock);
+		spin_lock_irq(&ep->lock);
+		post = !ep->freed && ep->conn_gen == gen;
+		spin_unlock_irq(&ep->lock);
+		if (post)
+			kdat_ep_connection_event(ep, num);
+		mutex_unlock(&ep->op_lock);
+	}
+	kdat_obj_put(&ep->obj);
+}
+
+/*
+ * Report @num once the recv CQ delivered what the EP's QP (already in the
+ * error state) put there.  Any context that may take ep->lock; the caller
+ * changed the state to Disconnected.
+ */
+void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->gone_event = num;
+	ep->gone_gen = ep->conn_gen;
+	ep->gone_pending = true;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	/* one reference per queued run; a pending run takes this event */
+	kdat_obj_hold(&ep->obj);
+	if (!queue_work(kdat_ep_wq, &ep->gone_work))
+		kdat_obj_put(&ep->obj);
+}
+
+static bool kdat_ep_gone_idle(struct kdat_ep *ep)
+{
+	bool idle;
+
+	spin_lock_irq(&ep->lock);
+	idle = !ep->gone_waiting;
+	spin_unlock_irq(&ep->lock);
+	return idle;
+}
+
+/*
+ * dat_ep_free, after setting ep->freed: a gone_work waiting for the recv
+ * CQ's poller ends before the EP lets its EVDs go.  Not when the free runs
+ * inside that very poller (an upcall freeing its EP): the work waits for
+ * us there, and its use of the recv EVD keeps the CQ.
+ */
+static void kdat_ep_gone_quiesce(struct kdat_ep *ep)
+{
+	struct ib_cq *cq = ep->recv_evd ? READ_ONCE(ep->recv_evd->cq) : NULL;
+
+	if (cq && current_work() == &cq->work)
+		return;
+	wait_var_event(&ep->gone_waiting, kdat_ep_gone_idle(ep));
+}
+
+int kdat_ep_init(void)
+{
+	kdat_ep_wq = alloc_workqueue("kdat_ep", WQ_UNBOUND, 0);
+	return kdat_ep_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: every connection event still on its way runs first. */
+void kdat_ep_exit(void)
+{
+	destroy_workqueue(kdat_ep_wq);
 }
 
 /* Flush every receive that never reached a QP, so each completes once. */
@@ -575,9 +833,13 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
  * (flushed) through the normal handlers first, so every posted buffer
  * completes exactly once.  An SRQ QP drains only its send queue: its
  * receives belong to the SRQ, whose completions find their EP through the
- * SRQ's QP table, not through the QP (srq.c).  Idempotent.
+ * SRQ's QP table, not through the QP (srq.c).  Idempotent.  Returns the
+ * EP's own CQ, if any, for the caller to free once op_lock is dropped
+ * (kdat_ep_free_cq): freeing a CQ waits for its poller, and a poller runs
+ * upcalls that take op_lock (of another EP: lockdep knows one class of
+ * CQ work only).
  */
-static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
+static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 {
 	struct rdma_cm_id *id;
 	struct ib_qp *qp;
@@ -608,7 +870,13 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 	}
 	if (id)
 		rdma_destroy_id(id);
-	cq = xchg(&ep->own_cq, NULL);
+	cq = ep->own_cq;
+	ep->own_cq = NULL;
+	return cq;
+}
+
+static void kdat_ep_free_cq(struct ib_cq *cq)
+{
 	if (cq)
 		ib_free_cq(cq);
 }
@@ -616,13 +884,16 @@ static void kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 /* Device removal: release the QP without draining. */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
+	struct ib_cq *cq;
+
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_UNCONNECTED)
 		ep->state = DAT_EP_STATE_DISCONNECTED;
 	spin_unlock_irq(&ep->lock);
-	kdat_ep_destroy_qp(ep, false);
+	cq = kdat_ep_destroy_qp(ep, false);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -724,9 +995,10 @@ again:
 		a.max_rdma_read_in = p->ep_attr.max_rdma_read_in;
 	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
 		a.max_rdma_read_out = p->ep_attr.max_rdma_read_out;
-	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq);
+	/* exact values only: DAT_HW_DEFAULT is for create (-1 is refused) */
+	ret = kdat_ep_check_attr(ep->obj.ia, &a, ep->srq, DAT_INVALID_ARG3);
 	if (ret != DAT_SUCCESS)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		return ret;
 	memset(&sq, 0, sizeof(sq));
 	if (kdat_ring_init(ep, &sq, a.max_request_dtos, a.max_request_iov,
 			   false)) {
@@ -813,7 +1085,9 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 	u64 len = 0;
 	DAT_COUNT i;
 
-	if (n < 0 || n > ep->attr.max_request_iov)
+	if (n < 0 || n > ep->attr.max_request_iov ||
+	    (op == IB_WR_RDMA_READ && n > ep->attr.max_rdma_read_iov) ||
+	    (op == IB_WR_RDMA_WRITE && n > ep->attr.max_rdma_write_iov))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (n && !iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
@@ -972,6 +1246,7 @@ out:
 DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
+	struct ib_cq *cq;
 
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
@@ -983,13 +1258,16 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	}
 	spin_unlock_irq(&ep->lock);
 	/* a fresh QP at the next connect hides the old connection's state */
-	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
+	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
+	/* a connection event still on its way was the old connection's */
+	ep->conn_gen++;
 	ep->remote_qual = 0;
 	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 	return DAT_SUCCESS;
 }
 
@@ -999,6 +1277,22 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_ia *ia = ep->obj.ia;
 	struct kdat_cr *cr;
+	struct ib_cq *cq;
+
+	/*
+	 * No connection event any more, and none waiting for the recv
+	 * poller: before the EP is unpublished, so a teardown that waits
+	 * for this free (kdat_obj_claim_wait) waits for that too.
+	 */
+	mutex_lock(&ep->op_lock);
+	spin_lock_irq(&ep->lock);
+	ep->freed = true;
+	spin_unlock_irq(&ep->lock);
+	mutex_unlock(&ep->op_lock);
+	/* a run not started yet has nothing to do: drop its reference */
+	if (cancel_work(&ep->gone_work))
+		kdat_obj_put(&ep->obj);
+	kdat_ep_gone_quiesce(ep);
 
 	kdat_ia_unlink(&ep->obj);
 	kdat_obj_unpublish(&ep->obj);
@@ -1012,8 +1306,9 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	spin_unlock_irq(&ep->lock);
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
-	kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
+	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_cq(cq);
 	kdat_ep_flush_pending(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);

@@ -458,7 +458,11 @@ static void kdat_fill_ia_attr(struct kdat_ia *ia, DAT_IA_ATTR *a)
 	a->max_rdma_read_per_ep_out = d->max_qp_init_rd_atom;
 	a->max_evds = d->max_cq;
 	a->max_evd_qlen = d->max_cqe;
-	a->max_iov_segments_per_dto = min(d->max_send_sge, d->max_recv_sge);
+	a->max_iov_segments_per_dto = min3(d->max_send_sge, d->max_recv_sge,
+					   KDAT_EP_MAX_IOV);
+	a->max_iov_segments_per_rdma_read = kdat_rdma_read_iov_max(ia->ibdev);
+	a->max_iov_segments_per_rdma_write =
+		kdat_rdma_write_iov_max(ia->ibdev);
 	a->max_lmrs = d->max_mr;
 	a->max_lmr_block_size = d->max_mr_size;
 	a->max_lmr_virtual_address = ~0ULL;
@@ -499,11 +503,12 @@ static void kdat_fill_provider_attr(struct kdat_ia *ia, DAT_PROVIDER_ATTR *p)
 	/* watermark counted by the provider, per arming: any value works */
 	p->srq_watermarks_supported = 1;
 	/*
-	 * Kernel LMRs use the QP's own DMA lkey, so an SRQ EP may have its own
-	 * PZ.  User LMRs are real registrations in their PZ's PD, which must
-	 * be the QP's: user SRQ EPs share the SRQ's PZ.
+	 * An SRQ EP's QP lives in the EP's PZ; receive buffers stay in the
+	 * SRQ's.  Kernel and user IAs alike, wherever the device checks SRQ
+	 * receive lkeys against the SRQ's PD (not rxe: ep.c).
 	 */
-	p->srq_ep_pz_difference_supported = ia->ufile ? DAT_FALSE : DAT_TRUE;
+	p->srq_ep_pz_difference_supported =
+		kdat_srq_ep_pz_may_differ(ia->ibdev) ? DAT_TRUE : DAT_FALSE;
 	/* both available_dto_count and outstanding_dto_count are real */
 	p->srq_info_supported = 1;
 	p->ep_recv_info_supported = 0;

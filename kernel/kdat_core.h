@@ -344,6 +344,23 @@ struct kdat_ep {
 	DAT_PORT_QUAL local_qual;
 	u8 private_data[DAT_MAX_PRIVATE_DATA_SIZE];
 	DAT_COUNT private_data_size;
+	/*
+	 * The connection event that ends a connection waits for the recv
+	 * CQ's poller in gone_work (kdat_ep_gone_work), never in the CM
+	 * handler or under op_lock.  Under lock: the event and the
+	 * connection generation it belongs to (conn_gen moves on when the
+	 * QP goes: reset, free, device removal), whether one is pending,
+	 * whether the work is waiting for the poller now (freeing the EP
+	 * waits for that to end before it lets its EVDs go), and freed
+	 * (also under op_lock: no event any more).
+	 */
+	struct work_struct gone_work;
+	DAT_EVENT_NUMBER gone_event;
+	u32 gone_gen;
+	u32 conn_gen;
+	bool gone_pending;
+	bool gone_waiting;
+	bool freed;
 };
 
 struct kdat_psp {
@@ -366,6 +383,18 @@ struct kdat_cr {
 	bool counted;			/* in psp->pending */
 };
 
+/* Most segments of one EP work request. */
+#define KDAT_EP_MAX_IOV			16
+/* Defaults for EP attributes given as DAT_HW_DEFAULT (or no attributes) */
+#define KDAT_EP_DEFAULT_MSG_SIZE	(1U << 20)
+#define KDAT_EP_DEFAULT_DTOS		16
+
+int kdat_rdma_read_iov_max(const struct ib_device *dev);
+int kdat_rdma_write_iov_max(const struct ib_device *dev);
+bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev);
+void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+int kdat_ep_init(void);
+void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);

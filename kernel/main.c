@@ -14,6 +14,9 @@ static int __init kdat_init(void)
 	ret = kdat_registry_init();
 	if (ret)
 		return ret;
+	ret = kdat_ep_init();
+	if (ret)
+		goto err_registry;
 	kdat_debugfs_init();
 	ret = ib_register_client(&kdat_ib_client);
 	if (ret)
@@ -27,6 +30,8 @@ err_client:
 	ib_unregister_client(&kdat_ib_client);
 err_debugfs:
 	kdat_debugfs_exit();
+	kdat_ep_exit();
+err_registry:
 	kdat_registry_exit();
 	return ret;
 }
@@ -34,6 +39,7 @@ err_debugfs:
 static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
+	kdat_ep_exit();		/* connection events still on their way */
 	kdat_obj_flush_deferred();
 	ib_unregister_client(&kdat_ib_client);
 	kdat_debugfs_exit();

@@ -117,9 +117,11 @@ DAT_RETURN Cr::query(std::uint64_t mask, DAT_CR_PARAM *p)
 DAT_RETURN Cr::accept(DAT_EP_HANDLE ep_h, DAT_COUNT pdata_size,
 		      const DAT_PVOID p)
 {
-	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN ||
-	    (pdata_size && !p))
+	/* (cr, ep, private_data_size, private_data): ARG3, ARG4 */
+	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN)
 		return bad_arg(3);
+	if (pdata_size && !p)
+		return bad_arg(4);
 	auto ep = lookup<Ep>(ep_h);
 	if (!ep || ep->ctx != ctx)
 		return bad_handle(DAT_INVALID_HANDLE_EP);

@@ -96,8 +96,9 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	}
 	if (!ep_handle)
 		return bad_arg(with_srq ? 8 : 7);
+	/* ep_attributes is ARG6 of dat_ep_create, ARG7 with an SRQ */
 	if (attr && attr->service_type != DAT_SERVICE_TYPE_RC)
-		return bad_arg(6);
+		return bad_arg(with_srq ? 7 : 6);
 
 	struct kdat_ioc_ep_create c = {};
 	c.ia = kid;
@@ -227,9 +228,11 @@ DAT_RETURN Ep::connect(DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
 		alen = sizeof(struct sockaddr);
 		break;
 	}
-	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN ||
-	    (pdata_size && !pdata))
+	/* private_data_size is ARG5, private_data ARG6 */
+	if (pdata_size < 0 || pdata_size > KDAT_PDATA_LEN)
 		return bad_arg(5);
+	if (pdata_size && !pdata)
+		return bad_arg(6);
 
 	c.ep = kid;
 	c.timeout_us = timeout;		/* DAT_TIMEOUT_INFINITE is ~0 too */

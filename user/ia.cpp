@@ -295,11 +295,17 @@ void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
 	/* triplets are copied into the ring or the ioctl before we return */
 	p.iov_ownership_on_return = DAT_IOV_CONSUMER;
 	p.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+	/*
+	 * Not DAT_COMPLETION_SOLICITED_WAIT_FLAG: an EP accepts it as its
+	 * recv_completion_flags (the EVD sharing rules apply), but a waiter
+	 * still wakes for every completion, solicited or not (the kernel's
+	 * completion queues are armed for every completion), so claiming it
+	 * would not be true.
+	 */
 	p.completion_flags_supported =
 		(DAT_COMPLETION_FLAGS)(DAT_COMPLETION_DEFAULT_FLAG |
 				       DAT_COMPLETION_SUPPRESS_FLAG |
 				       DAT_COMPLETION_UNSIGNALLED_FLAG |
-				       DAT_COMPLETION_SOLICITED_WAIT_FLAG |
 				       DAT_COMPLETION_EVD_THRESHOLD_FLAG);
 	p.is_thread_safe = DAT_TRUE;
 	p.max_private_data_size = 55;
@@ -313,11 +319,14 @@ void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p)
 	p.srq_supported = u.max_srqs > 0 ? DAT_TRUE : DAT_FALSE;
 	p.srq_watermarks_supported = 1;
 	/*
-	 * A user LMR is a registration in its PZ's protection domain, which
-	 * must be the QP's: the kernel refuses an SRQ EP whose PZ differs
-	 * from the SRQ's (DAT_INVALID_PARAMETER) for /dev/kdat IAs.
+	 * An SRQ EP's QP lives in the EP's PZ, its receive buffers in the
+	 * SRQ's: the kernel knows whether the device allows the two to
+	 * differ (not rxe, which checks SRQ receive lkeys against the QP's
+	 * PD), and refuses a differing EP PZ with DAT_INVALID_PARAMETER
+	 * where it does not.
 	 */
-	p.srq_ep_pz_difference_supported = DAT_FALSE;
+	p.srq_ep_pz_difference_supported =
+		(u.flags & KDAT_UIA_SRQ_EP_PZ_DIFF) ? DAT_TRUE : DAT_FALSE;
 	p.srq_info_supported = 1;
 	p.ep_recv_info_supported = 0;
 	p.lmr_sync_req = DAT_FALSE;

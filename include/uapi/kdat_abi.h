@@ -127,12 +127,15 @@ struct kdat_uevent {
 
 /* ---- attributes ----------------------------------------------------------- */
 
+/* kdat_uia_attr.flags: an SRQ EP's PZ may differ from its SRQ's */
+#define KDAT_UIA_SRQ_EP_PZ_DIFF		0x1
+
 struct kdat_uia_attr {
 	char adapter_name[KDAT_NAME_LEN];
 	char vendor_name[KDAT_NAME_LEN];
 	__u8 ia_address[KDAT_ADDR_LEN];
 	__u32 hw_ver;
-	__u32 pad;
+	__u32 flags;		/* KDAT_UIA_* */
 	__u64 fw_ver;
 	__s32 max_eps;
 	__s32 max_dto_per_ep;

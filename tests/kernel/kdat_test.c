@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <dat/kdat.h>
@@ -66,6 +67,16 @@ static u16 next_qual = QUAL_BASE;
 	} while (0)
 
 #define CHECK_OK(expr)	CHECK_RET(expr, DAT_SUCCESS)
+
+/* The whole DAT_RETURN: class, type and subtype. */
+#define CHECK_EXACT(expr, want)						\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		CHECK(__r == (DAT_RETURN)(want), "%s = 0x%x, want 0x%x", \
+		      #expr, __r, (DAT_RETURN)(want));			\
+	} while (0)
+
+#define BAD_ARG(n)	(DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | (n))
 
 /* Wait for @cond to become true; false if it never did. */
 #define WAIT_FOR(cond)							\
@@ -1033,6 +1044,33 @@ out:
 	side_close(&x);
 }
 
+/*
+ * The RDMA half of the PZ rule: the peer writes through @cep to @rctx at
+ * @raddr; the completion status it sees.
+ */
+static int rdma_write_status(struct pair *p, DAT_EP_HANDLE cep,
+			     DAT_RMR_CONTEXT rctx, DAT_VADDR raddr, u64 ck)
+{
+	DAT_LMR_TRIPLET t = seg(&p->c, 0, 16);
+	DAT_RMR_TRIPLET rt = { .rmr_context = rctx, .target_address = raddr,
+			       .segment_length = 16 };
+	DAT_EVENT ev;
+
+	if (dat_ep_post_rdma_write(cep, 1, &t, cookie(ck), &rt,
+				   DAT_COMPLETION_DEFAULT_FLAG) ||
+	    !next_event(p->c.dto_evd, &ev) ||
+	    ev.event_number != DAT_DTO_COMPLETION_EVENT)
+		return -1;
+	return ev.event_data.dto_completion_event_data.status;
+}
+
+/*
+ * srq_ep_pz_difference_supported tells the truth.  Where it is TRUE, an SRQ
+ * EP's own PZ governs incoming RDMA (the page: "allows incoming RDMA
+ * operations to be specific to this EP PZ") while receives still use the
+ * SRQ's PZ; where it is FALSE (rxe checks SRQ receive lkeys against the
+ * QP's PD), a differing PZ is refused with pz_handle's subtype.
+ */
 static void t_ep_with_srq_pz_may_differ(void)
 {
 	DAT_PROVIDER_ATTR pa;
@@ -1040,13 +1078,30 @@ static void t_ep_with_srq_pz_may_differ(void)
 	DAT_EP_ATTR a = ep_attr();
 	DAT_PZ_HANDLE pz2;
 	DAT_EP_HANDLE sep, cep;
+	DAT_REGION_DESCRIPTION r;
+	DAT_LMR_HANDLE lmr_ep, lmr_srq;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx_ep, rctx_srq;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr_ep, raddr_srq;
 	DAT_EVENT ev;
+	u8 *target = kzalloc(8192, GFP_KERNEL);
+	int st;
 
-	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK(target && !pair_open(&p, 0, 8), "setup");
 	CHECK_OK(dat_ia_query(p.s.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL,
 			      &pa));
-	CHECK(pa.srq_ep_pz_difference_supported == DAT_TRUE, "attr");
 	CHECK_OK(dat_pz_create(p.s.ia, &pz2));
+	if (pa.srq_ep_pz_difference_supported != DAT_TRUE) {
+		CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, pz2, p.s.dto_evd,
+						   p.s.dto_evd, p.s.conn_evd,
+						   p.srq, &a, &sep),
+			    BAD_ARG(DAT_INVALID_ARG2));
+		pr_info("kdat_test: %s: srq_ep_pz_difference_supported is FALSE on %s: differing PZ refused\n",
+			cur_test, srv_ia);
+		goto out;
+	}
+	a.max_rdma_read_in = 4;
 	CHECK_OK(dat_ep_create_with_srq(p.s.ia, pz2, p.s.dto_evd, p.s.dto_evd,
 					p.s.conn_evd, p.srq, &a, &sep));
 	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
@@ -1061,8 +1116,29 @@ static void t_ep_with_srq_pz_may_differ(void)
 	      DAT_DTO_SUCCESS &&
 	      ev.event_data.dto_completion_event_data.ep_handle == sep,
 	      "receive");
+	/* incoming RDMA reaches memory of the EP's PZ ... */
+	r.for_va = target;
+	CHECK_OK(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096, pz2,
+				 DAT_MEM_PRIV_ALL_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr_ep, &lctx,
+				 &rctx_ep, &rsize, &raddr_ep));
+	r.for_va = target + 4096;
+	CHECK_OK(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096,
+				 p.s.pz, DAT_MEM_PRIV_ALL_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr_srq, &lctx,
+				 &rctx_srq, &rsize, &raddr_srq));
+	memcpy(p.c.buf, "ep-pz-rdma-write", 16);
+	st = rdma_write_status(&p, cep, rctx_ep, raddr_ep, 2);
+	CHECK(st == DAT_DTO_SUCCESS, "RDMA to the EP's PZ: status %d", st);
+	CHECK(!memcmp(target, "ep-pz-rdma-write", 16), "written data");
+	/* ... and not memory only the SRQ's PZ holds */
+	st = rdma_write_status(&p, cep, rctx_srq, raddr_srq, 3);
+	CHECK(st == DAT_DTO_ERR_REMOTE_ACCESS, "RDMA to the SRQ's PZ: status %d",
+	      st);
+	CHECK(memchr_inv(target + 4096, 0, 16) == NULL, "SRQ PZ memory written");
 out:
 	pair_close(&p);
+	kfree(target);
 }
 
 static void t_srq_eps_may_use_different_recv_evds(void)
@@ -1414,6 +1490,491 @@ static void t_ep_rdma_write_and_read(void)
 out:
 	pair_close(&p);
 	kfree(target);
+}
+
+/* ------------------------------------------------------------------ */
+/* EP attributes: defaults, checks, error subtypes                     */
+
+/*
+ * dat_ep_create_with_srq: a consumer "can specify values only for the
+ * parameters needed and default for the rest"; dat_ep_query reports what
+ * was chosen.  dat_ep_create also takes NULL attributes for all defaults.
+ */
+static void t_ep_hw_default_attributes_resolved(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct kt_side x = {};
+	DAT_IA_ATTR ia;
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep, ep2, ep3;
+	DAT_EP_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia, 0, NULL));
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	a.max_recv_dtos = DAT_HW_DEFAULT;
+	a.max_request_dtos = DAT_HW_DEFAULT;
+	a.max_request_iov = DAT_HW_DEFAULT;
+	a.max_message_size = (DAT_VLEN)DAT_HW_DEFAULT;
+	a.max_rdma_size = (DAT_VLEN)DAT_HW_DEFAULT;
+	a.max_rdma_read_in = DAT_HW_DEFAULT;
+	a.max_rdma_read_out = DAT_HW_DEFAULT;
+	a.srq_soft_hw = DAT_HW_DEFAULT;
+	a.max_rdma_read_iov = DAT_HW_DEFAULT;
+	a.max_rdma_write_iov = DAT_HW_DEFAULT;
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	/* an SRQ EP's default receive depth is its SRQ's */
+	CHECK(q.ep_attr.max_recv_dtos == srq_q(srq).max_recv_dtos,
+	      "max_recv_dtos %d", q.ep_attr.max_recv_dtos);
+	CHECK(q.ep_attr.max_request_dtos > 0 &&
+	      q.ep_attr.max_request_dtos != DAT_HW_DEFAULT &&
+	      q.ep_attr.max_request_dtos <= ia.max_dto_per_ep,
+	      "max_request_dtos %d", q.ep_attr.max_request_dtos);
+	CHECK(q.ep_attr.max_request_iov > 0 &&
+	      q.ep_attr.max_request_iov <= ia.max_iov_segments_per_dto,
+	      "max_request_iov %d", q.ep_attr.max_request_iov);
+	CHECK(q.ep_attr.max_message_size > 0 &&
+	      q.ep_attr.max_message_size <= ia.max_message_size &&
+	      q.ep_attr.max_rdma_size <= ia.max_rdma_size,
+	      "sizes %llu/%llu", (u64)q.ep_attr.max_message_size,
+	      (u64)q.ep_attr.max_rdma_size);
+	/* the page's recommended default for outstanding RDMA Reads */
+	CHECK(q.ep_attr.max_rdma_read_in == 0 &&
+	      q.ep_attr.max_rdma_read_out == 0, "rdma reads %d/%d",
+	      q.ep_attr.max_rdma_read_in, q.ep_attr.max_rdma_read_out);
+	CHECK(q.ep_attr.max_rdma_read_iov > 0 &&
+	      q.ep_attr.max_rdma_read_iov <= ia.max_iov_segments_per_rdma_read &&
+	      q.ep_attr.max_rdma_write_iov > 0 &&
+	      q.ep_attr.max_rdma_write_iov <=
+	      ia.max_iov_segments_per_rdma_write, "rdma iov %d/%d",
+	      q.ep_attr.max_rdma_read_iov, q.ep_attr.max_rdma_write_iov);
+	CHECK(q.ep_attr.srq_soft_hw == DAT_HW_DEFAULT, "srq_soft_hw %d",
+	      q.ep_attr.srq_soft_hw);
+	/* the same defaults on an EP without SRQ, and for NULL attributes */
+	a.max_recv_iov = DAT_HW_DEFAULT;
+	CHECK_OK(dat_ep_create(x.ia, x.pz, x.dto_evd, x.dto_evd, x.conn_evd,
+			       &a, &ep2));
+	CHECK_OK(dat_ep_query(ep2, DAT_EP_FIELD_ALL, &q));
+	CHECK(q.ep_attr.max_recv_dtos > 0 &&
+	      q.ep_attr.max_recv_dtos != DAT_HW_DEFAULT &&
+	      q.ep_attr.max_recv_iov > 0 &&
+	      q.ep_attr.max_recv_iov != DAT_HW_DEFAULT,
+	      "receive defaults %d/%d", q.ep_attr.max_recv_dtos,
+	      q.ep_attr.max_recv_iov);
+	CHECK_OK(dat_ep_create(x.ia, x.pz, x.dto_evd, x.dto_evd, x.conn_evd,
+			       NULL, &ep3));
+	CHECK_OK(dat_ep_query(ep3, DAT_EP_FIELD_ALL, &q));
+	CHECK(q.ep_attr.max_request_dtos > 0 && q.ep_attr.max_recv_dtos > 0 &&
+	      q.ep_attr.service_type == DAT_SERVICE_TYPE_RC, "NULL defaults");
+	/* explicit values stay exact beside defaulted ones */
+	a = ep_attr();
+	a.max_request_dtos = DAT_HW_DEFAULT;
+	a.max_recv_dtos = 5;
+	CHECK_OK(dat_ep_free(ep));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	CHECK(q.ep_attr.max_recv_dtos == 5 &&
+	      q.ep_attr.max_message_size == a.max_message_size,
+	      "exact values changed");
+out:
+	side_close(&x);
+}
+
+/*
+ * Every error subtype names the argument of the call it serves:
+ * ep_attributes is ARG7 of dat_ep_create_with_srq (ARG6 of dat_ep_create),
+ * ep_handle ARG8 (ARG7), private_data ARG6 of dat_ep_connect and ARG4 of
+ * dat_cr_accept.
+ */
+static void t_ep_error_subtypes_name_the_argument(void)
+{
+	static struct pair p;	/* too big for the stack */
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE ep, sep, cep;
+	DAT_EVD_HANDLE mixed;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	a.max_request_dtos = 0;
+	CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					   p.s.dto_evd, p.s.conn_evd, p.srq,
+					   &a, &ep), BAD_ARG(DAT_INVALID_ARG7));
+	CHECK_EXACT(dat_ep_create(p.s.ia, p.s.pz, p.s.dto_evd, p.s.dto_evd,
+				  p.s.conn_evd, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG6));
+	a = ep_attr();
+	a.service_type = (DAT_SERVICE_TYPE)7;
+	CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					   p.s.dto_evd, p.s.conn_evd, p.srq,
+					   &a, &ep), BAD_ARG(DAT_INVALID_ARG7));
+	a = ep_attr();
+	CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					   p.s.dto_evd, p.s.conn_evd, p.srq,
+					   NULL, &ep), BAD_ARG(DAT_INVALID_ARG7));
+	CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					   p.s.dto_evd, p.s.conn_evd, p.srq,
+					   &a, NULL), BAD_ARG(DAT_INVALID_ARG8));
+	CHECK_EXACT(dat_ep_create(p.s.ia, p.s.pz, p.s.dto_evd, p.s.dto_evd,
+				  p.s.conn_evd, &a, NULL),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	/* a completion-flag rule broken by the attributes: ARG7 too */
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 16, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG,
+				 &mixed));
+	a.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+	CHECK_EXACT(dat_ep_create_with_srq(p.s.ia, p.s.pz, mixed, p.s.dto_evd,
+					   p.s.conn_evd, p.srq, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	a = ep_attr();
+	/* private data */
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &a,
+					&sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	CHECK_OK(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
+				DAT_PSP_CONSUMER_FLAG, &p.psp));
+	CHECK_EXACT(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+				   DAT_TIMEOUT_INFINITE, 4, NULL,
+				   DAT_QOS_BEST_EFFORT,
+				   DAT_CONNECT_DEFAULT_FLAG),
+		    BAD_ARG(DAT_INVALID_ARG6));
+	CHECK_EXACT(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+				   DAT_TIMEOUT_INFINITE, -1, NULL,
+				   DAT_QOS_BEST_EFFORT,
+				   DAT_CONNECT_DEFAULT_FLAG),
+		    BAD_ARG(DAT_INVALID_ARG5));
+	CHECK_OK(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, next_qual,
+				DAT_TIMEOUT_INFINITE, 0, NULL,
+				DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	CHECK(next_event(p.s.cr_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR");
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	CHECK_EXACT(dat_cr_accept(cr, sep, 4, NULL),
+		    BAD_ARG(DAT_INVALID_ARG4));
+	CHECK_EXACT(dat_cr_accept(cr, sep, -1, NULL),
+		    BAD_ARG(DAT_INVALID_ARG3));
+	CHECK_OK(dat_cr_reject(cr));
+out:
+	pair_close(&p);
+}
+
+/*
+ * The page's example: max_rdma_read_iov beyond the IA's capabilities is
+ * DAT_INVALID_PARAMETER (ep_attributes' subtype); so is max_rdma_write_iov.
+ * A soft high watermark (srq_soft_hw) is a model this provider does not
+ * offer (dat_ep_set_watermark): DAT_MODEL_NOT_SUPPORTED.  Posts respect the
+ * EP's RDMA segment limits.
+ */
+static void t_ep_attr_checked_against_ia_caps(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 10, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	struct kt_side x = {};
+	DAT_IA_ATTR ia;
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM q;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_ALL, &ia, 0, NULL));
+	CHECK(ia.max_iov_segments_per_rdma_read > 0 &&
+	      ia.max_iov_segments_per_rdma_write > 0, "IA RDMA iov %d/%d",
+	      ia.max_iov_segments_per_rdma_read,
+	      ia.max_iov_segments_per_rdma_write);
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	a.max_rdma_read_iov = ia.max_iov_segments_per_rdma_read + 1;
+	CHECK_EXACT(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					   x.conn_evd, srq, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	CHECK_EXACT(dat_ep_create(x.ia, x.pz, x.dto_evd, x.dto_evd,
+				  x.conn_evd, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG6));
+	a = ep_attr();
+	a.max_rdma_write_iov = ia.max_iov_segments_per_rdma_write + 1;
+	CHECK_EXACT(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					   x.conn_evd, srq, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	a = ep_attr();
+	a.max_rdma_read_iov = -5;
+	CHECK_EXACT(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					   x.conn_evd, srq, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	a = ep_attr();
+	a.srq_soft_hw = 4;
+	CHECK_EXACT(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					   x.conn_evd, srq, &a, &ep),
+		    DAT_CLASS_ERROR | DAT_MODEL_NOT_SUPPORTED);
+	a.srq_soft_hw = -7;
+	CHECK_EXACT(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					   x.conn_evd, srq, &a, &ep),
+		    BAD_ARG(DAT_INVALID_ARG7));
+	/* the limits themselves are accepted and reported exactly */
+	a = ep_attr();
+	a.max_request_iov = 2;
+	a.max_rdma_read_iov = 1;
+	a.max_rdma_write_iov = min(2, ia.max_iov_segments_per_rdma_write);
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
+					x.conn_evd, srq, &a, &ep));
+	CHECK_OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &q));
+	CHECK(q.ep_attr.max_rdma_read_iov == 1 &&
+	      q.ep_attr.max_rdma_write_iov == a.max_rdma_write_iov,
+	      "rdma iov %d/%d", q.ep_attr.max_rdma_read_iov,
+	      q.ep_attr.max_rdma_write_iov);
+out:
+	side_close(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* Disconnect order                                                    */
+
+struct hold_box {
+	atomic_t calls;
+	bool release;
+	wait_queue_head_t wq;
+};
+
+/* The first upcall holds the recv CQ's poller until the test releases it. */
+static void hold_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct hold_box *b = data;
+
+	if (atomic_inc_return(&b->calls) == 1) {
+		wake_up(&b->wq);
+		wait_event_timeout(b->wq, READ_ONCE(b->release),
+				   msecs_to_jiffies(WAIT_MS));
+	}
+	wake_up(&b->wq);
+}
+
+/*
+ * dat_ep_create_with_srq's order: the receives an SRQ EP took complete
+ * (or flush) onto its recv EVD before its DISCONNECTED event.  The first
+ * receive's upcall holds the recv CQ's poller, so the other two stay in
+ * the CQ; the peer then disconnects.  The EP is Disconnected at once, but
+ * its event must wait for the poller: it is not there while the poller is
+ * held, and once released, DISCONNECTED comes with all three receives
+ * delivered.
+ */
+static void t_srq_disconnected_after_the_eps_receives(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct hold_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = hold_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	int i;
+
+	atomic_set(&box.calls, 0);
+	box.release = false;
+	init_waitqueue_head(&box.wq);
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 6), "connect");
+	p.cep[0] = cep;
+	for (i = 0; i < 3; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, 20 + i));
+	/* each send completes once the server's device placed it */
+	for (i = 0; i < 3; i++)
+		CHECK(send_msg(&p, 0, 0, 8, i), "send %d", i);
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) >= 1,
+				 msecs_to_jiffies(WAIT_MS)), "no upcall");
+	CHECK(atomic_read(&box.calls) == 1, "poller not held");
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	/* DISCONNECTED is not queued while two receives wait in the CQ */
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "no DISCONNECTED");
+	CHECK(atomic_read(&box.calls) == 3,
+	      "DISCONNECTED with %d of 3 receives delivered",
+	      atomic_read(&box.calls));
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * An upcall that acts on its own EP once the test lets it: the first
+ * receive's upcall holds the recv CQ's poller (the second receive waits
+ * in the CQ), then frees the EP, or queries and disconnects it.
+ */
+struct act_box {
+	atomic_t calls;
+	bool release;
+	bool free;			/* free the EP, else query + disconnect */
+	DAT_EP_HANDLE ep;
+	DAT_RETURN ret, query_ret;
+	DAT_EP_STATE state;
+	struct completion done;
+	wait_queue_head_t wq;
+};
+
+static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct act_box *b = data;
+	DAT_EP_PARAM q = {};
+
+	if (atomic_inc_return(&b->calls) != 1) {
+		wake_up(&b->wq);
+		return;
+	}
+	wake_up(&b->wq);
+	wait_event_timeout(b->wq, READ_ONCE(b->release),
+			   msecs_to_jiffies(WAIT_MS));
+	if (b->free) {
+		b->ret = dat_ep_free(b->ep);
+	} else {
+		b->query_ret = dat_ep_query(b->ep, DAT_EP_FIELD_EP_STATE, &q);
+		b->state = q.ep_state;
+		b->ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
+	}
+	complete(&b->done);
+}
+
+/*
+ * A server SRQ EP whose recv EVD runs act_upcall, connected, 2 sends in.
+ * Its request EVD is the side's DTO EVD: with none, the EP would own a CQ,
+ * and freeing that from an upcall, though another CQ, is the same lockdep
+ * class of CQ work as the one the upcall runs in.
+ */
+static int act_setup(struct pair *p, struct act_box *b, bool free,
+		     DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep)
+{
+	DAT_UPCALL_OBJECT up = { .instance_data = b,
+				 .upcall_func = act_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE cep;
+	int i;
+
+	atomic_set(&b->calls, 0);
+	b->release = false;
+	b->free = free;
+	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
+	init_completion(&b->done);
+	init_waitqueue_head(&b->wq);
+	if (pair_open(p, 0, 8) ||
+	    dat_evd_kcreate(p->s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+			    DAT_EVD_DTO_FLAG, evd) ||
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, p->s.dto_evd,
+				   p->s.conn_evd, p->srq, &a, sep))
+		return -EIO;
+	if (dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
+			  p->c.conn_evd, &a, &cep))
+		return -EIO;
+	p->cep[0] = cep;
+	b->ep = *sep;
+	if (connect_one(p, *sep, cep, 7))
+		return -EIO;
+	for (i = 0; i < 2; i++)
+		if (post_srq(p, i * 64, 64, 30 + i) || !send_msg(p, 0, 0, 8, i))
+			return -EIO;
+	if (!wait_event_timeout(b->wq, atomic_read(&b->calls) >= 1,
+				msecs_to_jiffies(WAIT_MS)))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * A DTO upcall frees its own EP while the peer's disconnect is being
+ * delivered: the connection event waits for the very poller the upcall
+ * runs in, so that wait must hold no lock the free takes (the CM ID's
+ * handler lock, op_lock).  The free completes (a deadlock shows as the
+ * timeout below plus a hung-task report), and a freed EP gets no event.
+ */
+static void t_ep_upcall_frees_its_ep_while_peer_disconnects(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	bool done;
+
+	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	/* a failure detector only: the pass criterion is the free's return */
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * The local dat_ep_disconnect while the recv poller is held by an upcall
+ * that then queries and disconnects its EP: the disconnect returns at once,
+ * the upcall's calls return (Disconnected, DAT_SUCCESS), and DISCONNECTED
+ * comes only after both receives.
+ */
+static void t_ep_upcall_acts_on_its_ep_during_disconnect(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	bool done;
+
+	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
+	CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "EP never disconnected");
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "the upcall's EP calls never returned (deadlock)");
+	CHECK_OK(box.query_ret);
+	CHECK(box.state == DAT_EP_STATE_DISCONNECTED, "upcall saw state %d",
+	      box.state);
+	CHECK_OK(box.ret);
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "no DISCONNECTED");
+	CHECK(atomic_read(&box.calls) == 2,
+	      "DISCONNECTED with %d of 2 receives delivered",
+	      atomic_read(&box.calls));
+	CHECK(no_event(p.s.conn_evd), "a second connection event");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
 }
 
 struct upcall_box {
@@ -2095,6 +2656,12 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_with_srq_refuses_ep_post_recv),
 	CASE(t_ep_with_srq_completion_flag_rules),
 	CASE(t_ep_with_srq_pz_may_differ),
+	CASE(t_ep_hw_default_attributes_resolved),
+	CASE(t_ep_error_subtypes_name_the_argument),
+	CASE(t_ep_attr_checked_against_ia_caps),
+	CASE(t_srq_disconnected_after_the_eps_receives),
+	CASE(t_ep_upcall_frees_its_ep_while_peer_disconnects),
+	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),

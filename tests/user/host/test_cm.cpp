@@ -483,7 +483,6 @@ TEST_F(Cm, IaQueryBuildsIaAndProviderAttributes)
 	EXPECT_EQ(64u, p.optimal_buffer_alignment);
 	EXPECT_EQ(DAT_COMPLETION_DEFAULT_FLAG | DAT_COMPLETION_SUPPRESS_FLAG |
 			  DAT_COMPLETION_UNSIGNALLED_FLAG |
-			  DAT_COMPLETION_SOLICITED_WAIT_FLAG |
 			  DAT_COMPLETION_EVD_THRESHOLD_FLAG,
 		  (int)p.completion_flags_supported);
 	ASSERT_GT(p.num_provider_specific_attr, 0);

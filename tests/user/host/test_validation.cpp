@@ -384,7 +384,8 @@ TEST_F(Validation, EpPostAndConnectArguments)
 	EXPECT_DAT(ARG(5), dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, 1, 0, -1,
 					  pdata, DAT_QOS_BEST_EFFORT,
 					  DAT_CONNECT_DEFAULT_FLAG));
-	EXPECT_DAT(ARG(5), dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, 1, 0, 8,
+	/* private_data is ARG6 */
+	EXPECT_DAT(ARG(6), dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, 1, 0, 8,
 					  nullptr, DAT_QOS_BEST_EFFORT,
 					  DAT_CONNECT_DEFAULT_FLAG));
 	EXPECT_DAT(ARG(5), dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, 1, 0,
