@@ -90,8 +90,13 @@ static void kdat_evd_kick(struct kdat_evd *evd)
  * Queue one event.  @srq is set for an SRQ receive completion; the caller
  * gave us a reference on it that reaping the event drops.
  */
-void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
-		   struct kdat_srq *srq, bool may_upcall)
+/*
+ * Queue @ev.  A full EVD drops it and reports the overflow, unless
+ * @must_fit: then nothing is queued or reported and the answer is false.
+ */
+static bool __kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+			    struct kdat_srq *srq, bool may_upcall,
+			    bool must_fit)
 {
 	struct kdat_ia *ia = evd->obj.ia;
 	struct kdat_event *e;
@@ -99,12 +104,14 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 	bool dispatch = false, dropped = false, report = false;
 
 	/* a /dev/kdat EVD delivers into its mmapped ring */
-	if (evd->uring) {
-		ia->uops->evd_post(evd, ev, srq);
-		return;
-	}
+	if (evd->uring)
+		return ia->uops->evd_post(evd, ev, srq, must_fit);
 
 	spin_lock_irqsave(&evd->lock, flags);
+	if (must_fit && (evd->count == evd->qlen || evd->dead)) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return false;
+	}
 	if (evd->count == evd->qlen || evd->dead) {
 		dropped = true;
 		report = !evd->overflowed && !evd->dead;
@@ -129,7 +136,7 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		if (report && !(evd->flags & DAT_EVD_ASYNC_FLAG))
 			kdat_ia_async_error(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW,
 					    evd, DAT_EVD_OVERFLOW_ERROR, may_upcall);
-		return;
+		return false;
 	}
 	if (dispatch) {
 		if (may_upcall)
@@ -137,6 +144,19 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		else
 			kdat_evd_kick(evd);
 	}
+	return true;
+}
+
+void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		   struct kdat_srq *srq, bool may_upcall)
+{
+	__kdat_evd_post(evd, ev, srq, may_upcall, false);
+}
+
+/* dat_evd_post_se: all or nothing, never an overflow */
+bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev)
+{
+	return __kdat_evd_post(evd, ev, NULL, false, true);
 }
 
 static void kdat_evd_release(struct kdat_obj *obj)
@@ -349,24 +369,21 @@ DAT_RETURN kdat_ib_evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *ev)
 {
 	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
 					    struct kdat_evd, obj);
-	unsigned long flags;
-	bool full;
 
 	if (!ev || ev->event_number != DAT_SOFTWARE_EVENT)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	/* a user EVD's queue is its ring: what the user has not consumed */
-	if (evd->uring) {
-		full = evd->obj.ia->uops->evd_count(evd) >= (u32)evd->qlen;
-	} else {
-		spin_lock_irqsave(&evd->lock, flags);
-		full = evd->count == evd->qlen;
-		spin_unlock_irqrestore(&evd->lock, flags);
-	}
-	if (full)
+	/*
+	 * Checked and queued in one step: a completion arriving meanwhile
+	 * cannot make this event the one dropped.  A user EVD's queue is its
+	 * ring (what the user has not consumed), which may hold more than
+	 * qlen: qlen is checked first.
+	 */
+	if ((evd->uring &&
+	     evd->obj.ia->uops->evd_count(evd) >= (u32)evd->qlen) ||
+	    !kdat_evd_post_fit(evd, ev))
 		return KDAT_ERR(DAT_QUEUE_FULL, 0);
-	kdat_evd_post(evd, ev, NULL, false);
 	return DAT_SUCCESS;
 }
 

@@ -129,8 +129,9 @@ struct kdat_uops {
 	void (*forget)(struct kdat_ia *ia, struct kdat_obj *obj);
 	/* the EVD's mmapped event ring */
 	int (*evd_init)(struct kdat_evd *evd);
-	void (*evd_post)(struct kdat_evd *evd, const DAT_EVENT *ev,
-			 struct kdat_srq *srq);
+	/* @must_fit: false (nothing written, nothing reported) if full */
+	bool (*evd_post)(struct kdat_evd *evd, const DAT_EVENT *ev,
+			 struct kdat_srq *srq, bool must_fit);
 	void (*evd_destroy)(struct kdat_evd *evd);
 	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
@@ -234,6 +235,7 @@ struct kdat_evd {
 
 void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		   struct kdat_srq *srq, bool may_upcall);
+bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
 
@@ -348,8 +350,9 @@ struct kdat_ep {
 	 * The connection event that ends a connection waits for the recv
 	 * CQ's poller in gone_work (kdat_ep_gone_work), never in the CM
 	 * handler or under op_lock.  Under lock: the event and the
-	 * connection generation it belongs to (conn_gen moves on when the
-	 * QP goes: reset, free, device removal), whether one is pending,
+	 * connection generation it belongs to (conn_gen moves on at a
+	 * reset; a free sets freed; after device removal the event is still
+	 * posted, without the wait), whether one is pending,
 	 * whether the work is waiting for the poller now (freeing the EP
 	 * waits for that to end before it lets its EVDs go), and freed
 	 * (also under op_lock: no event any more).

@@ -54,8 +54,8 @@ void kdat_ucall_finish(struct kdat_ucall *c, bool copied);
 
 /* uring.c */
 int kdat_uevd_init(struct kdat_evd *evd);
-void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
-		    struct kdat_srq *srq);
+bool kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		    struct kdat_srq *srq, bool must_fit);
 void kdat_uevd_destroy(struct kdat_evd *evd);
 void kdat_uevd_collect(struct kdat_evd *evd);
 void kdat_uevd_collect_ia(struct kdat_ia *ia);

@@ -239,9 +239,13 @@ static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 		u32 slot = r->ktail & (r->entries - 1);
 
 		if (r->ktail - r->reaped >= r->entries) {
-			/* consumed (not lost), not reaped yet */
+			/*
+			 * consumed (not lost), not reaped yet: count it back
+			 * here, under evd->lock, as kdat_uevd_collect does
+			 */
 			old.srq = r->shadow[slot];
 			r->reaped++;
+			kdat_event_reaped(&old);
 		}
 		memcpy(kdat_uring_entry(r, r->ktail), u, sizeof(*u));
 		r->shadow[slot] = srq;
@@ -260,23 +264,24 @@ static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 					    DAT_EVD_OVERFLOW_ERROR, false);
 		return !must_fit;
 	}
-	kdat_event_reaped(&old);
 	wake_up(&r->wq);
 	wake_up(&r->uf->poll_wq);
 	return true;
 }
 
-void kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
-		    struct kdat_srq *srq)
+bool kdat_uevd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
+		    struct kdat_srq *srq, bool must_fit)
 {
 	struct kdat_uevent u;
+	bool done;
 
 	kdat_uevent_fill(&u, ev);
 	u.evd = kdat_uid(evd);
 	/* tells the library which completions return SRQ buffers */
 	u.srq = srq ? kdat_uid(srq) : 0;
-	kdat_uevd_write(evd, &u, srq, false);
+	done = kdat_uevd_write(evd, &u, srq, must_fit);
 	kdat_uevd_collect(evd);
+	return done;
 }
 
 /*

@@ -173,17 +173,23 @@ bool is_refusal(const struct kdat_uevent &u)
 bool Evd::pop(DAT_EVENT &ev)
 {
 	struct kdat_uevent u;
-	std::lock_guard<std::mutex> g(consume_lock);
+	std::shared_ptr<Srq> refused;
+	{
+		std::lock_guard<std::mutex> g(consume_lock);
 
-	if (!synthetic.empty()) {
-		ev = synthetic.front();
-		synthetic.pop_front();
-		return true;
+		if (!synthetic.empty()) {
+			ev = synthetic.front();
+			synthetic.pop_front();
+			return true;
+		}
+		if (!ring.peek(u))
+			return false;
+		translate(u, ev, refused);
+		ring.advance();
 	}
-	if (!ring.peek(u))
-		return false;
-	translate(u, ev);
-	ring.advance();
+	/* after consume_lock: it may make a system call */
+	if (refused)
+		refused->after_refusal_dequeued();
 	return true;
 }
 
@@ -193,7 +199,8 @@ static bool is_connection_event(std::uint32_t n)
 	       n <= DAT_CONNECTION_EVENT_UNREACHABLE;
 }
 
-void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev)
+void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
+		    std::shared_ptr<Srq> &refused)
 {
 	DAT_EVENT_DATA &d = ev.event_data;
 	Tomb t;
@@ -253,9 +260,11 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev)
 		} else if (auto o = ctx->find(u.handle)) {
 			c.dat_handle = o->handle();
 			/* a ring entry the kernel refused: the buffer is back */
-			if (o->type == DAT_HANDLE_TYPE_SRQ && is_refusal(u))
-				std::static_pointer_cast<Srq>(o)->on_refused(
-					u.cookie, (DAT_RETURN)u.length);
+			if (o->type == DAT_HANDLE_TYPE_SRQ && is_refusal(u)) {
+				refused = std::static_pointer_cast<Srq>(o);
+				refused->on_refused(u.cookie,
+						    (DAT_RETURN)u.length);
+			}
 		} else if (ctx->tomb(u.handle, t)) {
 			c.dat_handle = t.handle;
 		}

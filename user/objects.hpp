@@ -342,7 +342,9 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	void wake_waiter();
 
 	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
-	void translate(const struct kdat_uevent &u, DAT_EVENT &ev);
+	/* @refused: the SRQ whose refused ring entry this event reports */
+	void translate(const struct kdat_uevent &u, DAT_EVENT &ev,
+		       std::shared_ptr<Srq> &refused);
 
 
 private:
@@ -466,6 +468,8 @@ struct Srq : ObjectOf<DAT_HANDLE_TYPE_SRQ, ktype::SRQ> {
 	/* Event side: one buffer came back. */
 	void on_recv_completion() { returned.fetch_add(1); }
 	void on_refused(DAT_UINT64 cookie, DAT_RETURN why);
+	/* Its refusal was dequeued: entries held back behind it may go. */
+	void after_refusal_dequeued();
 
 	std::uint64_t outstanding() const	/* post_lock held */
 	{

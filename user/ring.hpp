@@ -288,6 +288,13 @@ public:
 
 	u32 tail() const { return tail_; }
 
+	/* The kernel asked for a kick (it left entries, or it is starved). */
+	bool needs_kick() const
+	{
+		return aref(l_.hdr->flags).load(std::memory_order_acquire) &
+		       KDAT_RING_NEED_KICK;
+	}
+
 	/* The kernel says the SRQ takes no buffer (error state, no device). */
 	bool srq_error() const
 	{

@@ -20,8 +20,9 @@
 //     or the post ring is full (DAT_INSUFFICIENT_RESOURCES), then writes
 //     the receive into the ring, publishes the tail, fences, and kicks the
 //     kernel (KDAT_IOC_SRQ_KICK) only if the kernel said it is starved.
-//     The post lock covers the ring write only: the kick, the query a
-//     full count needs and the LMR table's lock are taken without it.
+//     The post lock covers the ring write only: the kick and the LMR
+//     table's lock are taken without it; the count needs no query (every
+//     return is in shared memory: event srq fields and the ring's unseen).
 //
 // The kernel drains the ring when a receive completes, on a kick and
 // before a query, re-checks every entry, and returns a refused one as an
@@ -259,16 +260,27 @@ DAT_RETURN Srq::post_slow(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	bool kicked = false;
 
 	for (;;) {
-		bool kick_now = false, pushed = false;
+		bool kick_now = false, pushed = false, broken = false;
 		{
 			std::lock_guard<SpinLock> g(post_lock);
 
 			if (seen.valid)
 				lmr_cache = seen;
-			/* the kernel's answer for an SRQ in the error state */
-			if (ring.srq_error())
-				return err(DAT_INSUFFICIENT_RESOURCES,
-					   DAT_RESOURCE_SRQ);
+			broken = ring.srq_error();
+		}
+		if (broken) {
+			/*
+			 * The kernel's answer for an SRQ in the error state.
+			 * Receives still in the ring come back as refusals
+			 * when the kernel drains it: ask it to, once.
+			 */
+			if (ring.unconsumed())
+				(void)kick();
+			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+		}
+		{
+			std::lock_guard<SpinLock> g(post_lock);
+
 			/* every return is counted from shared memory */
 			if (!room())
 				return err(DAT_INSUFFICIENT_RESOURCES,
@@ -404,6 +416,19 @@ void Srq::on_refused(DAT_UINT64 cookie, DAT_RETURN why)
 	 */
 	std::lock_guard<std::mutex> g(refused_lock);
 	refused.push_back({ cookie, why });
+}
+
+/*
+ * With the async EVD full, the kernel holds a refused entry - and every
+ * entry behind it - in the post ring until there is room for its report
+ * (it asks for a kick).  Dequeuing a refusal made room; if entries wait,
+ * let the kernel drain them now: the consumer may post nothing more and
+ * only wait for completions those buffers would bring.
+ */
+void Srq::after_refusal_dequeued()
+{
+	if (ring.unconsumed() && ring.needs_kick())
+		(void)kick();
 }
 
 DAT_RETURN Srq::get_refused(DAT_DTO_COOKIE *cookie, DAT_RETURN *why)

@@ -125,6 +125,38 @@ TEST_F(SrqSemantics, EveryRefusedRingEntryIsReportedNeverDropped)
 	EXPECT_EQ(query().available_dto_count, depth);
 }
 
+// A refusal the kernel holds back while the async EVD is full also holds
+// back every entry behind it; dequeuing the refusals must let the kernel
+// go on (the consumer may post nothing more): after one query that fills
+// the async EVD, no query and no post, yet every refusal and every good
+// buffer behind them gets through.
+TEST_F(SrqSemantics, RefusalsHeldForRoomDoNotStallTheEntriesBehind)
+{
+	const int bad = 150, good = 8;	// bad > the async EVD's 64
+	make_srq(256, 1);
+	std::vector<char> mem(4096);
+	DAT_LMR_HANDLE l;
+	DAT_LMR_CONTEXT lc;
+
+	ASSERT_OK(s.register_mem(s.pz, mem.data(), mem.size(),
+				 DAT_MEM_PRIV_ALL_FLAG, &l, &lc));
+	for (int i = 0; i < bad; i++) {
+		DAT_LMR_TRIPLET t{lc, 0, (DAT_VADDR)(uintptr_t)mem.data(), 64};
+		ASSERT_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	ASSERT_OK(dat_lmr_free(l));	// the kernel refuses these when it drains
+	for (int i = 0; i < good; i++)
+		ASSERT_OK(post_srq(0, 64, 1000 + i));
+	// one drain (a query drains the ring first): the async EVD fills
+	(void)query();
+	int got = 0, other = 0;
+	for (int tries = 0; got < bad && tries < 10 * bad; tries++)
+		got += take_async(srq, DAT_SRQ_OTHER_ERROR, &other);
+	EXPECT_EQ(got, bad) << "refusals stuck behind a full async EVD";
+	EXPECT_EQ(other, 0);
+	EXPECT_EQ(query().available_dto_count, good);
+}
+
 // The low watermark counts the buffers posted through the ring (no
 // system call) as on the SRQ: set_lw evaluates after them, and an EP
 // taking one fires it exactly when available drops below it, once.
