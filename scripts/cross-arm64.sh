@@ -123,7 +123,8 @@ part_libdat() {
 		-DGTest_DIR="$out/gtest/lib/cmake/GTest" >"$out/user-build.log" 2>&1 &&
 		cmake --build "$b" -j"$JOBS" --target dat dat_header_check datinfo \
 			datperf srq_server srq_client srq_pingpong dat_host_tests \
-			dat_test_provider dat_abi_tests >>"$out/user-build.log" 2>&1 &&
+			dat_test_provider dat_abi_tests dat_loader_tests \
+			>>"$out/user-build.log" 2>&1 &&
 		file -L "$b/user/libdat.so" | grep -Eq "$machine"; then
 		echo "PASS: ${p}libdat_builds_without_warnings"
 	else
