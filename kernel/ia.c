@@ -245,6 +245,12 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
 			}
 			kdat_obj_put(obj);
 		}
+		/*
+		 * A consumer's free that claimed a child first (claim_wait
+		 * saw it gone) still holds its parents' users counts: let it
+		 * end before the next type, its parents, is freed.
+		 */
+		wait_var_event(&ia->frees, !atomic_read(&ia->frees));
 	}
 }
 

@@ -98,6 +98,8 @@ void kdat_obj_put_use(struct kdat_obj *obj);
 DAT_RETURN kdat_obj_claim(struct kdat_obj *obj, int held);
 bool kdat_obj_claim_wait(struct kdat_obj *obj, int held);
 void kdat_obj_unclaim(struct kdat_obj *obj, int held);
+void kdat_free_begin(struct kdat_obj *obj);
+void kdat_free_end(struct kdat_obj *obj);
 int kdat_call_begin(void);
 void kdat_call_end(int idx);
 void kdat_calls_sync(void);
@@ -155,6 +157,13 @@ struct kdat_ia {
 	struct kdat_evd __rcu *async_evd;
 	bool closing;			/* under lock: refuses new children */
 	bool dead;			/* device removed: calls fail */
+	/*
+	 * Frees of children running outside the IA teardown (a consumer's
+	 * dat_*_free): such a free unpublishes its object early but drops
+	 * its parents' users counts last, so the teardown waits for it
+	 * before it frees the parents.
+	 */
+	atomic_t frees;
 	struct sockaddr_storage addr;	/* the IA address (IPv4 of port 1) */
 	struct xarray lmrs;		/* lmr_context -> LMR */
 	u32 next_lmr;

@@ -391,6 +391,20 @@ bool kdat_obj_claim_wait(struct kdat_obj *obj, int held)
 	return mine;
 }
 
+/* A consumer's free of @obj (claimed) runs: see kdat_ia.frees. */
+void kdat_free_begin(struct kdat_obj *obj)
+{
+	atomic_inc(&obj->ia->frees);
+}
+
+void kdat_free_end(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = obj->ia;
+
+	if (atomic_dec_and_test(&ia->frees))
+		wake_up_var(&ia->frees);
+}
+
 void kdat_obj_unclaim(struct kdat_obj *obj, int held)
 {
 	atomic_set(&obj->usecnt, held);

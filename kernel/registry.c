@@ -210,7 +210,9 @@ EXPORT_SYMBOL(dat_ia_openv);
 		if (__o) {						\
 			__r = kdat_obj_claim(__o, 0);			\
 			if (__r == DAT_SUCCESS) {			\
+				kdat_free_begin(__o);			\
 				__r = __o->provider->fn(__o);		\
+				kdat_free_end(__o);			\
 				if (__r != DAT_SUCCESS)			\
 					kdat_obj_unclaim(__o, 0);	\
 			} else if (DAT_GET_TYPE(__r) == DAT_INVALID_HANDLE) { \
