@@ -2,8 +2,11 @@
 //
 // DAT handles and the process-wide table of live handles.
 //
-// A handle is the address of an object whose first member is the
-// DAT_PROVIDER pointer (DAT_HANDLE_TO_PROVIDER works on it).  Before any
+// A handle is the address of an object whose first member is the table a
+// registry dispatches through (DAT_HANDLE_TO_PROVIDER works on it): the
+// DAT 1.2 DAT_PROVIDER normally, the DAT 2.0 table for objects of an IA
+// opened through libdaplkdat (user/dat2/).  The core itself always
+// dispatches through the DAT 1.2 table the entry names.  Before any
 // handle is dereferenced it is looked up in the HandleTable, which maps
 // the address to the owning shared_ptr: a NULL, freed, stale, foreign or
 // wrongly typed handle is simply not found (DAT_INVALID_HANDLE), and a
@@ -61,12 +64,14 @@ private:
 
 /* Common head of every object of the built-in provider. */
 struct Object {
-	DAT_PROVIDER *provider;		/* must stay first */
+	const void *face;		/* must stay first: see above */
+	DAT_PROVIDER *provider;		/* the DAT 1.2 table the core uses */
 	DAT_HANDLE_TYPE type;
 	std::uint32_t kid = 0;		/* the kernel's ID in our context */
 	std::atomic<DAT_UINT64> context{0};	/* consumer context */
 
-	Object(DAT_PROVIDER *p, DAT_HANDLE_TYPE t) : provider(p), type(t) {}
+	Object(DAT_PROVIDER *p, DAT_HANDLE_TYPE t, const void *f = nullptr)
+		: face(f ? f : p), provider(p), type(t) {}
 	Object(const Object &) = delete;
 	Object &operator=(const Object &) = delete;
 
@@ -74,7 +79,7 @@ struct Object {
 };
 
 static_assert(std::is_standard_layout_v<Object>);
-static_assert(offsetof(Object, provider) == 0);
+static_assert(offsetof(Object, face) == 0);
 
 /* ------------------------------------------------------------------ */
 /* Late-reuse memory for objects                                        */

@@ -166,11 +166,14 @@ void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out)
 
 /*
  * Open kernel IA @kernel_name as DAT IA @name of @provider.  The async
- * EVD is always the IA's own (the kernel creates it with the IA).
+ * EVD is always the IA's own (the kernel creates it with the IA).  Every
+ * object of the IA starts with @face (null: @provider), the table another
+ * registry dispatches through (the DAT 2.0 provider passes its own).
  */
 DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 		    const std::string &kernel_name, DAT_COUNT qlen,
-		    DAT_EVD_HANDLE *async_evd_handle, DAT_IA_HANDLE *ia_handle)
+		    DAT_EVD_HANDLE *async_evd_handle, DAT_IA_HANDLE *ia_handle,
+		    const void *face)
 {
 	if (*async_evd_handle == DAT_EVD_ASYNC_EXISTS)
 		return err(DAT_MODEL_NOT_SUPPORTED);
@@ -187,7 +190,7 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 		return r;
 	/* from here on, dropping the last reference to dev closes the file,
 	 * which frees whatever the kernel created for it */
-	auto ctx = std::make_shared<Context>(dev, provider);
+	auto ctx = std::make_shared<Context>(dev, provider, face);
 
 	struct kdat_ioc_ia_open o = {};
 	std::memcpy(o.name, kernel_name.data(), kernel_name.size());

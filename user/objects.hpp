@@ -104,11 +104,14 @@ struct Tomb {
 
 class Context {
 public:
-	Context(std::shared_ptr<Device> dev, DAT_PROVIDER *provider)
-		: dev(std::move(dev)), provider(provider) {}
+	Context(std::shared_ptr<Device> dev, DAT_PROVIDER *provider,
+		const void *face = nullptr)
+		: dev(std::move(dev)), provider(provider), face(face) {}
 
 	const std::shared_ptr<Device> dev;
 	DAT_PROVIDER *const provider;
+	/* first word of every object of this IA (Object::face; null: provider) */
+	const void *const face;
 	std::uint32_t ia_kid = 0;
 	DAT_IA_HANDLE ia_handle = nullptr;	/* value only */
 	std::weak_ptr<Evd> async_evd;
@@ -220,7 +223,7 @@ struct ObjectOf : Object {
 	static constexpr std::uint32_t kKernelType = KType;
 
 	explicit ObjectOf(std::shared_ptr<Context> c)
-		: Object(c->provider, Type), ctx(std::move(c)) {}
+		: Object(c->provider, Type, c->face), ctx(std::move(c)) {}
 
 	std::shared_ptr<Context> ctx;
 
@@ -267,7 +270,8 @@ struct Ia : ObjectOf<DAT_HANDLE_TYPE_IA, ktype::IA> {
 	static DAT_RETURN open(DAT_PROVIDER *provider, const std::string &name,
 			       const std::string &kernel_name, DAT_COUNT qlen,
 			       DAT_EVD_HANDLE *async_evd_handle,
-			       DAT_IA_HANDLE *ia_handle);
+			       DAT_IA_HANDLE *ia_handle,
+			       const void *face = nullptr);
 
 	DAT_RETURN pz_create(DAT_PZ_HANDLE *pz_handle);
 	DAT_RETURN evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
