@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// (placeholder for the ia family of the DAT 2.0 table)
+#include "convert.hpp"
