@@ -621,9 +621,17 @@ void Registry::load_conf()
 
 		for (const std::string &e : p.errors)
 			std::fprintf(stderr, "libdat: %s\n", e.c_str());
-		entries = std::move(p.entries);
-		for (ConfEntry &e : entries)
+		/*
+		 * Lines of another DAT major version belong to another
+		 * registry sharing the file (OFED's libdat2 reads u2.0 lines
+		 * of /etc/dat.conf): not ours to list, load or complain about.
+		 */
+		for (ConfEntry &e : p.entries) {
+			if (e.dapl_major != DAT_VERSION_MAJOR)
+				continue;
 			e.builtin = is_builtin_library(e.library);
+			entries.push_back(std::move(e));
+		}
 	}
 
 	Lock g(lock_);

@@ -84,6 +84,18 @@ if diff <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$CONF") "$T/out" >"$T/diff";
 else
 	bad "datinfo -l equals dat.conf's IAs"; sed 's/^/# /' "$T/diff"
 fi
+# OFED's libdat2 shares /etc/dat.conf: its u2.0 lines are not ours to list
+{ echo 'ofa-v2-ib0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "ib0 0" ""'
+  cat "$CONF"
+  echo 'kdat-v2-rxe0 u2.0 threadsafe nondefault libdaplkdat.so.2 kdat.2.0 "rxe0" ""'
+} >"$T/mixed.conf"
+DAT_OVERRIDE=$T/mixed.conf expect 0 "datinfo -l, dat.conf with u2.0 lines" "$DATINFO" -l
+if diff <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$CONF") "$T/out" >"$T/diff" &&
+	! grep -q . "$T/err"; then
+	ok "datinfo -l skips u2.0 lines silently"
+else
+	bad "datinfo -l skips u2.0 lines silently"; sed 's/^/# /' "$T/diff" "$T/err"
+fi
 expect 1 "datinfo -d bogus" "$DATINFO" -d bogus
 grep -q bogus "$T/err" && ok "datinfo -d bogus says so" || bad "datinfo -d bogus says so"
 expect 1 "datinfo, no IA opens" "$DATINFO"
