@@ -110,10 +110,14 @@ DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
 	DAT_RETURN ret;
 
 	a->name[KDAT_NAME_LEN - 1] = '\0';
+	if (a->flags & ~KDAT_IA_OPEN_FLAGS_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	ret = kdat_ia_open(a->name, a->async_qlen, c->uf, &kdat_file_uops,
 			   &ia);
 	if (ret != DAT_SUCCESS)
 		return ret;
+	/* before any child exists: no connection of the IA has ended yet */
+	WRITE_ONCE(ia->flags, a->flags);
 	aevd = rcu_dereference_protected(ia->async_evd, true);
 	a->ia = kdat_uid(ia);
 	a->async_evd = kdat_uid(aevd);
@@ -826,6 +830,11 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 		const struct kdat_ioc_version *a = k;
 
 		return !a->pad && !a->reserved;
+	}
+	case _IOC_NR(KDAT_IOC_IA_OPEN): {
+		const struct kdat_ioc_ia_open *a = k;
+
+		return !a->reserved;
 	}
 	case _IOC_NR(KDAT_IOC_EP_CREATE): {
 		const struct kdat_ioc_ep_create *a = k;

@@ -109,6 +109,7 @@ static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
 	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	u32 gen;
 
 	if (!kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED))
 		return;
@@ -117,9 +118,15 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 		kdat_ep_gone_later(ep, num);
 		return;
 	}
+	spin_lock_irq(&ep->lock);
+	gen = ep->conn_gen;
+	spin_unlock_irq(&ep->lock);
 	if (ep->qp)
 		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
 	kdat_ep_connection_event(ep, num);
+	/* no recv EVD: nothing the SRQ gave this QP is reported anywhere */
+	if (ep->qp)
+		kdat_ep_srq_broken(ep, gen);
 }
 
 static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,

@@ -549,10 +549,26 @@ static void kdat_qp_event(struct ib_event *e, void *ctx)
 {
 	struct kdat_ep *ep = ctx;
 
+	unsigned long flags;
+	bool again;
+
 	switch (e->event) {
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
+		/*
+		 * The QP exists only within one connection generation.  On
+		 * an IA that asked for the end-of-connection EP_BROKEN, one
+		 * per connection: this one, or that one, whichever is first.
+		 */
+		spin_lock_irqsave(&ep->lock, flags);
+		again = ep->broken && ep->broken_gen == ep->conn_gen;
+		ep->broken = true;
+		ep->broken_gen = ep->conn_gen;
+		spin_unlock_irqrestore(&ep->lock, flags);
+		if (again && READ_ONCE(ep->obj.ia->flags) &
+			     KDAT_IA_OPEN_SRQ_EP_BROKEN)
+			break;
 		/* may run in atomic context: upcall through a work item */
 		kdat_ia_async_error(ep->obj.ia, DAT_ASYNC_ERROR_EP_BROKEN, ep,
 				    DAT_EP_TRANSFER_TO_ERROR, false);
@@ -742,11 +758,41 @@ static void kdat_ep_gone_work(struct work_struct *w)
 		spin_lock_irq(&ep->lock);
 		post = !ep->freed && ep->conn_gen == gen;
 		spin_unlock_irq(&ep->lock);
-		if (post)
+		if (post) {
 			kdat_ep_connection_event(ep, num);
+			kdat_ep_srq_broken(ep, gen);
+		}
 		mutex_unlock(&ep->op_lock);
 	}
 	kdat_obj_put(&ep->obj);
+}
+
+/*
+ * The end of connection generation @gen of an EP whose QP was attached to
+ * its SRQ, reported after the connection event that ends it, when every
+ * receive the QP took from the SRQ is on the recv EVD: on an IA opened
+ * with KDAT_IA_OPEN_SRQ_EP_BROKEN, DAT_ASYNC_ERROR_EP_BROKEN, the event a
+ * DAT 2.0 provider makes of IB's LAST_WQE_REACHED (which rxe never
+ * raises).  Once per generation: not again after a QP error raised it.
+ * Called where the connection event is posted (under op_lock, or in the
+ * CM handler); the upcall, if any, runs from a work item.
+ */
+void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen)
+{
+	unsigned long flags;
+	bool raise;
+
+	if (!ep->srq ||
+	    !(READ_ONCE(ep->obj.ia->flags) & KDAT_IA_OPEN_SRQ_EP_BROKEN))
+		return;
+	spin_lock_irqsave(&ep->lock, flags);
+	raise = !(ep->broken && ep->broken_gen == gen);
+	ep->broken = true;
+	ep->broken_gen = gen;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (raise)
+		kdat_ia_async_error(ep->obj.ia, DAT_ASYNC_ERROR_EP_BROKEN, ep,
+				    DAT_EP_TRANSFER_TO_ERROR, false);
 }
 
 /*

@@ -170,6 +170,7 @@ struct kdat_ia {
 	struct kdat_ufile *ufile;	/* owning /dev/kdat file, or NULL */
 	const struct kdat_uops *uops;	/* its ops, or NULL */
 	struct net *net;		/* the opener's network namespace */
+	u32 flags;			/* KDAT_IA_OPEN_* (READ_ONCE) */
 };
 
 extern struct ib_client kdat_ib_client;
@@ -373,6 +374,13 @@ struct kdat_ep {
 	bool gone_pending;
 	bool gone_waiting;
 	bool freed;
+	/*
+	 * Under lock: DAT_ASYNC_ERROR_EP_BROKEN was raised for connection
+	 * generation broken_gen (a QP error, or the end of an SRQ EP's
+	 * connection on an IA opened with KDAT_IA_OPEN_SRQ_EP_BROKEN).
+	 */
+	bool broken;
+	u32 broken_gen;
 };
 
 struct kdat_psp {
@@ -414,6 +422,7 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen);
 
 /* ---- /dev/kdat (chardev.c, uobj.c, uring.c) ---- */
 int kdat_chardev_init(void);

@@ -248,6 +248,33 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
 }
 EXPORT_SYMBOL(dat_ia_query);
 
+/* A kdat extension: only IAs of this module's providers are found. */
+DAT_RETURN kdat_ia_set_flags(DAT_IA_HANDLE h, DAT_UINT32 flags)
+{
+	int idx = kdat_call_begin();
+	struct kdat_obj *o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_IA);
+	DAT_RETURN r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	struct kdat_ia *ia;
+
+	BUILD_BUG_ON(KDAT_IA_SRQ_EP_BROKEN != KDAT_IA_OPEN_SRQ_EP_BROKEN);
+	if (o) {
+		ia = container_of(o, struct kdat_ia, obj);
+		if (flags & ~KDAT_IA_OPEN_FLAGS_ALL) {
+			r = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		} else if (ia->ufile) {
+			/* a user IA's flags are its opener's (IA_OPEN) */
+			r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+		} else {
+			WRITE_ONCE(ia->flags, flags);
+			r = DAT_SUCCESS;
+		}
+		kdat_obj_put_use(o);
+	}
+	kdat_call_end(idx);
+	return r;
+}
+EXPORT_SYMBOL(kdat_ia_set_flags);
+
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
 {
 	struct kdat_obj *obj = kdat_obj_get_any(h);

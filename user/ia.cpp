@@ -169,11 +169,15 @@ void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out)
  * EVD is always the IA's own (the kernel creates it with the IA).  Every
  * object of the IA starts with @face (null: @provider), the table another
  * registry dispatches through (the DAT 2.0 provider passes its own).
+ * @kernel_flags are KDAT_IA_OPEN_* bits for the kernel (the DAT 2.0
+ * provider asks for KDAT_IA_OPEN_SRQ_EP_BROKEN); a module that does not
+ * know them (its KDAT_FEATURE_* bits lack them) makes the open
+ * DAT_MODEL_NOT_SUPPORTED, unknown bits DAT_INVALID_PARAMETER.
  */
 DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 		    const std::string &kernel_name, DAT_COUNT qlen,
 		    DAT_EVD_HANDLE *async_evd_handle, DAT_IA_HANDLE *ia_handle,
-		    const void *face)
+		    const void *face, std::uint32_t kernel_flags)
 {
 	if (*async_evd_handle == DAT_EVD_ASYNC_EXISTS)
 		return err(DAT_MODEL_NOT_SUPPORTED);
@@ -192,7 +196,20 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 	 * which frees whatever the kernel created for it */
 	auto ctx = std::make_shared<Context>(dev, provider, face);
 
+	if (kernel_flags & ~std::uint32_t(KDAT_IA_OPEN_FLAGS_ALL))
+		return err(DAT_INVALID_PARAMETER);
+	if (kernel_flags) {
+		/* the flags field exists only with this feature */
+		struct kdat_ioc_version v = {};
+		r = call(*dev, KDAT_IOC_VERSION, v);
+		if (!ok(r))
+			return r;
+		if (!(v.features & KDAT_FEATURE_SRQ_EP_BROKEN))
+			return err(DAT_MODEL_NOT_SUPPORTED);
+	}
+
 	struct kdat_ioc_ia_open o = {};
+	o.flags = kernel_flags;
 	std::memcpy(o.name, kernel_name.data(), kernel_name.size());
 	o.async_qlen = qlen;
 	r = call(*dev, KDAT_IOC_IA_OPEN, o);

@@ -271,7 +271,8 @@ struct Ia : ObjectOf<DAT_HANDLE_TYPE_IA, ktype::IA> {
 			       const std::string &kernel_name, DAT_COUNT qlen,
 			       DAT_EVD_HANDLE *async_evd_handle,
 			       DAT_IA_HANDLE *ia_handle,
-			       const void *face = nullptr);
+			       const void *face = nullptr,
+			       std::uint32_t kernel_flags = 0);
 
 	DAT_RETURN pz_create(DAT_PZ_HANDLE *pz_handle);
 	DAT_RETURN evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,

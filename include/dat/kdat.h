@@ -228,6 +228,30 @@ DAT_RETURN dat_lmr_kcreate(DAT_IA_HANDLE ia_handle,
 			   DAT_VLEN *registered_length,
 			   DAT_VADDR *registered_address);
 
+/* ------------------------------------------------------------------ */
+/* kdat provider extensions (not DAT 1.2)                               */
+
+/*
+ * kdat_ia_set_flags flags.  KDAT_IA_SRQ_EP_BROKEN: every EP of the IA with
+ * an SRQ gets exactly one DAT_ASYNC_ERROR_EP_BROKEN (reason
+ * DAT_EP_TRANSFER_TO_ERROR) on the async EVD per connection that had its
+ * QP, after the connection event that ends the connection (disconnect by
+ * either side, rejection, error), so after every receive the EP took from
+ * the SRQ is on its recv EVD: what DAT 2.0 providers report for IB's
+ * LAST_WQE_REACHED.  None for an EP reset or freed before then, none when
+ * a QP error already raised EP_BROKEN for that connection.  Off by
+ * default (DAT 1.2 behaviour).  The same bit as the user ABI's
+ * KDAT_IA_OPEN_SRQ_EP_BROKEN.
+ */
+#define KDAT_IA_SRQ_EP_BROKEN	0x1
+
+/*
+ * Set the kdat-specific behaviour flags of a kdat IA (best right after
+ * dat_ia_open; a connection ending later reads them).  DAT_INVALID_HANDLE
+ * for an IA of another provider, DAT_INVALID_PARAMETER for unknown bits.
+ */
+DAT_RETURN kdat_ia_set_flags(DAT_IA_HANDLE ia_handle, DAT_UINT32 flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -193,7 +193,12 @@ struct kdat_ioc_version {
  *   VERSION_RANGE  min_abi_version and features are filled in
  */
 #define KDAT_FEATURE_VERSION_RANGE	(1ULL << 0)
-#define KDAT_FEATURES_ALL		KDAT_FEATURE_VERSION_RANGE
+/*
+ *   SRQ_EP_BROKEN  kdat_ioc_ia_open takes flags, KDAT_IA_OPEN_SRQ_EP_BROKEN
+ */
+#define KDAT_FEATURE_SRQ_EP_BROKEN	(1ULL << 1)
+#define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
+					 KDAT_FEATURE_SRQ_EP_BROKEN)
 
 struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;
@@ -210,7 +215,26 @@ struct kdat_ioc_ia_open {
 	__u32 async_evd;	/* out */
 	__u32 async_ring_size;	/* out: bytes to mmap */
 	__u64 async_ring_offset; /* out: mmap offset of its event ring */
+	/* from here on: only with KDAT_FEATURE_SRQ_EP_BROKEN */
+	__u32 flags;		/* KDAT_IA_OPEN_* */
+	__u32 reserved;		/* zero */
 };
+
+/*
+ * kdat_ioc_ia_open.flags (unknown bits: DAT_INVALID_PARAMETER):
+ *   SRQ_EP_BROKEN  every EP with an SRQ gets exactly one
+ *		    DAT_ASYNC_ERROR_EP_BROKEN (reason DAT_EP_TRANSFER_TO_ERROR)
+ *		    on the async EVD per connection that had its QP, once the
+ *		    connection ended (disconnect by either side, rejection,
+ *		    error) and every receive the EP took from the SRQ is on
+ *		    its recv EVD: right after the connection event that ends
+ *		    the connection.  The signal IB gives as LAST_WQE_REACHED,
+ *		    which DAT 2.0 providers turn into EP_BROKEN.  None for an
+ *		    EP reset or freed before that point, and none when a QP
+ *		    error already raised EP_BROKEN for that connection.
+ */
+#define KDAT_IA_OPEN_SRQ_EP_BROKEN	0x1
+#define KDAT_IA_OPEN_FLAGS_ALL		KDAT_IA_OPEN_SRQ_EP_BROKEN
 
 struct kdat_ioc_ia_close {
 	struct kdat_ioc_hdr hdr;

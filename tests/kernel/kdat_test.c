@@ -205,8 +205,12 @@ static int connect_one(struct pair *p, DAT_EP_HANDLE sep, DAT_EP_HANDLE cep,
 			  tag, 1, NULL);
 }
 
-/* Open both sides, an SRQ of @depth on the server and @n connected pairs. */
-static int pair_open(struct pair *p, int n, DAT_COUNT depth)
+/*
+ * Open both sides, an SRQ of @depth on the server and @n connected pairs;
+ * the server's IA gets the kdat flags @srv_flags (kdat_ia_set_flags).
+ */
+static int pair_open_flags(struct pair *p, int n, DAT_COUNT depth,
+			   DAT_UINT32 srv_flags)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 2,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
@@ -217,6 +221,8 @@ static int pair_open(struct pair *p, int n, DAT_COUNT depth)
 	next_qual++;
 	if (side_open(&p->s, srv_ia, 1 << 20) || side_open(&p->c, cli_ia, 1 << 20))
 		return -ENODEV;
+	if (srv_flags && kdat_ia_set_flags(p->s.ia, srv_flags))
+		return -EINVAL;
 	if (dat_srq_create(p->s.ia, p->s.pz, &sa, &p->srq))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -232,6 +238,11 @@ static int pair_open(struct pair *p, int n, DAT_COUNT depth)
 		p->n++;
 	}
 	return 0;
+}
+
+static int pair_open(struct pair *p, int n, DAT_COUNT depth)
+{
+	return pair_open_flags(p, n, depth, 0);
 }
 
 static void pair_close(struct pair *p)
@@ -1860,8 +1871,9 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
  * and freeing that from an upcall, though another CQ, is the same lockdep
  * class of CQ work as the one the upcall runs in.
  */
-static int act_setup(struct pair *p, struct act_box *b, bool free,
-		     DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep)
+static int act_setup_flags(struct pair *p, struct act_box *b, bool free,
+			   DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep,
+			   DAT_UINT32 srv_flags)
 {
 	DAT_UPCALL_OBJECT up = { .instance_data = b,
 				 .upcall_func = act_upcall };
@@ -1875,7 +1887,7 @@ static int act_setup(struct pair *p, struct act_box *b, bool free,
 	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
 	init_completion(&b->done);
 	init_waitqueue_head(&b->wq);
-	if (pair_open(p, 0, 8) ||
+	if (pair_open_flags(p, 0, 8, srv_flags) ||
 	    dat_evd_kcreate(p->s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
 			    DAT_EVD_DTO_FLAG, evd) ||
 	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, p->s.dto_evd,
@@ -1895,6 +1907,12 @@ static int act_setup(struct pair *p, struct act_box *b, bool free,
 				msecs_to_jiffies(WAIT_MS)))
 		return -ETIMEDOUT;
 	return 0;
+}
+
+static int act_setup(struct pair *p, struct act_box *b, bool free,
+		     DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep)
+{
+	return act_setup_flags(p, b, free, evd, sep, 0);
 }
 
 /*
@@ -1974,6 +1992,257 @@ static void t_ep_upcall_acts_on_its_ep_during_disconnect(void)
 out:
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* KDAT_IA_SRQ_EP_BROKEN: DAT 2.0's end-of-connection EP_BROKEN         */
+
+/* Is @ev DAT_ASYNC_ERROR_EP_BROKEN naming @ep, reason TRANSFER_TO_ERROR? */
+static bool is_ep_broken(const DAT_EVENT *ev, DAT_EP_HANDLE ep)
+{
+	return ev->event_number == DAT_ASYNC_ERROR_EP_BROKEN &&
+	       ev->event_data.asynch_error_event_data.dat_handle == ep &&
+	       ev->event_data.asynch_error_event_data.reason ==
+	       DAT_EP_TRANSFER_TO_ERROR;
+}
+
+/*
+ * On an IA with KDAT_IA_SRQ_EP_BROKEN, an SRQ EP's EP_BROKEN comes only
+ * once every receive it took is on its recv EVD: the first receive's
+ * upcall holds the recv CQ's poller (two more wait in the CQ) while the
+ * peer disconnects.  No EP_BROKEN while held; once released, EP_BROKEN
+ * names the EP, and when it is there all three receives were delivered
+ * and DISCONNECTED is already on the connection EVD.
+ */
+static void t_srq_ep_broken_after_the_eps_receives(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct hold_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = hold_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep, cep;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	int i;
+
+	atomic_set(&box.calls, 0);
+	box.release = false;
+	init_waitqueue_head(&box.wq);
+	CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 6), "connect");
+	p.cep[0] = cep;
+	for (i = 0; i < 3; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, 20 + i));
+	for (i = 0; i < 3; i++)
+		CHECK(send_msg(&p, 0, 0, 8, i), "send %d", i);
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) >= 1,
+				 msecs_to_jiffies(WAIT_MS)), "no upcall");
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN while connected");
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN before the receives");
+	CHECK(atomic_read(&box.calls) == 1, "poller not held");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(next_event(p.s.async_evd, &ev), "no EP_BROKEN");
+	CHECK(is_ep_broken(&ev, sep), "async event 0x%x handle %p reason %d",
+	      ev.event_number, ev.event_data.asynch_error_event_data.dat_handle,
+	      ev.event_data.asynch_error_event_data.reason);
+	CHECK(atomic_read(&box.calls) == 3,
+	      "EP_BROKEN with %d of 3 receives delivered",
+	      atomic_read(&box.calls));
+	CHECK_OK(dat_evd_dequeue(p.s.conn_evd, &ev));
+	CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "EP_BROKEN before DISCONNECTED (0x%x)", ev.event_number);
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * Exactly one EP_BROKEN per connection, whichever side ends it: two SRQ
+ * EPs, the server disconnects one, the client the other.  Each gets one,
+ * naming it; the still connected one none meanwhile; after both EPs are
+ * freed (a free waits for an event being posted), nothing else came.
+ */
+static void t_srq_ep_broken_once_per_connection_either_side(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+
+	CHECK(!pair_open_flags(&p, 2, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
+	CHECK_OK(post_srq(&p, 0, 64, 1));
+	CHECK(send_msg(&p, 0, 0, 8, 1), "send");
+	CHECK(next_event(p.s.dto_evd, &ev), "no receive");
+	CHECK_OK(dat_ep_disconnect(p.sep[0], DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, p.sep[0]),
+	      "no EP_BROKEN for the EP the server disconnected (0x%x)",
+	      ev.event_number);
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+	      ev.event_data.connect_event_data.ep_handle == p.sep[0],
+	      "no DISCONNECTED for EP 0");
+	/* a second disconnect of a disconnected EP changes nothing */
+	CHECK_OK(dat_ep_disconnect(p.sep[0], DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN for the connected EP");
+	CHECK_OK(dat_ep_disconnect(p.cep[1], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, p.sep[1]),
+	      "no EP_BROKEN for the EP the client disconnected (0x%x)",
+	      ev.event_number);
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+	      ev.event_data.connect_event_data.ep_handle == p.sep[1],
+	      "no DISCONNECTED for EP 1");
+	CHECK_OK(dat_ep_free(p.sep[0]));
+	CHECK_OK(dat_ep_free(p.sep[1]));
+	CHECK(no_event(p.s.async_evd), "a second EP_BROKEN");
+	CHECK(no_event(p.s.conn_evd), "a second connection event");
+out:
+	pair_close(&p);
+}
+
+/*
+ * Without the opt-in nothing changes (DAT 1.2): an SRQ EP disconnected by
+ * its peer gets DISCONNECTED and no EP_BROKEN; with it, an EP without an
+ * SRQ gets none either.  kdat_ia_set_flags refuses unknown bits and
+ * handles that are no kdat IA.
+ */
+static void t_srq_ep_broken_only_with_the_opt_in(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 1, 8), "setup");
+	CHECK_EXACT(kdat_ia_set_flags(p.s.ia, 0x2),
+		    BAD_ARG(DAT_INVALID_ARG2));
+	CHECK_EXACT(kdat_ia_set_flags(NULL, KDAT_IA_SRQ_EP_BROKEN),
+		    DAT_CLASS_ERROR | DAT_INVALID_HANDLE |
+		    DAT_INVALID_HANDLE_IA);
+	CHECK_RET(kdat_ia_set_flags(p.s.pz, KDAT_IA_SRQ_EP_BROKEN),
+		  DAT_INVALID_HANDLE);
+	/* the client's EPs have no SRQ: the flag gives them nothing */
+	CHECK_OK(kdat_ia_set_flags(p.c.ia, KDAT_IA_SRQ_EP_BROKEN));
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "server saw no DISCONNECTED");
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+	/* a free waits for an event being posted: none can come after */
+	CHECK_OK(dat_ep_free(p.sep[0]));
+	CHECK_OK(dat_ep_free(p.cep[0]));
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN without the opt-in");
+	CHECK(no_event(p.c.async_evd), "EP_BROKEN for an EP without an SRQ");
+out:
+	pair_close(&p);
+}
+
+/*
+ * None for an EP reset or freed before its receives were delivered.
+ * Reset: the peer disconnects while the recv poller is held, the EP is
+ * reset meanwhile, then released; the EP connects again and the server
+ * disconnects it: that connection's EP_BROKEN and DISCONNECTED come, and
+ * they are the only ones (the old connection's would have come first: one
+ * work item per EP posts them in order).  Free: an upcall of the held
+ * poller frees its EP during the peer's disconnect: no event names it.
+ */
+static void t_srq_ep_broken_none_after_reset_or_free(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct hold_box box;
+	static struct act_box abox;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = hold_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, cep, cep2;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	bool done;
+	int i;
+
+	atomic_set(&box.calls, 0);
+	box.release = false;
+	init_waitqueue_head(&box.wq);
+	init_waitqueue_head(&abox.wq);	/* woken at out: */
+	CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep2));
+	CHECK(!connect_one(&p, sep, cep, 8), "connect");
+	p.cep[0] = cep;
+	for (i = 0; i < 2; i++) {
+		CHECK_OK(post_srq(&p, i * 64, 64, 40 + i));
+		CHECK(send_msg(&p, 0, 0, 8, i), "send %d", i);
+	}
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) >= 1,
+				 msecs_to_jiffies(WAIT_MS)), "no upcall");
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+	CHECK_OK(dat_ep_reset(sep));
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	/*
+	 * The receive still in the CQ names the reset EP's old QP, which
+	 * the SRQ no longer knows: it is counted back, reported to no one.
+	 */
+	/* the next connection of the reset EP */
+	CHECK(!connect_one(&p, sep, cep2, 9), "reconnect");
+	CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, sep),
+	      "no EP_BROKEN for the new connection (0x%x)", ev.event_number);
+	CHECK_OK(dat_evd_dequeue(p.s.conn_evd, &ev));
+	CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "event 0x%x", ev.event_number);
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN for the reset connection");
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED for the reset connection");
+	pair_close(&p);
+
+	/* freed from an upcall while its event waits for that poller */
+	sep = NULL;
+	CHECK(!act_setup_flags(&p, &abox, true, &evd, &sep,
+			       KDAT_IA_SRQ_EP_BROKEN), "setup (free)");
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	WRITE_ONCE(abox.release, true);
+	wake_up(&abox.wq);
+	done = wait_for_completion_timeout(&abox.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
+	CHECK_OK(abox.ret);
+	/* the EP was freed before the event's wait for the poller ended */
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN for a freed EP");
+	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	WRITE_ONCE(abox.release, true);
+	wake_up(&abox.wq);
 	pair_close(&p);
 }
 
@@ -2662,6 +2931,10 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_disconnected_after_the_eps_receives),
 	CASE(t_ep_upcall_frees_its_ep_while_peer_disconnects),
 	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
+	CASE(t_srq_ep_broken_after_the_eps_receives),
+	CASE(t_srq_ep_broken_once_per_connection_either_side),
+	CASE(t_srq_ep_broken_only_with_the_opt_in),
+	CASE(t_srq_ep_broken_none_after_reset_or_free),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),

@@ -78,9 +78,9 @@ struct side {
 	char *buf;
 };
 
-static void open_side(struct side *s, const char *name)
+static void open_side_flags(struct side *s, const char *name, __u32 flags)
 {
-	struct kdat_ioc_ia_open o = {};
+	struct kdat_ioc_ia_open o = { .flags = flags };
 	struct kdat_ioc_pz_create p = {};
 	struct kdat_ioc_evd_create e = {};
 	struct kdat_ioc_lmr_create l = {};
@@ -114,6 +114,77 @@ static void open_side(struct side *s, const char *name)
 	CHECK(IOC(KDAT_IOC_LMR_CREATE, &l) == DAT_SUCCESS, "lmr");
 	s->lmr = l.lmr;
 	s->lctx = l.lmr_context;
+}
+
+static void open_side(struct side *s, const char *name)
+{
+	open_side_flags(s, name, 0);
+}
+
+/* Is the ring empty (nothing the kernel wrote that was not consumed)? */
+static int ring_empty(struct ring *r)
+{
+	return __atomic_load_n(&r->h->tail, __ATOMIC_ACQUIRE) == r->h->head;
+}
+
+static __u32 ep_op(unsigned long cmd, __u32 ep, __u32 value)
+{
+	struct kdat_ioc_ep_op o = { .ep = ep, .value = value };
+
+	return IOC(cmd, &o);
+}
+
+static __u32 free_obj(__u32 h, __u32 type)
+{
+	struct kdat_ioc_free f = { .handle = h, .type = type };
+
+	return IOC(KDAT_IOC_FREE, &f);
+}
+
+/*
+ * A new server EP on @srq of @s connected to a new client EP on @c
+ * through a new PSP of conn_qual @qual; both saw ESTABLISHED.
+ */
+static void connect_srq_ep(struct side *s, struct side *c, __u32 srq,
+			   __u64 qual, __u32 *sep, __u32 *cep)
+{
+	struct kdat_ioc_ep_create ec = {};
+	struct kdat_ioc_psp_create pc = {};
+	struct kdat_ioc_ep_connect cc = {};
+	struct kdat_ioc_cr_accept ca = {};
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct kdat_uevent e;
+
+	ec.ia = s->ia, ec.pz = s->pz, ec.recv_evd = s->evd;
+	ec.request_evd = s->evd, ec.connect_evd = s->cevd, ec.srq = srq;
+	ec.has_attr = 1;
+	ec.attr.max_message_size = 4096, ec.attr.max_request_dtos = 8;
+	ec.attr.max_request_iov = 1, ec.attr.max_recv_dtos = 8;
+	ec.attr.max_recv_iov = 1;
+	CHECK(IOC(KDAT_IOC_EP_CREATE, &ec) == DAT_SUCCESS, "server ep");
+	*sep = ec.ep;
+	ec.ia = c->ia, ec.pz = c->pz, ec.recv_evd = c->evd;
+	ec.request_evd = c->evd, ec.connect_evd = c->cevd, ec.srq = 0;
+	CHECK(IOC(KDAT_IOC_EP_CREATE, &ec) == DAT_SUCCESS, "client ep");
+	*cep = ec.ep;
+	pc.ia = s->ia, pc.evd = s->crevd, pc.conn_qual = qual;
+	pc.flags = DAT_PSP_CONSUMER_FLAG;
+	CHECK(IOC(KDAT_IOC_PSP_CREATE, &pc) == DAT_SUCCESS, "psp");
+	cc.ep = *cep, cc.conn_qual = qual, cc.timeout_us = 0xffffffff;
+	sin.sin_addr.s_addr = inet_addr("192.0.2.1");
+	memcpy(cc.addr, &sin, sizeof(sin));
+	CHECK(IOC(KDAT_IOC_EP_CONNECT, &cc) == DAT_SUCCESS, "connect");
+	e = next_event(&s->crring, s->crevd);
+	CHECK(e.event_number == DAT_CONNECTION_REQUEST_EVENT, "cr");
+	ca.cr = e.cr, ca.ep = *sep;
+	CHECK(IOC(KDAT_IOC_CR_ACCEPT, &ca) == DAT_SUCCESS, "accept");
+	e = next_event(&s->cring, s->cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      e.handle == *sep, "server established %x", e.event_number);
+	e = next_event(&c->cring, c->cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      e.handle == *cep, "client established %x", e.event_number);
+	CHECK(free_obj(pc.psp, 5 /* PSP */) == DAT_SUCCESS, "psp free");
 }
 
 static struct kdat_ioc_srq_query query(__u32 srq)
@@ -275,6 +346,102 @@ int main(void)
 		CHECK(q.outstanding_dto_count == 2, "bad entry counted");
 	}
 	printf("PASS: abi_malformed_ring_entry_error_event\n");
+
+	/*
+	 * DAT 2.0's end-of-connection EP_BROKEN (KDAT_IA_OPEN_SRQ_EP_BROKEN).
+	 * Without the flag: the peer disconnects the SRQ EP, DISCONNECTED
+	 * comes, and after the EP is freed (a free waits for an event being
+	 * posted) the async EVD holds nothing.
+	 */
+	CHECK(v.features & KDAT_FEATURE_SRQ_EP_BROKEN, "feature bit");
+	CHECK(ep_op(KDAT_IOC_EP_DISCONNECT, cep, DAT_CLOSE_GRACEFUL_FLAG) ==
+	      DAT_SUCCESS, "client disconnect");
+	e = next_event(&s.cring, s.cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+	      e.handle == sep, "server disconnected %x", e.event_number);
+	e = next_event(&c.cring, c.cevd);
+	CHECK(e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+	      e.handle == cep, "client disconnected %x", e.event_number);
+	CHECK(free_obj(sep, 1 /* EP */) == DAT_SUCCESS, "free sep");
+	CHECK(ring_empty(&s.aring), "an async event without the flag (%x)",
+	      ((struct kdat_uevent *)slot(&s.aring, s.aring.h->head))->event_number);
+	printf("PASS: abi_srq_ep_broken_not_without_the_flag\n");
+
+	/* unknown flag bits and a non-zero reserved field are refused */
+	{
+		struct kdat_ioc_ia_open o = { .async_qlen = 16, .flags = 0x80 };
+
+		strcpy(o.name, "rxe0");
+		CHECK(IOC(KDAT_IOC_IA_OPEN, &o) ==
+		      (DAT_INVALID_PARAMETER | DAT_INVALID_ARG1 |
+		       DAT_CLASS_ERROR), "unknown flag bit");
+		o.flags = KDAT_IA_OPEN_SRQ_EP_BROKEN;
+		o.reserved = 1;
+		o.hdr.size = sizeof(o);
+		CHECK(ioctl(fd, KDAT_IOC_IA_OPEN, &o) == -1 && errno == EINVAL,
+		      "reserved must be zero");
+	}
+	printf("PASS: abi_ia_open_flags_checked\n");
+
+	/*
+	 * With the flag: an SRQ EP the peer disconnects gets one EP_BROKEN
+	 * naming it, reason DAT_EP_TRANSFER_TO_ERROR, once its receive is
+	 * on the recv EVD and its DISCONNECTED on the connection EVD; none
+	 * more after the EP is freed.
+	 */
+	{
+		struct kdat_ioc_srq_create sc2 = {};
+		struct kdat_ioc_srq_post sp = {};
+		struct side s2;
+		__u32 sep2, cep2;
+
+		open_side_flags(&s2, "rxe0", KDAT_IA_OPEN_SRQ_EP_BROKEN);
+		sc2.ia = s2.ia, sc2.pz = s2.pz, sc2.max_recv_dtos = 4;
+		sc2.max_recv_iov = 1;
+		CHECK(IOC(KDAT_IOC_SRQ_CREATE, &sc2) == DAT_SUCCESS, "srq 2");
+		connect_srq_ep(&s2, &c, sc2.srq, 7000 + getpid() % 1000,
+			       &sep2, &cep2);
+		for (i = 0; i < 2; i++) {
+			sp.srq = sc2.srq, sp.nseg = 1, sp.cookie = 200 + i;
+			sp.seg[0].lmr_context = s2.lctx;
+			sp.seg[0].addr = (uintptr_t)s2.buf + i * 256;
+			sp.seg[0].length = 256;
+			CHECK(IOC(KDAT_IOC_SRQ_POST, &sp) == DAT_SUCCESS,
+			      "srq post");
+		}
+		post.ep = cep2, post.op = KDAT_POST_SEND, post.nseg = 1;
+		post.cookie = 10;
+		CHECK(IOC(KDAT_IOC_EP_POST, &post) == DAT_SUCCESS, "send 2");
+		e = next_event(&c.ring, c.evd);
+		CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT &&
+		      e.status == 0 && e.cookie == 10, "send 2 completion");
+		CHECK(ring_empty(&s2.aring), "EP_BROKEN while connected");
+		CHECK(ep_op(KDAT_IOC_EP_DISCONNECT, cep2,
+			    DAT_CLOSE_GRACEFUL_FLAG) == DAT_SUCCESS,
+		      "client disconnect 2");
+		e = next_event(&s2.aring, s2.aevd);
+		CHECK(e.event_number == DAT_ASYNC_ERROR_EP_BROKEN &&
+		      e.handle == sep2 && e.reason == DAT_EP_TRANSFER_TO_ERROR,
+		      "EP_BROKEN: event %x handle %u (EP %u) reason %u",
+		      e.event_number, e.handle, sep2, e.reason);
+		/* already there: the receive, then the connection's end */
+		CHECK(!ring_empty(&s2.ring), "EP_BROKEN before the receive");
+		e = next_event(&s2.ring, s2.evd);
+		CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT &&
+		      e.handle == sep2 && e.status == 0 && e.length == 5,
+		      "receive 2");
+		CHECK(!ring_empty(&s2.cring), "EP_BROKEN before DISCONNECTED");
+		e = next_event(&s2.cring, s2.cevd);
+		CHECK(e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+		      e.handle == sep2, "server disconnected 2 %x",
+		      e.event_number);
+		e = next_event(&c.cring, c.cevd);
+		CHECK(e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+		      e.handle == cep2, "client disconnected 2");
+		CHECK(free_obj(sep2, 1 /* EP */) == DAT_SUCCESS, "free sep2");
+		CHECK(ring_empty(&s2.aring), "a second EP_BROKEN");
+	}
+	printf("PASS: abi_srq_ep_broken_after_disconnect\n");
 	close(fd);
 	return failed;
 }

@@ -585,6 +585,8 @@ bool reserved_zero(unsigned long req, const void *arg)
 		auto *a = static_cast<const kdat_ioc_version *>(arg);
 		return !a->pad && !a->reserved;
 	}
+	case KDAT_IOC_IA_OPEN:
+		return !static_cast<const kdat_ioc_ia_open *>(arg)->reserved;
 	case KDAT_IOC_EP_CREATE:
 		return !static_cast<const kdat_ioc_ep_create *>(arg)->attr.pad;
 	case KDAT_IOC_EP_CONNECT: {
@@ -713,6 +715,8 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 	case KDAT_IOC_IA_OPEN: {
 		ARGS(struct kdat_ioc_ia_open);
 		const FakeIa *found = nullptr;
+		if (a.flags & ~KDAT_IA_OPEN_FLAGS_ALL)
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 		for (const FakeIa &ia : k->ias())
 			if (!strncmp(ia.name.c_str(), a.name, KDAT_NAME_LEN))
 				found = &ia;

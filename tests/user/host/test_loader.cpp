@@ -356,3 +356,40 @@ TEST_F(Loader, ModuleThatCannotSayItsVersionIsNoProvider)
 		  err.find("kdat module does not answer its version"))
 		<< err;
 }
+
+/*
+ * Ia::open's kernel flags (the DAT 2.0 provider's KDAT_IA_OPEN_SRQ_EP_BROKEN)
+ * reach KDAT_IOC_IA_OPEN; every other open sends none.  Unknown bits are
+ * refused before the kernel is asked, and a module whose features lack
+ * KDAT_FEATURE_SRQ_EP_BROKEN is not asked either: DAT_MODEL_NOT_SUPPORTED.
+ */
+TEST_F(Loader, KernelFlagsReachIaOpenOnlyWhereTheModuleHasThem)
+{
+	DAT_PROVIDER table{};
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = nullptr;
+
+	ASSERT_OK(dat_ia_open((DAT_NAME_PTR) "rxe0", 8, &async, &ia));
+	EXPECT_EQ(0u, kernel.last<kdat_ioc_ia_open>(KDAT_IOC_IA_OPEN).flags);
+	EXPECT_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+
+	async = nullptr;
+	ASSERT_OK(kdat::Ia::open(&table, "rxe0", "rxe0", 8, &async, &ia,
+				 nullptr, KDAT_IA_OPEN_SRQ_EP_BROKEN));
+	EXPECT_EQ(std::uint32_t(KDAT_IA_OPEN_SRQ_EP_BROKEN),
+		  kernel.last<kdat_ioc_ia_open>(KDAT_IOC_IA_OPEN).flags);
+	EXPECT_OK(kdat::lookup<kdat::Ia>(ia)->close(DAT_CLOSE_ABRUPT_FLAG));
+
+	int opens = kernel.ioctls(KDAT_IOC_IA_OPEN);
+	async = nullptr;
+	EXPECT_DAT(E(DAT_INVALID_PARAMETER),
+		   kdat::Ia::open(&table, "rxe0", "rxe0", 8, &async, &ia,
+				  nullptr, 0x80));
+	module_says(kernel, KDAT_ABI_VERSION, KDAT_ABI_MIN_COMPAT,
+		    KDAT_FEATURE_VERSION_RANGE);
+	async = nullptr;
+	EXPECT_DAT(E(DAT_MODEL_NOT_SUPPORTED),
+		   kdat::Ia::open(&table, "rxe0", "rxe0", 8, &async, &ia,
+				  nullptr, KDAT_IA_OPEN_SRQ_EP_BROKEN));
+	EXPECT_EQ(opens, kernel.ioctls(KDAT_IOC_IA_OPEN));
+}
