@@ -18,6 +18,9 @@
 #     -a ADDR    server address                           ($DAT2_SERVER_ADDR,
 #                192.0.2.1)
 #     -k REGEX   run only the cases whose name matches    ($DAT2_CASES)
+#     -T LIB     LD_PRELOAD LIB (dat2-trace.so, built from dat2-trace.c)
+#                into every process and record which DAT 2.0 entries each
+#                side called, how often                  ($DAT2_TRACE_LIB)
 #     -L         list the cases with their command lines and exit
 #     --ofa      shorthand for OFED's own provider: label ofa, IAs ofa-v2-v0
 #                and ofa-v2-v1, a dat.conf written next to the result file
@@ -47,6 +50,7 @@
 #   FIGURE: dat2_CASE (LABEL) NAME = VALUE UNIT
 #   CMD: dat2_CASE server|client|quit: COMMAND LINE
 #   PKTS: dat2_CASE (LABEL) rxe0 N rxe1 M
+#   CALLS: dat2_CASE (LABEL) server|client|quit[ killed]: dat_x N, ... (-T)
 set -uo pipefail
 
 DAT2_LABEL=${DAT2_LABEL:-ofa}
@@ -57,6 +61,7 @@ DAT2_RESULTS=${DAT2_RESULTS:-}
 DAT2_TIMEOUT=${DAT2_TIMEOUT:-60}
 DAT2_SERVER_ADDR=${DAT2_SERVER_ADDR:-192.0.2.1}
 DAT2_CASES=${DAT2_CASES:-}
+DAT2_TRACE_LIB=${DAT2_TRACE_LIB:-}
 ofa=0 list=0
 while (($#)); do
 	case $1 in
@@ -68,6 +73,7 @@ while (($#)); do
 	-t) DAT2_TIMEOUT=$2; shift ;;
 	-a) DAT2_SERVER_ADDR=$2; shift ;;
 	-k) DAT2_CASES=$2; shift ;;
+	-T) DAT2_TRACE_LIB=$2; shift ;;
 	-L) list=1 ;;
 	--ofa) ofa=1 ;;
 	*) echo "usage: see the head of $0" >&2; exit 2 ;;
@@ -195,7 +201,8 @@ res "PLAN: ${#C_NAME[@]}"
 # --- helpers (bash builtins in the polls: every exec costs ~0.1 s under TCG)
 exec {NAPFD}<> <(:)
 nap() { read -r -t "$1" -u "$NAPFD" || :; }
-now() { printf '%s' "${EPOCHREALTIME/[.,]/}"; }	# microseconds
+# microseconds, without a fork (a $(...) in a poll forks every time)
+now() { NOW=${EPOCHREALTIME/[.,]/}; }
 
 # file_has FILE ERE: does FILE contain a line matching ERE?
 file_has() {
@@ -207,13 +214,15 @@ file_has() {
 	return 1
 }
 
-# tcp_listeners: local address:port of every listening TCP socket
+# tcp_listeners: LISTENERS = local address:port of every listening TCP
+# socket, newline-separated
 tcp_listeners() {
 	local f loc st
+	LISTENERS=
 	for f in /proc/net/tcp /proc/net/tcp6; do
 		[ -r "$f" ] || continue
 		while read -r _ loc _ st _; do
-			[ "$st" = 0A ] && printf '%s\n' "$loc"
+			[ "$st" = 0A ] && LISTENERS+=$loc$'\n'
 		done <"$f"
 	done
 }
@@ -221,9 +230,11 @@ tcp_listeners() {
 # new_listener BEFORE: a listening TCP socket not in BEFORE exists
 new_listener() {
 	local l
+	tcp_listeners
 	while IFS= read -r l; do
-		[[ $'\n'$1$'\n' == *$'\n'$l$'\n'* ]] || return 0
-	done < <(tcp_listeners)
+		[ -n "$l" ] || continue
+		[[ $'\n'$1 == *$'\n'$l$'\n'* ]] || return 0
+	done <<<"$LISTENERS"
 	return 1
 }
 
@@ -243,7 +254,8 @@ stop() {
 # wait_pid PID DEADLINE_US: its exit status, or 124 at the deadline
 wait_pid() {
 	while kill -0 "$1" 2>/dev/null; do
-		(($(now) < $2)) || return 124
+		now
+		((NOW < $2)) || return 124
 		nap 0.1
 	done
 	wait "$1"
@@ -259,14 +271,34 @@ pkts() {	# pkts: "rxe0 N rxe1 M ..." sent_pkts per rxe device
 	printf '%s' "${out% }"
 }
 
-# run (in the background) SIDE LOG CMD...: the program with its side's
+# launch SIDE LOG CMD...: in the background, the program with its side's
 # dat.conf, line-buffered (its output is a file, and a killed program's
-# buffered lines would be lost); $! is the program's own pid (env and
-# stdbuf exec it)
+# buffered lines would be lost), traced with -T (LOG.trace.<pid>); $! is
+# the program's own pid (env and stdbuf exec it)
 launch() {
 	local conf=$SRV_CONF
+	local -a pre=()
 	[ "$1" = server ] || conf=$CLI_CONF
-	env DAT_OVERRIDE="$conf" stdbuf -oL -eL "${@:3}" >"$2" 2>&1 </dev/null &
+	[ -z "$DAT2_TRACE_LIB" ] || pre=(LD_PRELOAD="$DAT2_TRACE_LIB" DAT2_TRACE="$2.trace")
+	env "${pre[@]}" DAT_OVERRIDE="$conf" stdbuf -oL -eL "${@:3}" >"$2" 2>&1 </dev/null &
+}
+
+# calls CASE SIDE LOG: the trace of LOG as a CALLS: line ("killed": the
+# process never reached exit, only the entries it called are known)
+calls() {
+	local f
+	for f in "$3".trace.*; do
+		[ -r "$f" ] || continue
+		res "CALLS: dat2_$1 ($DAT2_LABEL) $2$(awk '
+			$1 == "first" { first[$2] = 1; order[n++] = $2 }
+			$1 == "count" { cnt[$2] = $3; counted = 1 }
+			END {
+				printf "%s:", counted ? "" : " killed"
+				for (i = 0; i < n; i++)
+					printf "%s %s%s", i ? "," : "", order[i],
+						counted ? " " cnt[order[i]] : ""
+			}' "$f")"
+	done
 }
 
 secs() { printf '%d.%01d' $(($1 / 1000000)) $((($1 % 1000000) / 100000)); }
@@ -316,7 +348,8 @@ figures() {
 }
 
 # fft_ok LOG: dapltest -T F's verdicts ("Result: PASS|FAIL|UNSUPP" per
-# case): at least one, none but PASS or UNSUPP.  Sets FFT_COUNTS.
+# case): at least one, none but PASS or UNSUPP.  Sets FFT_COUNTS (pass,
+# unsupp, fail).
 fft_ok() {
 	local l p=0 u=0 f=0
 	while IFS= read -r l; do
@@ -326,7 +359,7 @@ fft_ok() {
 		Result:*) ((f++)) ;;
 		esac
 	done <"$1"
-	FFT_COUNTS="$p pass, $u unsupp, $f fail"
+	FFT_COUNTS=("$p" "$u" "$f")
 	((p + u > 0 && f == 0))
 }
 
@@ -337,13 +370,15 @@ run_case() {
 	local qlog=$LOGS/${C_NAME[$1]}.quit
 	srv=$(subst "${C_SRV[i]}")
 	cli=$(subst "${C_CLI[i]}")
-	rm -f "$slog" "$clog" "$qlog"
+	rm -f "$slog" "$clog" "$qlog" "$slog".trace.* "$clog".trace.* "$qlog".trace.*
 	p0=$(pkts)
-	t0=$(now)
+	now
+	t0=$NOW
 	deadline=$((t0 + DAT2_TIMEOUT * 1000000))
 	if [ "$srv" != - ]; then
 		res "CMD: dat2_$c server: DAT_OVERRIDE=$SRV_CONF $srv"
-		before=$(tcp_listeners)
+		tcp_listeners
+		before=$LISTENERS
 		# shellcheck disable=SC2086 # the command line is split on purpose
 		launch server "$slog" $srv
 		spid=$!
@@ -357,7 +392,8 @@ run_case() {
 				why="server exited ($?) before it was ready"
 				break
 			fi
-			if (($(now) >= deadline)); then
+			now
+			if ((NOW >= deadline)); then
 				why="server not ready"
 				break
 			fi
@@ -374,7 +410,8 @@ run_case() {
 		# printing "FAILED" and its client then waits for ever)
 		st=
 		while kill -0 "$cpid" 2>/dev/null; do
-			if (($(now) >= deadline)); then
+			now
+			if ((NOW >= deadline)); then
 				st=124
 				break
 			fi
@@ -392,14 +429,23 @@ run_case() {
 		done
 		if [ -z "$why" ]; then
 			[ -n "$st" ] || { wait "$cpid"; st=$?; }
+			local ok=1
+			if [ "${C_CLIOK[i]}" = @FFT ]; then
+				fft_ok "$clog" || ok=0
+				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases PASS = ${FFT_COUNTS[0]}"
+				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases UNSUPP = ${FFT_COUNTS[1]}"
+				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases FAIL = ${FFT_COUNTS[2]}"
+			else
+				file_has "$clog" "${C_CLIOK[i]}" || ok=0
+			fi
 			if [ "$st" = 124 ]; then
 				why="client still running at the limit"
 			elif [ "$st" != 0 ]; then
 				why="client exited $st"
-			elif [ "${C_CLIOK[i]}" = @FFT ]; then
-				fft_ok "$clog" || why="client reported a failed FFT case (or none)"
-				res "FIGURE: dat2_$c ($DAT2_LABEL) fft = $FFT_COUNTS"
-			elif ! file_has "$clog" "${C_CLIOK[i]}"; then
+				((st < 128)) || why+=" (signal $((st - 128)))"
+			elif ((!ok)) && [ "${C_CLIOK[i]}" = @FFT ]; then
+				why="client reported a failed FFT case (or none)"
+			elif ((!ok)); then
 				why="client printed no success line"
 			fi
 		fi
@@ -434,7 +480,8 @@ run_case() {
 		fi
 		stop "$spid"
 	fi
-	local dt=$(($(now) - t0))
+	now
+	local dt=$((NOW - t0))
 	p1=$(pkts)
 	local -a a b
 	read -ra a <<<"$p0"
@@ -445,6 +492,11 @@ run_case() {
 	done
 	res "PKTS: dat2_$c ($DAT2_LABEL) ${d% }"
 	[ -r "$clog" ] && figures "$c" "$clog"
+	if [ -n "$DAT2_TRACE_LIB" ]; then
+		calls "$c" server "$slog"
+		calls "$c" client "$clog"
+		calls "$c" quit "$qlog"
+	fi
 	if [ -z "$why" ]; then
 		res "PASS: dat2_$c ($DAT2_LABEL, $(secs "$dt") s)"
 	else
