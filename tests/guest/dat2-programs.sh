@@ -104,8 +104,8 @@ dtest_write_stream | dtest -P @S -s -w -t -b 4096 -B 20 | Server is waiting for 
 dtest_write_pingpong | dtest -P @S -s -W -D -b 4096 -B 20 | Server is waiting for client | tcp | DAPL Test Complete\. PASSED | self | dtest -P @S -h @A -W -D -b 4096 -B 20 | DAPL Test Complete\. PASSED
 dtest_unidir | dtest -P @S -s -u -t -b 4096 -B 20 | Server is waiting for client | tcp | DAPL Test Complete\. PASSED | self | dtest -P @S -h @A -u -t -b 4096 -B 20 | DAPL Test Complete\. PASSED
 dtest_allsizes | dtest -P @S -s -W -a -i 1024 -b 4096 -B 5 | Server is waiting for client | tcp | DAPL Test Complete\. PASSED | self | dtest -P @S -h @A -W -a -i 1024 -b 4096 -B 5 | DAPL Test Complete\. PASSED
-dtestsrq_rc | dtestsrq -P @S -s | server ready on port | - | DAPL RC SRQ Test Complete\. | self | dtestsrq -P @C -h @A | DAPL RC SRQ Test Complete\.
-dtestsrq_rc_nosrq | dtestsrq -P @S -s -S 0 | server ready on port | - | DAPL RC .*Test Complete\. | self | dtestsrq -P @C -h @A -S 0 | DAPL RC .*Test Complete\.
+dtestsrq_rc | dtestsrq -P @S -s -v | server ready on port | - | DAPL RC SRQ Test Complete\. | self | dtestsrq -P @C -h @A -v | DAPL RC SRQ Test Complete\.
+dtestsrq_rc_nosrq | dtestsrq -P @S -s -S 0 -v | server ready on port | - | DAPL RC .*Test Complete\. | self | dtestsrq -P @C -h @A -S 0 -v | DAPL RC .*Test Complete\.
 dtestcm_rc | dtestcm -P @S -s -c 10 | Conn server waiting for client | tcp | DAPL Connection Test Complete\. | self | dtestcm -P @C -h @A -c 10 | ALL 10 CONNECTED on Client.*|DAPL Connection Test Complete\.
 dtestcm_rc_wait | dtestcm -P @S -s -c 10 -w | Conn server waiting for client | tcp | DAPL Connection Test Complete\. | self | dtestcm -P @C -h @A -c 10 -w | DAPL Connection Test Complete\.
 dtestcm_ud | dtestcm -P @S -s -c 10 -u | Conn server waiting for client | tcp | DAPL Connection Test Complete\. | self | dtestcm -P @C -h @A -c 10 -u | DAPL Connection Test Complete\.
@@ -120,12 +120,13 @@ dapltest_P_rw_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - 
 dapltest_P_rr_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m b RR 4096 1 | Total Time
 dapltest_P_rr_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m p RR 4096 1 | Total Time
 dapltest_L | - | - | - | - | - | dapltest -T L -D @C -w 2 -m 50 | LMR of .* bytes OK|Limitation Test +limit_size_lmr
-dapltest_F_hwconn | - | - | - | - | - | dapltest -T F -D @C -f hwconn | @FFT
-dapltest_F_endpoint | - | - | - | - | - | dapltest -T F -D @C -f endpoint | @FFT
-dapltest_F_pz | - | - | - | - | - | dapltest -T F -D @C -f pz | @FFT
-dapltest_F_mem | - | - | - | - | - | dapltest -T F -D @C -f mem | @FFT
-dapltest_F_queryinfo | - | - | - | - | - | dapltest -T F -D @C -f queryinfo | @FFT
-dapltest_F_connmgt | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T F -s @A -D @C -f connmgt | @FFT
+dapltest_F_hwconn | - | - | - | - | - | dapltest -T F -D @C -f hwconn | @FFT:4
+dapltest_F_endpoint | - | - | - | - | - | dapltest -T F -D @C -f endpoint | @FFT:3
+dapltest_F_pz | - | - | - | - | - | dapltest -T F -D @C -f pz | @FFT:3
+dapltest_F_mem | - | - | - | - | - | dapltest -T F -D @C -f mem | @FFT:5
+dapltest_F_queryinfo | - | - | - | - | - | dapltest -T F -D @C -f queryinfo case0 case1 case2 case3 case4 case5 case6 case7 case8 case9 case10 case11 case12 case14 case16 | @FFT:15
+dapltest_F_queryinfo_bad_handle | - | - | - | - | - | dapltest -T F -D @C -f queryinfo case13 case15 case17 | @FFT:3
+dapltest_F_connmgt | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T F -s @A -D @C -f connmgt | @FFT:2
 EOF
 )
 
@@ -330,9 +331,9 @@ figures() {
 			;;
 		dtest_*)
 			# "RDMA write PingPong: (20 x 4096) Total 50852.06 us: latency 1271.30 us, BW 3.22 MB/s"
-			if [[ $l =~ latency\ ([0-9.]+)\ us,\ BW\ ([0-9.]+)\ MB/s ]]; then
-				res "FIGURE: dat2_$c ($DAT2_LABEL) pingpong latency = ${BASH_REMATCH[1]} us"
-				res "FIGURE: dat2_$c ($DAT2_LABEL) pingpong BW = ${BASH_REMATCH[2]} MB/s"
+			if [[ $l =~ \(([0-9]+)\ x\ ([0-9]+)\).*latency\ ([0-9.]+)\ us,\ BW\ ([0-9.]+)\ MB/s ]]; then
+				res "FIGURE: dat2_$c ($DAT2_LABEL) pingpong ${BASH_REMATCH[2]} B latency = ${BASH_REMATCH[3]} us"
+				res "FIGURE: dat2_$c ($DAT2_LABEL) pingpong ${BASH_REMATCH[2]} B BW = ${BASH_REMATCH[4]} MB/s"
 			elif [[ $l =~ RDMA\ write\ \(([a-z-]+)\):.*\ ([0-9.]+)\ MB/sec ]]; then
 				res "FIGURE: dat2_$c ($DAT2_LABEL) RDMA write ${BASH_REMATCH[1]} = ${BASH_REMATCH[2]} MB/s"
 			fi
@@ -347,8 +348,8 @@ figures() {
 	done <"$log"
 }
 
-# fft_ok LOG: dapltest -T F's verdicts ("Result: PASS|FAIL|UNSUPP" per
-# case): at least one, none but PASS or UNSUPP.  Sets FFT_COUNTS (pass,
+# fft_ok LOG N: dapltest -T F's verdicts ("Result: PASS|FAIL|UNSUPP" per
+# case): N of them, none but PASS or UNSUPP.  Sets FFT_COUNTS (pass,
 # unsupp, fail).
 fft_ok() {
 	local l p=0 u=0 f=0
@@ -360,7 +361,7 @@ fft_ok() {
 		esac
 	done <"$1"
 	FFT_COUNTS=("$p" "$u" "$f")
-	((p + u > 0 && f == 0))
+	((p + u == $2 && f == 0))
 }
 
 # --- one case ------------------------------------------------------------
@@ -430,8 +431,8 @@ run_case() {
 		if [ -z "$why" ]; then
 			[ -n "$st" ] || { wait "$cpid"; st=$?; }
 			local ok=1
-			if [ "${C_CLIOK[i]}" = @FFT ]; then
-				fft_ok "$clog" || ok=0
+			if [[ ${C_CLIOK[i]} == @FFT:* ]]; then
+				fft_ok "$clog" "${C_CLIOK[i]#@FFT:}" || ok=0
 				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases PASS = ${FFT_COUNTS[0]}"
 				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases UNSUPP = ${FFT_COUNTS[1]}"
 				res "FIGURE: dat2_$c ($DAT2_LABEL) fft cases FAIL = ${FFT_COUNTS[2]}"
@@ -443,8 +444,8 @@ run_case() {
 			elif [ "$st" != 0 ]; then
 				why="client exited $st"
 				((st < 128)) || why+=" (signal $((st - 128)))"
-			elif ((!ok)) && [ "${C_CLIOK[i]}" = @FFT ]; then
-				why="client reported a failed FFT case (or none)"
+			elif ((!ok)) && [[ ${C_CLIOK[i]} == @FFT:* ]]; then
+				why="client reported ${FFT_COUNTS[0]} PASS, ${FFT_COUNTS[1]} UNSUPP, ${FFT_COUNTS[2]} FAIL of ${C_CLIOK[i]#@FFT:} FFT cases"
 			elif ((!ok)); then
 				why="client printed no success line"
 			fi
