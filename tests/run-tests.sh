@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test run: host stage, guest stage, install stage, debug stage,
+# The whole test run: host, guest, dat2, install and debug stages,
 # then one summary line (docs/testing.md).
-#   tests/run-tests.sh              all four stages
-#   STAGES=host tests/run-tests.sh  (stages: host guest install debug)
+#   tests/run-tests.sh              all five stages
+#   STAGES=host tests/run-tests.sh  (stages: host guest dat2 install debug)
 # Every stage writes PASS:/FAIL: lines to build/test/<stage>.txt; the last
 # line printed is "N passed, N failed" over all of them.  Every part of a
 # stage knows how many cases it expects (a plan, a list, a case table) and
@@ -13,7 +13,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT=$ROOT/build/test
-STAGES=${STAGES:-host guest install debug}
+STAGES=${STAGES:-host guest dat2 install debug}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt "$OUT/times.log"
 
@@ -263,6 +263,29 @@ stage_install() {
 	sed 's/^\(PASS\|FAIL\): /\1: guest_install_/' "$OUT/inst/install.txt" \
 		>>"$r" 2>/dev/null
 	[ "$st" = 0 ] || echo "FAIL: guest_install_run_completed (status $st)" >>"$r"
+	grep '^FAIL' "$r" || true
+}
+
+# Debian's dapl2-utils (dtest, dtestsrq, dtestcm, dtestx, dapltest) against
+# OFED's DAT 2.0 provider and kdat's libdaplkdat.so.2 in one guest run
+# (tests/guest/dat2-stage.sh); the side-by-side table goes to
+# build/test/dat2/dat2-table.md.
+stage_dat2() {
+	local r=$OUT/dat2.txt st
+	echo "== dat2 stage (dapl2-utils on OFED's provider and on libdaplkdat, in the guest)"
+	: >"$r"
+	if ! [ -e build/user/user/dat2/libdaplkdat.so.2 ]; then
+		echo "FAIL: dat2_stage_has_libdaplkdat (libdapl-dev missing at build time?)" >>"$r"
+		return
+	fi
+	mkdir -p "$OUT/dat2"
+	rm -f "$OUT/dat2/dat2.txt"
+	tests/vm/guest-run.sh -q -o "$OUT/dat2" -t 1500 -- \
+		env RESULTS="$OUT/dat2/dat2.txt" OUT_DIR="$OUT/dat2" \
+		tests/guest/dat2-stage.sh >/dev/null
+	st=$?
+	cat "$OUT/dat2/dat2.txt" >>"$r" 2>/dev/null
+	guest_verdict dat2_ "$st" "$OUT/dat2" >>"$r"
 	grep '^FAIL' "$r" || true
 }
 

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# dat2 stage (inside the guest, from the repository root): Debian's
+# unmodified dapl2-utils programs against OFED's own DAT 2.0 provider
+# (libdaplofa.so.2) and against kdat's (libdaplkdat.so.2), in the same
+# guest run, with the dat.conf lines `datinfo --dat2-conf` prints.
+#
+# Checks (PASS:/FAIL: lines to $RESULTS):
+#   dat2_<case>_kdat_passes_where_ofa_does  one per program and mode: kdat
+#       passes it, or OFED's provider fails it too (then the line says so)
+#   dat2_dtestsrq_rc_passes_on_kdat         the issue's own goal: OFED's
+#       provider never completes it on rxe (no LAST_WQE_REACHED)
+#   dat2_no_live_objects_after_programs     the kernel's object counter
+# and writes $OUT_DIR/dat2-table.md (dat2-table.sh: both providers side by
+# side, dapltest -T P figures as kdat/ofa ratios).
+#
+# Environment: RESULTS (result file), OUT_DIR (writable directory),
+# DAT2_CASE_TIMEOUT (seconds per case, 45), KDAT_KO (kernel/kdat.ko),
+# DAT2_LIB (build/user/user/dat2/libdaplkdat.so.2), DATINFO
+# (build/user/tools/datinfo).
+set -uo pipefail
+
+RESULTS=${RESULTS:?}
+OUT_DIR=${OUT_DIR:?}
+T=${DAT2_CASE_TIMEOUT:-45}
+KDAT_KO=${KDAT_KO:-kernel/kdat.ko}
+DAT2_LIB=${DAT2_LIB:-$PWD/build/user/user/dat2/libdaplkdat.so.2}
+DATINFO=${DATINFO:-$PWD/build/user/tools/datinfo}
+: >"$RESULTS"
+pass() { echo "PASS: $*" | tee -a "$RESULTS"; }
+fail() { echo "FAIL: $*" | tee -a "$RESULTS"; }
+objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects 2>/dev/null; }
+
+for f in /usr/bin/dtest /usr/bin/dtestsrq /usr/bin/dapltest "$DAT2_LIB" "$DATINFO"; do
+	[ -e "$f" ] || { fail "dat2_stage_has_$(basename "$f") ($f)"; exit 1; }
+done
+if ! [ -d /sys/module/kdat ]; then
+	insmod "$KDAT_KO" || { fail "dat2_kdat_module_loads"; exit 1; }
+fi
+# dtest and dapltest RDMA into LMRs the peer names: the administrator's
+# opt-in for remote access to user memory (docs/install.md)
+echo 1 >/sys/module/kdat/parameters/remote_access
+
+# kdat's dat.conf lines, as an administrator gets them, with the library
+# path of this build tree
+conf=$OUT_DIR/dat2-kdat.conf
+"$DATINFO" --dat2-conf | sed "s|libdaplkdat.so.2|$DAT2_LIB|" >"$conf"
+if grep -q '^kdat-v2-rxe0 u2.0 nonthreadsafe' "$conf" &&
+	grep -q '^kdat-v2-rxe1 u2.0 nonthreadsafe' "$conf"; then
+	pass "dat2_datinfo_prints_dat_conf_lines"
+else
+	fail "dat2_datinfo_prints_dat_conf_lines"; sed 's/^/# /' "$conf"
+fi
+
+before=$(objects)
+t0=$SECONDS
+tests/guest/dat2-programs.sh --ofa -o "$OUT_DIR/dat2-ofa.txt" -t "$T" >/dev/null 2>&1
+echo "# time dat2 ofa: $((SECONDS - t0)) s"
+t0=$SECONDS
+tests/guest/dat2-programs.sh -l kdat -s kdat-v2-rxe0 -c kdat-v2-rxe1 -f "$conf" \
+	-o "$OUT_DIR/dat2-kdat.txt" -t "$T" >/dev/null 2>&1
+echo "# time dat2 kdat: $((SECONDS - t0)) s"
+
+# verdict per case: "PASS"/"FAIL" from a provider's result file
+verdict() { sed -n "s/^\(PASS\|FAIL\): dat2_$2 .*/\1/p" "$1" | head -n1; }
+plan=$(sed -n 's/^PLAN: *\([0-9]*\).*/\1/p' "$OUT_DIR/dat2-ofa.txt" | head -n1)
+cases=$(sed -n 's/^\(PASS\|FAIL\): dat2_\([a-zA-Z0-9_]*\) .*/\2/p' "$OUT_DIR/dat2-ofa.txt" |
+	grep -v '^all_cases_reported$')
+n=0
+for c in $cases; do
+	n=$((n + 1))
+	o=$(verdict "$OUT_DIR/dat2-ofa.txt" "$c")
+	k=$(verdict "$OUT_DIR/dat2-kdat.txt" "$c")
+	if [ "$k" = PASS ]; then
+		pass "dat2_${c}_kdat_passes_where_ofa_does (kdat PASS, ofa ${o:-none})"
+	elif [ "$o" = FAIL ]; then
+		pass "dat2_${c}_kdat_passes_where_ofa_does (kdat ${k:-none}, ofa FAIL too)"
+	else
+		fail "dat2_${c}_kdat_passes_where_ofa_does (kdat ${k:-none}, ofa PASS; see $OUT_DIR/dat2-kdat.txt.d)"
+	fi
+done
+if [ -z "$plan" ] || [ "$n" -lt "$plan" ]; then
+	fail "dat2_every_case_compared ($n of ${plan:-unknown})"
+fi
+if [ "$(verdict "$OUT_DIR/dat2-kdat.txt" dtestsrq_rc)" = PASS ]; then
+	pass "dat2_dtestsrq_rc_passes_on_kdat"
+else
+	fail "dat2_dtestsrq_rc_passes_on_kdat"
+fi
+after=$(objects)
+if [ -n "$after" ] && [ "$after" = "${before:-0}" ]; then
+	pass "dat2_no_live_objects_after_programs"
+else
+	fail "dat2_no_live_objects_after_programs (${after:-unknown} left, ${before:-0} before)"
+fi
+tests/guest/dat2-table.sh "$OUT_DIR/dat2-ofa.txt" "$OUT_DIR/dat2-kdat.txt" \
+	>"$OUT_DIR/dat2-table.md" 2>&1
