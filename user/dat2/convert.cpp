@@ -5,6 +5,9 @@
 // has exists in DAT 2.0; the host test dat2_convert checks each one.
 #include "convert.hpp"
 
+#include <cstring>
+#include <type_traits>
+
 namespace kdat::dat2p {
 
 namespace {
@@ -156,6 +159,504 @@ DAT_UINT32 subtype2(DAT_UINT32 s) noexcept
 	DAT_UINT32 cls = r & (DAT_CLASS_ERROR | DAT_CLASS_WARNING);
 	return static_cast<::dat2::DAT_RETURN>(cls | type2(DAT_GET_TYPE(r)) |
 					       subtype2(DAT_GET_SUBTYPE(r)));
+}
+
+
+/* ---- handles and events --------------------------------------------- */
+
+int handle_type2(DAT_HANDLE_TYPE t) noexcept
+{
+	switch (t) {
+	case ::DAT_HANDLE_TYPE_CR: return ::dat2::DAT_HANDLE_TYPE_CR;
+	case ::DAT_HANDLE_TYPE_EP: return ::dat2::DAT_HANDLE_TYPE_EP;
+	case ::DAT_HANDLE_TYPE_EVD: return ::dat2::DAT_HANDLE_TYPE_EVD;
+	case ::DAT_HANDLE_TYPE_IA: return ::dat2::DAT_HANDLE_TYPE_IA;
+	case ::DAT_HANDLE_TYPE_LMR: return ::dat2::DAT_HANDLE_TYPE_LMR;
+	case ::DAT_HANDLE_TYPE_PSP: return ::dat2::DAT_HANDLE_TYPE_PSP;
+	case ::DAT_HANDLE_TYPE_PZ: return ::dat2::DAT_HANDLE_TYPE_PZ;
+	case ::DAT_HANDLE_TYPE_RMR: return ::dat2::DAT_HANDLE_TYPE_RMR;
+	case ::DAT_HANDLE_TYPE_RSP: return ::dat2::DAT_HANDLE_TYPE_RSP;
+	case ::DAT_HANDLE_TYPE_CNO: return ::dat2::DAT_HANDLE_TYPE_CNO;
+	case ::DAT_HANDLE_TYPE_SRQ: return ::dat2::DAT_HANDLE_TYPE_SRQ;
+	}
+	return -1;
+}
+
+namespace {
+
+std::uint32_t event_number2(std::uint32_t n) noexcept
+{
+	switch (n) {
+	case ::DAT_DTO_COMPLETION_EVENT: return ::dat2::DAT_DTO_COMPLETION_EVENT;
+	case ::DAT_RMR_BIND_COMPLETION_EVENT: return ::dat2::DAT_RMR_BIND_COMPLETION_EVENT;
+	case ::DAT_CONNECTION_REQUEST_EVENT: return ::dat2::DAT_CONNECTION_REQUEST_EVENT;
+	case ::DAT_CONNECTION_EVENT_ESTABLISHED: return ::dat2::DAT_CONNECTION_EVENT_ESTABLISHED;
+	case ::DAT_CONNECTION_EVENT_PEER_REJECTED: return ::dat2::DAT_CONNECTION_EVENT_PEER_REJECTED;
+	case ::DAT_CONNECTION_EVENT_NON_PEER_REJECTED: return ::dat2::DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+	case ::DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR: return ::dat2::DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR;
+	case ::DAT_CONNECTION_EVENT_DISCONNECTED: return ::dat2::DAT_CONNECTION_EVENT_DISCONNECTED;
+	case ::DAT_CONNECTION_EVENT_BROKEN: return ::dat2::DAT_CONNECTION_EVENT_BROKEN;
+	case ::DAT_CONNECTION_EVENT_TIMED_OUT: return ::dat2::DAT_CONNECTION_EVENT_TIMED_OUT;
+	case ::DAT_CONNECTION_EVENT_UNREACHABLE: return ::dat2::DAT_CONNECTION_EVENT_UNREACHABLE;
+	case ::DAT_ASYNC_ERROR_EVD_OVERFLOW: return ::dat2::DAT_ASYNC_ERROR_EVD_OVERFLOW;
+	case ::DAT_ASYNC_ERROR_IA_CATASTROPHIC: return ::dat2::DAT_ASYNC_ERROR_IA_CATASTROPHIC;
+	case ::DAT_ASYNC_ERROR_EP_BROKEN: return ::dat2::DAT_ASYNC_ERROR_EP_BROKEN;
+	case ::DAT_ASYNC_ERROR_TIMED_OUT: return ::dat2::DAT_ASYNC_ERROR_TIMED_OUT;
+	case ::DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR: return ::dat2::DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+	case ::DAT_SOFTWARE_EVENT: return ::dat2::DAT_SOFTWARE_EVENT;
+	}
+	return n;	/* none other exists in DAT 1.2: kept as it is */
+}
+
+std::uint32_t event_number1(std::uint32_t n) noexcept
+{
+	switch (n) {
+	case ::dat2::DAT_DTO_COMPLETION_EVENT: return ::DAT_DTO_COMPLETION_EVENT;
+	case ::dat2::DAT_RMR_BIND_COMPLETION_EVENT: return ::DAT_RMR_BIND_COMPLETION_EVENT;
+	case ::dat2::DAT_CONNECTION_REQUEST_EVENT: return ::DAT_CONNECTION_REQUEST_EVENT;
+	case ::dat2::DAT_CONNECTION_EVENT_ESTABLISHED: return ::DAT_CONNECTION_EVENT_ESTABLISHED;
+	case ::dat2::DAT_CONNECTION_EVENT_PEER_REJECTED: return ::DAT_CONNECTION_EVENT_PEER_REJECTED;
+	case ::dat2::DAT_CONNECTION_EVENT_NON_PEER_REJECTED: return ::DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+	case ::dat2::DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR: return ::DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR;
+	case ::dat2::DAT_CONNECTION_EVENT_DISCONNECTED: return ::DAT_CONNECTION_EVENT_DISCONNECTED;
+	case ::dat2::DAT_CONNECTION_EVENT_BROKEN: return ::DAT_CONNECTION_EVENT_BROKEN;
+	case ::dat2::DAT_CONNECTION_EVENT_TIMED_OUT: return ::DAT_CONNECTION_EVENT_TIMED_OUT;
+	case ::dat2::DAT_CONNECTION_EVENT_UNREACHABLE: return ::DAT_CONNECTION_EVENT_UNREACHABLE;
+	case ::dat2::DAT_ASYNC_ERROR_EVD_OVERFLOW: return ::DAT_ASYNC_ERROR_EVD_OVERFLOW;
+	case ::dat2::DAT_ASYNC_ERROR_IA_CATASTROPHIC: return ::DAT_ASYNC_ERROR_IA_CATASTROPHIC;
+	case ::dat2::DAT_ASYNC_ERROR_EP_BROKEN: return ::DAT_ASYNC_ERROR_EP_BROKEN;
+	case ::dat2::DAT_ASYNC_ERROR_TIMED_OUT: return ::DAT_ASYNC_ERROR_TIMED_OUT;
+	case ::dat2::DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR: return ::DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+	case ::dat2::DAT_SOFTWARE_EVENT: return ::DAT_SOFTWARE_EVENT;
+	}
+	return n;	/* the core refuses what it does not know */
+}
+
+::dat2::DAT_DTO_COMPLETION_STATUS dto_status2(std::uint32_t s) noexcept
+{
+	switch (s) {
+	case ::DAT_DTO_SUCCESS: return ::dat2::DAT_DTO_SUCCESS;
+	case ::DAT_DTO_ERR_FLUSHED: return ::dat2::DAT_DTO_ERR_FLUSHED;
+	case ::DAT_DTO_ERR_LOCAL_LENGTH: return ::dat2::DAT_DTO_ERR_LOCAL_LENGTH;
+	case ::DAT_DTO_ERR_LOCAL_EP: return ::dat2::DAT_DTO_ERR_LOCAL_EP;
+	case ::DAT_DTO_ERR_LOCAL_PROTECTION: return ::dat2::DAT_DTO_ERR_LOCAL_PROTECTION;
+	case ::DAT_DTO_ERR_BAD_RESPONSE: return ::dat2::DAT_DTO_ERR_BAD_RESPONSE;
+	case ::DAT_DTO_ERR_REMOTE_ACCESS: return ::dat2::DAT_DTO_ERR_REMOTE_ACCESS;
+	case ::DAT_DTO_ERR_REMOTE_RESPONDER: return ::dat2::DAT_DTO_ERR_REMOTE_RESPONDER;
+	case ::DAT_DTO_ERR_TRANSPORT: return ::dat2::DAT_DTO_ERR_TRANSPORT;
+	case ::DAT_DTO_ERR_RECEIVER_NOT_READY: return ::dat2::DAT_DTO_ERR_RECEIVER_NOT_READY;
+	case ::DAT_DTO_ERR_PARTIAL_PACKET: return ::dat2::DAT_DTO_ERR_PARTIAL_PACKET;
+	case ::DAT_RMR_OPERATION_FAILED: return ::dat2::DAT_RMR_OPERATION_FAILED;
+	}
+	return ::dat2::DAT_DTO_ERR_TRANSPORT;	/* DAT 1.2 has no other */
+}
+
+template <class E>
+E as_enum(std::uint64_t v) noexcept
+{
+	E e;
+	std::underlying_type_t<E> u = (std::underlying_type_t<E>)v;
+
+	std::memcpy(&e, &u, sizeof(e));
+	return e;
+}
+
+} // namespace
+
+void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept
+{
+	std::memset(&out, 0, sizeof(out));
+	std::uint32_t n = (std::uint32_t)raw(in.event_number);
+	out.event_number = as_enum<::dat2::DAT_EVENT_NUMBER>(event_number2(n));
+	out.evd_handle = in.evd_handle;
+	auto &o = out.event_data;
+	const auto &i = in.event_data;
+
+	switch (n) {
+	case ::DAT_DTO_COMPLETION_EVENT:
+		o.dto_completion_event_data.ep_handle =
+			i.dto_completion_event_data.ep_handle;
+		o.dto_completion_event_data.user_cookie.as_64 =
+			i.dto_completion_event_data.user_cookie.as_64;
+		o.dto_completion_event_data.status = dto_status2(
+			(std::uint32_t)raw(i.dto_completion_event_data.status));
+		o.dto_completion_event_data.transfered_length =
+			(::dat2::DAT_SEG_LENGTH)
+				i.dto_completion_event_data.transfered_length;
+		o.dto_completion_event_data.operation = ::dat2::DAT_DTO_SEND;
+		o.dto_completion_event_data.rmr_context = 0;
+		break;
+	case ::DAT_RMR_BIND_COMPLETION_EVENT:
+		o.rmr_completion_event_data.rmr_handle =
+			i.rmr_completion_event_data.rmr_handle;
+		o.rmr_completion_event_data.user_cookie.as_64 =
+			i.rmr_completion_event_data.user_cookie.as_64;
+		o.rmr_completion_event_data.status =
+			dto_status2((std::uint32_t)raw(
+				i.rmr_completion_event_data.status));
+		break;
+	case ::DAT_CONNECTION_REQUEST_EVENT:
+		o.cr_arrival_event_data.sp_handle.psp_handle =
+			i.cr_arrival_event_data.sp_handle.psp_handle;
+		o.cr_arrival_event_data.local_ia_address_ptr =
+			(::dat2::DAT_IA_ADDRESS_PTR)
+				i.cr_arrival_event_data.local_ia_address_ptr;
+		o.cr_arrival_event_data.conn_qual =
+			i.cr_arrival_event_data.conn_qual;
+		o.cr_arrival_event_data.cr_handle =
+			i.cr_arrival_event_data.cr_handle;
+		o.cr_arrival_event_data.truncate_flag = ::dat2::DAT_FALSE;
+		break;
+	case ::DAT_CONNECTION_EVENT_ESTABLISHED:
+	case ::DAT_CONNECTION_EVENT_PEER_REJECTED:
+	case ::DAT_CONNECTION_EVENT_NON_PEER_REJECTED:
+	case ::DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR:
+	case ::DAT_CONNECTION_EVENT_DISCONNECTED:
+	case ::DAT_CONNECTION_EVENT_BROKEN:
+	case ::DAT_CONNECTION_EVENT_TIMED_OUT:
+	case ::DAT_CONNECTION_EVENT_UNREACHABLE:
+		o.connect_event_data.ep_handle = i.connect_event_data.ep_handle;
+		o.connect_event_data.private_data_size =
+			i.connect_event_data.private_data_size;
+		o.connect_event_data.private_data =
+			i.connect_event_data.private_data;
+		break;
+	case ::DAT_ASYNC_ERROR_EVD_OVERFLOW:
+	case ::DAT_ASYNC_ERROR_IA_CATASTROPHIC:
+	case ::DAT_ASYNC_ERROR_EP_BROKEN:
+	case ::DAT_ASYNC_ERROR_TIMED_OUT:
+	case ::DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR:
+		o.asynch_error_event_data.dat_handle =
+			i.asynch_error_event_data.dat_handle;
+		o.asynch_error_event_data.reason =
+			i.asynch_error_event_data.reason;
+		break;
+	case ::DAT_SOFTWARE_EVENT:
+		o.software_event_data.pointer = i.software_event_data.pointer;
+		break;
+	default:
+		break;
+	}
+}
+
+void event1(const ::dat2::DAT_EVENT &in, DAT_EVENT &out) noexcept
+{
+	std::memset(&out, 0, sizeof(out));
+	std::uint32_t n = (std::uint32_t)raw(in.event_number);
+	out.event_number = as_enum<DAT_EVENT_NUMBER>(event_number1(n));
+	out.evd_handle = in.evd_handle;
+	/* what dat_evd_post_se takes: a software event's pointer */
+	out.event_data.software_event_data.pointer =
+		in.event_data.software_event_data.pointer;
+}
+
+/* ---- flags, parameters ------------------------------------------------ */
+
+namespace {
+
+struct Bit {
+	std::uint64_t v12, v2;
+};
+
+constexpr Bit kEvdFlags[] = {
+	{ ::DAT_EVD_SOFTWARE_FLAG, ::dat2::DAT_EVD_SOFTWARE_FLAG },
+	{ ::DAT_EVD_CR_FLAG, ::dat2::DAT_EVD_CR_FLAG },
+	{ ::DAT_EVD_DTO_FLAG, ::dat2::DAT_EVD_DTO_FLAG },
+	{ ::DAT_EVD_CONNECTION_FLAG, ::dat2::DAT_EVD_CONNECTION_FLAG },
+	{ ::DAT_EVD_RMR_BIND_FLAG, ::dat2::DAT_EVD_RMR_BIND_FLAG },
+	{ ::DAT_EVD_ASYNC_FLAG, ::dat2::DAT_EVD_ASYNC_FLAG },
+};
+
+constexpr Bit kMemPriv[] = {
+	{ ::DAT_MEM_PRIV_LOCAL_READ_FLAG, ::dat2::DAT_MEM_PRIV_LOCAL_READ_FLAG },
+	{ ::DAT_MEM_PRIV_REMOTE_READ_FLAG, ::dat2::DAT_MEM_PRIV_REMOTE_READ_FLAG },
+	{ ::DAT_MEM_PRIV_LOCAL_WRITE_FLAG, ::dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG },
+	{ ::DAT_MEM_PRIV_REMOTE_WRITE_FLAG, ::dat2::DAT_MEM_PRIV_REMOTE_WRITE_FLAG },
+};
+
+constexpr Bit kLmrFields[] = {
+	{ ::DAT_LMR_FIELD_IA_HANDLE, ::dat2::DAT_LMR_FIELD_IA_HANDLE },
+	{ ::DAT_LMR_FIELD_MEM_TYPE, ::dat2::DAT_LMR_FIELD_MEM_TYPE },
+	{ ::DAT_LMR_FIELD_REGION_DESC, ::dat2::DAT_LMR_FIELD_REGION_DESC },
+	{ ::DAT_LMR_FIELD_LENGTH, ::dat2::DAT_LMR_FIELD_LENGTH },
+	{ ::DAT_LMR_FIELD_PZ_HANDLE, ::dat2::DAT_LMR_FIELD_PZ_HANDLE },
+	{ ::DAT_LMR_FIELD_MEM_PRIV, ::dat2::DAT_LMR_FIELD_MEM_PRIV },
+	{ ::DAT_LMR_FIELD_LMR_CONTEXT, ::dat2::DAT_LMR_FIELD_LMR_CONTEXT },
+	{ ::DAT_LMR_FIELD_RMR_CONTEXT, ::dat2::DAT_LMR_FIELD_RMR_CONTEXT },
+	{ ::DAT_LMR_FIELD_REGISTERED_SIZE, ::dat2::DAT_LMR_FIELD_REGISTERED_SIZE },
+	{ ::DAT_LMR_FIELD_REGISTERED_ADDRESS, ::dat2::DAT_LMR_FIELD_REGISTERED_ADDRESS },
+};
+
+constexpr Bit kCompletion[] = {
+	{ ::DAT_COMPLETION_SUPPRESS_FLAG, ::dat2::DAT_COMPLETION_SUPPRESS_FLAG },
+	{ ::DAT_COMPLETION_SOLICITED_WAIT_FLAG, ::dat2::DAT_COMPLETION_SOLICITED_WAIT_FLAG },
+	{ ::DAT_COMPLETION_UNSIGNALLED_FLAG, ::dat2::DAT_COMPLETION_UNSIGNALLED_FLAG },
+	{ ::DAT_COMPLETION_BARRIER_FENCE_FLAG, ::dat2::DAT_COMPLETION_BARRIER_FENCE_FLAG },
+	{ ::DAT_COMPLETION_EVD_THRESHOLD_FLAG, ::dat2::DAT_COMPLETION_EVD_THRESHOLD_FLAG },
+};
+
+template <std::size_t N>
+bool to12(const Bit (&bits)[N], std::uint64_t in, std::uint64_t &out)
+{
+	out = 0;
+	for (const Bit &b : bits) {
+		if (in & b.v2) {
+			out |= b.v12;
+			in &= ~b.v2;
+		}
+	}
+	return in == 0;
+}
+
+template <std::size_t N>
+std::uint64_t to2(const Bit (&bits)[N], std::uint64_t in)
+{
+	std::uint64_t out = 0;
+
+	for (const Bit &b : bits)
+		if (in & b.v12)
+			out |= b.v2;
+	return out;
+}
+
+} // namespace
+
+bool evd_flags1(std::uint64_t in, DAT_EVD_FLAGS &out) noexcept
+{
+	std::uint64_t v;
+	bool ok = to12(kEvdFlags, in, v);
+
+	out = as_enum<DAT_EVD_FLAGS>(v);
+	return ok;
+}
+
+std::uint64_t evd_flags2(std::uint64_t in) noexcept
+{
+	return to2(kEvdFlags, in);
+}
+
+void evd_param2(const DAT_EVD_PARAM &in, ::dat2::DAT_EVD_PARAM &out) noexcept
+{
+	std::memset(&out, 0, sizeof(out));
+	out.ia_handle = in.ia_handle;
+	out.evd_qlen = in.evd_qlen;
+	std::uint64_t st = raw(in.evd_state), st2 = 0;
+	/* DAT_EVD_STATE: the same names; CONFIG_THRESHOLD is NOTIFY|SOLICITED */
+	if (st & ::DAT_EVD_STATE_ENABLED) st2 |= ::dat2::DAT_EVD_STATE_ENABLED;
+	if (st & ::DAT_EVD_STATE_DISABLED) st2 |= ::dat2::DAT_EVD_STATE_DISABLED;
+	if (st & ::DAT_EVD_STATE_WAITABLE) st2 |= ::dat2::DAT_EVD_STATE_WAITABLE;
+	if (st & ::DAT_EVD_STATE_UNWAITABLE) st2 |= ::dat2::DAT_EVD_STATE_UNWAITABLE;
+	if (st & ::DAT_EVD_STATE_CONFIG_NOTIFY) st2 |= ::dat2::DAT_EVD_STATE_CONFIG_NOTIFY;
+	if (st & ::DAT_EVD_STATE_CONFIG_SOLICITED) st2 |= ::dat2::DAT_EVD_STATE_CONFIG_SOLICITED;
+	out.evd_state = as_enum<::dat2::DAT_EVD_STATE>(st2);
+	out.cno_handle = in.cno_handle;
+	out.evd_flags = as_enum<::dat2::DAT_EVD_FLAGS>(evd_flags2(raw(in.evd_flags)));
+}
+
+bool mem_priv1(std::uint64_t in, DAT_MEM_PRIV_FLAGS &out) noexcept
+{
+	std::uint64_t v;
+	bool ok = to12(kMemPriv, in, v);
+
+	out = as_enum<DAT_MEM_PRIV_FLAGS>(v);
+	return ok;
+}
+
+std::uint64_t mem_priv2(std::uint64_t in) noexcept
+{
+	return to2(kMemPriv, in);
+}
+
+bool lmr_mask1(std::uint64_t in, std::uint64_t &out) noexcept
+{
+	return to12(kLmrFields, in & ~(std::uint64_t)::dat2::DAT_LMR_FIELD_VA_TYPE,
+		    out);
+}
+
+void lmr_param2(const DAT_LMR_PARAM &in, ::dat2::DAT_LMR_PARAM &out) noexcept
+{
+	std::memset(&out, 0, sizeof(out));
+	out.ia_handle = in.ia_handle;
+	switch (raw(in.mem_type)) {
+	case ::DAT_MEM_TYPE_LMR:
+		out.mem_type = ::dat2::DAT_MEM_TYPE_LMR;
+		out.region_desc.for_lmr_handle = in.region_desc.for_lmr_handle;
+		break;
+	case ::DAT_MEM_TYPE_SHARED_VIRTUAL:
+		out.mem_type = ::dat2::DAT_MEM_TYPE_SHARED_VIRTUAL;
+		out.region_desc.for_shared_memory.virtual_address =
+			in.region_desc.for_shared_memory.virtual_address;
+		out.region_desc.for_shared_memory.shared_memory_id =
+			in.region_desc.for_shared_memory.shared_memory_id;
+		break;
+	default:
+		out.mem_type = ::dat2::DAT_MEM_TYPE_VIRTUAL;
+		out.region_desc.for_va = in.region_desc.for_va;
+		break;
+	}
+	out.length = in.length;
+	out.pz_handle = in.pz_handle;
+	out.mem_priv = as_enum<::dat2::DAT_MEM_PRIV_FLAGS>(mem_priv2(raw(in.mem_priv)));
+	out.va_type = ::dat2::DAT_VA_TYPE_VA;
+	out.lmr_context = in.lmr_context;
+	out.rmr_context = in.rmr_context;
+	out.registered_size = in.registered_size;
+	out.registered_address = in.registered_address;
+}
+
+std::uint64_t completion_flags2(std::uint64_t in) noexcept
+{
+	return to2(kCompletion, in);
+}
+
+void ia_attr2(const DAT_IA_ATTR &in, ::dat2::DAT_IA_ATTR &out) noexcept
+{
+	std::memset(&out, 0, sizeof(out));
+	static_assert(sizeof(out.adapter_name) == sizeof(in.adapter_name));
+	std::memcpy(out.adapter_name, in.adapter_name, sizeof(out.adapter_name));
+	std::memcpy(out.vendor_name, in.vendor_name, sizeof(out.vendor_name));
+	out.hardware_version_major = in.hardware_version_major;
+	out.hardware_version_minor = in.hardware_version_minor;
+	out.firmware_version_major = in.firmware_version_major;
+	out.firmware_version_minor = in.firmware_version_minor;
+	out.ia_address_ptr = (::dat2::DAT_IA_ADDRESS_PTR)in.ia_address_ptr;
+	out.max_eps = in.max_eps;
+	out.max_dto_per_ep = in.max_dto_per_ep;
+	out.max_rdma_read_per_ep_in = in.max_rdma_read_per_ep_in;
+	out.max_rdma_read_per_ep_out = in.max_rdma_read_per_ep_out;
+	out.max_evds = in.max_evds;
+	out.max_evd_qlen = in.max_evd_qlen;
+	out.max_iov_segments_per_dto = in.max_iov_segments_per_dto;
+	out.max_lmrs = in.max_lmrs;
+	/* DAT_SEG_LENGTH is 32 bits in DAT 2.0: saturate */
+	auto seg = [](DAT_VLEN v) {
+		return (::dat2::DAT_SEG_LENGTH)(v > UINT32_MAX ? UINT32_MAX : v);
+	};
+	out.max_lmr_block_size = seg(in.max_lmr_block_size);
+	out.max_lmr_virtual_address = in.max_lmr_virtual_address;
+	out.max_pzs = in.max_pzs;
+	out.max_message_size = seg(in.max_message_size);
+	out.max_rdma_size = seg(in.max_rdma_size);
+	out.max_rmrs = in.max_rmrs;
+	out.max_rmr_target_address = in.max_rmr_target_address;
+	out.max_srqs = in.max_srqs;
+	out.max_ep_per_srq = in.max_ep_per_srq;
+	out.max_recv_per_srq = in.max_recv_per_srq;
+	out.max_iov_segments_per_rdma_read = in.max_iov_segments_per_rdma_read;
+	out.max_iov_segments_per_rdma_write = in.max_iov_segments_per_rdma_write;
+	out.max_rdma_read_in = in.max_rdma_read_in;
+	out.max_rdma_read_out = in.max_rdma_read_out;
+	out.max_rdma_read_per_ep_in_guaranteed =
+		in.max_rdma_read_per_ep_in_guaranteed ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.max_rdma_read_per_ep_out_guaranteed =
+		in.max_rdma_read_per_ep_out_guaranteed ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.zb_supported = ::dat2::DAT_FALSE;
+	out.extension_supported = ::dat2::DAT_EXTENSION_NONE;
+	out.extension_version = 0;
+	out.num_transport_attr = 0;
+	out.transport_attr = nullptr;
+	out.num_vendor_attr = 0;
+	out.vendor_attr = nullptr;
+}
+
+namespace {
+
+/* DAT 1.2's provider-specific attributes, as DAT 2.0 named attributes. */
+struct NamedAttrs {
+	std::vector<::dat2::DAT_NAMED_ATTR> v;
+};
+
+const NamedAttrs &named2(const DAT_PROVIDER_ATTR &in)
+{
+	/* the 1.2 array is static: one copy, made on first use */
+	static const NamedAttrs n = [&in] {
+		NamedAttrs a;
+		for (DAT_COUNT i = 0; i < in.num_provider_specific_attr; i++)
+			a.v.push_back({ in.provider_specific_attr[i].name,
+					in.provider_specific_attr[i].value });
+		return a;
+	}();
+	return n;
+}
+
+} // namespace
+
+void provider_attr2(const DAT_PROVIDER_ATTR &in,
+		    const ::dat2::DAT_PROVIDER_INFO &info,
+		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept
+{
+	std::memset((void *)&out, 0, sizeof(out));	/* a const member */
+	std::memcpy(out.provider_name, in.provider_name, sizeof(out.provider_name));
+	out.provider_version_major = in.provider_version_major;
+	out.provider_version_minor = in.provider_version_minor;
+	out.dapl_version_major = info.dapl_version_major;
+	out.dapl_version_minor = info.dapl_version_minor;
+	std::uint64_t mt = raw(in.lmr_mem_types_supported), mt2 = 0;
+	if (mt & ::DAT_MEM_TYPE_LMR) mt2 |= ::dat2::DAT_MEM_TYPE_LMR;
+	if (mt & ::DAT_MEM_TYPE_SHARED_VIRTUAL) mt2 |= ::dat2::DAT_MEM_TYPE_SHARED_VIRTUAL;
+	out.lmr_mem_types_supported = as_enum<::dat2::DAT_MEM_TYPE>(mt2);
+	switch (raw(in.iov_ownership_on_return)) {
+	case ::DAT_IOV_PROVIDER_NOMOD: out.iov_ownership_on_return = ::dat2::DAT_IOV_PROVIDER_NOMOD; break;
+	case ::DAT_IOV_PROVIDER_MOD: out.iov_ownership_on_return = ::dat2::DAT_IOV_PROVIDER_MOD; break;
+	default: out.iov_ownership_on_return = ::dat2::DAT_IOV_CONSUMER; break;
+	}
+	std::uint64_t q = raw(in.dat_qos_supported), q2 = 0;
+	if (q & ::DAT_QOS_HIGH_THROUGHPUT) q2 |= ::dat2::DAT_QOS_HIGH_THROUGHPUT;
+	if (q & ::DAT_QOS_LOW_LATENCY) q2 |= ::dat2::DAT_QOS_LOW_LATENCY;
+	if (q & ::DAT_QOS_ECONOMY) q2 |= ::dat2::DAT_QOS_ECONOMY;
+	if (q & ::DAT_QOS_PREMIUM) q2 |= ::dat2::DAT_QOS_PREMIUM;
+	out.dat_qos_supported = as_enum<::dat2::DAT_QOS>(q2);
+	out.completion_flags_supported = as_enum<::dat2::DAT_COMPLETION_FLAGS>(
+		completion_flags2(raw(in.completion_flags_supported)));
+	out.is_thread_safe = info.is_thread_safe;
+	out.max_private_data_size = in.max_private_data_size;
+	out.supports_multipath = in.supports_multipath ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	switch (raw(in.ep_creator)) {
+	case ::DAT_PSP_CREATES_EP_IFASKED: out.ep_creator = ::dat2::DAT_PSP_CREATES_EP_IFASKED; break;
+	case ::DAT_PSP_CREATES_EP_ALWAYS: out.ep_creator = ::dat2::DAT_PSP_CREATES_EP_ALWAYS; break;
+	default: out.ep_creator = ::dat2::DAT_PSP_CREATES_EP_NEVER; break;
+	}
+	switch (raw(in.pz_support)) {
+	/* DAT 2.0 has no DAT_PZ_SAME: kdat never reports it */
+	case ::DAT_PZ_SHAREABLE: out.pz_support = ::dat2::DAT_PZ_SHAREABLE; break;
+	default: out.pz_support = ::dat2::DAT_PZ_UNIQUE; break;
+	}
+	out.optimal_buffer_alignment = in.optimal_buffer_alignment;
+	/* a const member in DAT 2.0: written as the bytes of the struct */
+	::dat2::DAT_BOOLEAN merge[6][6];
+	for (int a = 0; a < 6; a++)
+		for (int b = 0; b < 6; b++)
+			merge[a][b] = in.evd_stream_merging_supported[a][b] ?
+					      ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	static_assert(sizeof(merge) == sizeof(out.evd_stream_merging_supported));
+	std::memcpy((char *)&out + offsetof(::dat2::DAT_PROVIDER_ATTR,
+					    evd_stream_merging_supported),
+		    merge, sizeof(merge));
+	out.srq_supported = in.srq_supported ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.srq_watermarks_supported = in.srq_watermarks_supported;
+	out.srq_ep_pz_difference_supported =
+		in.srq_ep_pz_difference_supported ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.srq_info_supported = in.srq_info_supported;
+	out.ep_recv_info_supported = in.ep_recv_info_supported;
+	out.lmr_sync_req = in.lmr_sync_req ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.dto_async_return_guaranteed =
+		in.dto_async_return_guaranteed ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.rdma_write_for_rdma_read_req =
+		in.rdma_write_for_rdma_read_req ? ::dat2::DAT_TRUE : ::dat2::DAT_FALSE;
+	out.rdma_read_lmr_rmr_context_exposure = ::dat2::DAT_FALSE;
+	out.rmr_scope_supported = ::dat2::DAT_RMR_SCOPE_EP;
+	out.is_signal_safe = ::dat2::DAT_FALSE;
+	out.ha_supported = ::dat2::DAT_FALSE;
+	out.ha_loadbalancing = 0;	/* DAT_HA_LB_NONE */
+	try {
+		const NamedAttrs &n = named2(in);
+		out.num_provider_specific_attr = (DAT_COUNT)n.v.size();
+		out.provider_specific_attr =
+			const_cast<::dat2::DAT_NAMED_ATTR *>(n.v.data());
+	} catch (...) {
+		out.num_provider_specific_attr = 0;
+		out.provider_specific_attr = nullptr;
+	}
 }
 
 } // namespace kdat::dat2p

@@ -8,6 +8,8 @@
 #include "dat2.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kdat::dat2p {
@@ -48,11 +50,104 @@ private:
 	DAT_LMR_TRIPLET *p_ = nullptr;
 };
 
+/* ---- handles, events, parameters (convert.cpp) ---------------------- */
+
+/* DAT_HANDLE_TYPE by name (DAT 2.0 adds CSP; -1: no such name). */
+int handle_type2(DAT_HANDLE_TYPE t) noexcept;
+
+/*
+ * A DAT 1.2 event as DAT 2.0 lays it out (120 bytes, 48 in DAT 1.2): the
+ * event number and DTO status by name; handles are the same pointers.
+ * A DTO completion's `operation` is DAT_DTO_SEND and `rmr_context` 0:
+ * neither the DAT 1.2 event nor kdat's ring entry carries the opcode.
+ * A CR arrival's truncate_flag is DAT_FALSE (kdat never truncates).
+ */
+void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept;
+/* A DAT 2.0 event (what dat_evd_post_se takes) as DAT 1.2's. */
+void event1(const ::dat2::DAT_EVENT &in, DAT_EVENT &out) noexcept;
+
+/* DAT_EVD_FLAGS by name; false if @in has a bit DAT 1.2 does not name. */
+bool evd_flags1(std::uint64_t in, DAT_EVD_FLAGS &out) noexcept;
+std::uint64_t evd_flags2(std::uint64_t in) noexcept;
+void evd_param2(const DAT_EVD_PARAM &in, ::dat2::DAT_EVD_PARAM &out) noexcept;
+
+/* DAT_MEM_PRIV_FLAGS by name; false if @in has a bit DAT 1.2 does not name. */
+bool mem_priv1(std::uint64_t in, DAT_MEM_PRIV_FLAGS &out) noexcept;
+std::uint64_t mem_priv2(std::uint64_t in) noexcept;
+/* DAT_LMR_PARAM_MASK: false if @in names a field DAT 2.0 does not have. */
+bool lmr_mask1(std::uint64_t in, std::uint64_t &out) noexcept;
+void lmr_param2(const DAT_LMR_PARAM &in, ::dat2::DAT_LMR_PARAM &out) noexcept;
+
+/* DAT_COMPLETION_FLAGS by name (unknown bits dropped). */
+std::uint64_t completion_flags2(std::uint64_t in) noexcept;
+
+/*
+ * The IA and provider attributes: every field DAT 1.2 reports, by name;
+ * what only DAT 2.0 has: zero-based VAs, extensions, HA, RMR context
+ * exposure, signal safety: none.  dapl_version and is_thread_safe are
+ * the dat.conf line's (what libdat2 keys its registry on), the rest the
+ * DAT 1.2 query's.
+ */
+void ia_attr2(const DAT_IA_ATTR &in, ::dat2::DAT_IA_ATTR &out) noexcept;
+void provider_attr2(const DAT_PROVIDER_ATTR &in,
+		    const ::dat2::DAT_PROVIDER_INFO &info,
+		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept;
+
+/* ---- the provider (provider.cpp) ------------------------------------- */
+
+/*
+ * One IA name libdaplkdat serves (one dat.conf line): its own copy of
+ * provider_table (first member: DAT_HANDLE_TO_PROVIDER of its objects),
+ * because libdat2's dat_ia_close takes the IA name from the table's
+ * device_name.  Never freed.
+ */
+struct Served {
+	::dat2::DAT_PROVIDER table;
+	std::string name;		/* the IA name (device_name) */
+	std::string kernel_name;	/* the kdat IA it opens */
+	::dat2::DAT_PROVIDER_INFO info;
+};
+
+/* The IA name's record, or null. */
+const Served *served(const char *name) noexcept;
+/* The record whose table is @face, or null (provider_table itself). */
+const Served *served_by_table(const void *face) noexcept;
+/*
+ * The kdat IA named by dat.conf's ia_params: the first word, quotes and
+ * surrounding blanks dropped ("rxe0", " \"rxe0\" ", "rxe0 1": rxe0; a
+ * port word is accepted and ignored: kdat IAs are per device).  Empty if
+ * there is none.
+ */
+std::string kernel_ia_from_params(const char *params);
+/* What dat_provider_init does, minus the registration (tests). */
+const Served *serve(const ::dat2::DAT_PROVIDER_INFO &info,
+		    const char *params);
+
+/* The DAT 1.2 table libdaplkdat's objects dispatch through (built-in). */
+DAT_PROVIDER *provider12() noexcept;
+
+/* dat_ia_open of libdaplkdat (ia.cpp): @face is the table to start with. */
+DAT_RETURN ia_open(const char *name, const std::string &kernel_name,
+		   DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd,
+		   DAT_IA_HANDLE *ia, const void *face);
+
 /* Each family fills its entries of the DAT 2.0 table. */
-void fill_ia_evd_lmr(::dat2::DAT_PROVIDER &t);	/* provider.cpp, ia.cpp, evd.cpp */
+void fill_ia(::dat2::DAT_PROVIDER &t);	/* ia.cpp (IA, PZ, CNO, helpers) */
+void fill_evd(::dat2::DAT_PROVIDER &t);	/* evd.cpp */
+void fill_lmr(::dat2::DAT_PROVIDER &t);	/* lmr.cpp */
 void fill_ep_srq_cm(::dat2::DAT_PROVIDER &t);	/* ep.cpp, srq.cpp, cm.cpp */
 
-/* The DAT 2.0 table every object of a libdaplkdat IA starts with. */
+/*
+ * The DAT 2.0 table: every entry filled (fill_* above), once, before the
+ * first registration.  Objects of an IA opened under a dat.conf name
+ * start with that name's copy (Served::table); provider_table itself is
+ * what an IA opened under a name no dat_provider_init announced starts
+ * with (the host tests).
+ */
 extern ::dat2::DAT_PROVIDER provider_table;
+/* Fill provider_table (idempotent, thread-safe). */
+void fill_provider_table();
+/* Is @face provider_table or a Served copy of it? */
+bool is_our_table(const void *face) noexcept;
 
 } // namespace kdat::dat2p
