@@ -4,6 +4,7 @@
 // like rdma-core's ibv_devinfo for verbs.
 //
 //   datinfo [-d DEV] [-l] [-v]
+//   datinfo --dat2-conf [-d DEV]
 //
 // Lists every IA of the registry (dat.conf, or the kernel's IAs), opens
 // each (or the one -d names: an IA name, or the RDMA device an IA sits
@@ -13,6 +14,15 @@
 // nothing under it (dat_ia_open's own async EVD is part of the open).
 // Exit status 0 if every IA shown could be opened and queried, 1 if any
 // could not (the others are still shown), 2 on a bad command line.
+// A dat.conf line of another DAT version (u2.0: a line for libdat2, e.g.
+// libdaplkdat's) is listed but not opened: libdat serves DAT 1.2 only.
+//
+// --dat2-conf prints the dat.conf lines that make libdaplkdat.so.2 (kdat's
+// DAT 2.0 provider) serve kdat's IAs to DAT 2.0 programs through libdat2:
+// a nonthreadsafe and a threadsafe line per IA (libdat2 matches thread
+// safety exactly; OFED's test programs ask for nonthreadsafe), named
+// kdat-v2-<IA>.  The kdat IAs are the adapters of the registry's IAs that
+// open, or DEV alone with -d (then nothing is opened).
 #include <dat/udat.h>
 
 #include <arpa/inet.h>
@@ -151,7 +161,8 @@ std::string adapter_of(const DAT_PROVIDER_INFO &p)
 	DAT_IA_ATTR a;
 	std::string name;
 
-	if (open_ia(p, &ia) != DAT_SUCCESS)
+	if (p.dapl_version_major != DAT_VERSION_MAJOR ||
+	    open_ia(p, &ia) != DAT_SUCCESS)
 		return name;
 	if (dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr) ==
 	    DAT_SUCCESS)
@@ -170,6 +181,13 @@ bool show(const DAT_PROVIDER_INFO &p, bool verbose)
 				    (p.is_thread_safe ? " threadsafe" :
 							" nonthreadsafe"));
 
+	if (p.dapl_version_major != DAT_VERSION_MAJOR) {
+		row("state:", "a DAT " + std::to_string(p.dapl_version_major) +
+				      "." + std::to_string(p.dapl_version_minor) +
+				      " line (for that version's registry), not opened");
+		std::printf("\n");
+		return true;
+	}
 	DAT_IA_HANDLE ia;
 	DAT_RETURN r = open_ia(p, &ia);
 	if (r != DAT_SUCCESS) {
@@ -195,6 +213,26 @@ bool show(const DAT_PROVIDER_INFO &p, bool verbose)
 	return r == DAT_SUCCESS;
 }
 
+/* The two dat.conf lines of libdaplkdat for kdat IA @ia. */
+void dat2_conf_lines(const std::string &ia)
+{
+	for (const char *ts : { "nonthreadsafe", "threadsafe" })
+		std::printf("kdat-v2-%s u2.0 %s default libdaplkdat.so.2 "
+			    "kdat.2.0 \"%s\" \"\"\n",
+			    ia.c_str(), ts, ia.c_str());
+}
+
+/* A kdat IA name as dat.conf can carry it: no blank, quote or '#'. */
+bool conf_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s == '"' || *s == '#' || (unsigned char)*s <= ' ')
+			return false;
+	return true;
+}
+
 void usage(FILE *f)
 {
 	std::fprintf(f,
@@ -205,6 +243,8 @@ void usage(FILE *f)
 "  -d, --ib-dev=DEV   only the IA named DEV, or the IA on RDMA device DEV\n"
 "  -l, --list         print only the IA names, one a line\n"
 "  -v, --verbose      print all attributes\n"
+"      --dat2-conf    print the dat.conf lines for libdaplkdat.so.2 (DAT 2.0\n"
+"                     programs on kdat), for every kdat IA or DEV\n"
 "  -h, --help         print this help and exit\n"
 "      --version      print the version and exit\n");
 }
@@ -213,16 +253,17 @@ void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	enum { O_VERSION = 256 };
+	enum { O_VERSION = 256, O_DAT2_CONF };
 	static const struct option longopts[] = {
 		{ "ib-dev", required_argument, nullptr, 'd' },
 		{ "list", no_argument, nullptr, 'l' },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ "version", no_argument, nullptr, O_VERSION },
+		{ "dat2-conf", no_argument, nullptr, O_DAT2_CONF },
 		{}
 	};
-	bool verbose = false, list = false;
+	bool verbose = false, list = false, dat2_conf = false;
 	const char *dev = nullptr;
 	int c;
 
@@ -241,6 +282,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case O_DAT2_CONF:
+			dat2_conf = true;
+			break;
 		case O_VERSION:
 			std::printf("datinfo %s\n", kVersion);
 			return 0;
@@ -254,6 +298,16 @@ int main(int argc, char **argv)
 			     argv[optind]);
 		usage(stderr);
 		return 2;
+	}
+
+	if (dat2_conf && dev) {
+		if (!conf_word(dev)) {
+			std::fprintf(stderr, "datinfo: '%s' cannot be an IA "
+				     "name of dat.conf\n", dev);
+			return 2;
+		}
+		dat2_conf_lines(dev);
+		return 0;
 	}
 
 	DAT_COUNT n = 0;
@@ -291,6 +345,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (dat2_conf) {
+		std::vector<std::string> seen;
+		for (const DAT_PROVIDER_INFO *p : want) {
+			std::string a = adapter_of(*p);
+			bool dup = false;
+			for (const std::string &x : seen)
+				dup |= x == a;
+			if (a.empty() || dup || !conf_word(a.c_str()))
+				continue;
+			seen.push_back(a);
+			dat2_conf_lines(a);
+		}
+		if (seen.empty()) {
+			std::fprintf(stderr, "datinfo: no kdat IA could be opened "
+				     "(name one: datinfo --dat2-conf -d DEV)\n");
+			return 1;
+		}
+		return 0;
+	}
 	if (list) {
 		for (const DAT_PROVIDER_INFO *p : want)
 			std::printf("%s\n", p->ia_name);

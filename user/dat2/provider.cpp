@@ -47,7 +47,11 @@ std::once_flag table12_once;
 using AddFn = ::dat2::DAT_RETURN (*)(const ::dat2::DAT_PROVIDER *,
 				     const ::dat2::DAT_PROVIDER_INFO *);
 
-/* libdat2's registry function @name (our own libdat's is local). */
+/*
+ * libdat2's registry function @name (our own libdat's is local).  Only
+ * libdat2's: a DAT 1.2 registry (libdat.so.1 reading a u2.0 line) would
+ * take the DAT 2.0 table for a DAT 1.2 one.
+ */
 void *registry_fn(const char *name)
 {
 	void *dl = dlopen("libdat2.so.2", RTLD_NOLOAD | RTLD_NOW);
@@ -57,8 +61,14 @@ void *registry_fn(const char *name)
 		f = dlsym(dl, name);
 		dlclose(dl);
 	}
-	if (!f)
+	if (!f) {
+		Dl_info info;
+
 		f = dlsym(RTLD_DEFAULT, name);
+		if (f && (!dladdr(f, &info) || !info.dli_fname ||
+			  !std::strstr(info.dli_fname, "libdat2.so")))
+			f = nullptr;
+	}
 	return f;
 }
 
@@ -175,6 +185,13 @@ dat_provider_init(const ::dat2::DAT_PROVIDER_INFO *info,
 {
 	if (!info)
 		return;
+	if (info->dapl_version_major != 2) {
+		std::fprintf(stderr, "libdaplkdat: %.*s: a DAT 2.0 provider, "
+			     "asked for DAT %u.%u\n", DAT_NAME_MAX_LENGTH,
+			     info->ia_name, info->dapl_version_major,
+			     info->dapl_version_minor);
+		return;
+	}
 	try {
 		const Served *s = serve(*info, instance_data);
 		auto add = (AddFn)registry_fn("dat_registry_add_provider");

@@ -9,6 +9,10 @@
 #     --version and -h answer on stdout with status 0
 #   - datinfo -l prints the registry's IA names (dat.conf's first column);
 #     datinfo -d with no such IA, and datinfo when no IA opens: status 1
+#   - datinfo --dat2-conf -d DEV prints libdaplkdat's two dat.conf lines
+#     for DEV (libdat2's format: 8 fields, u2.0, both thread safeties);
+#     without -d and no IA that opens: status 1; a DEV dat.conf cannot
+#     carry: status 2; a u2.0 line in dat.conf is listed, not opened
 #   - datperf --json with hostile strings (quotes, backslash, control
 #     characters, bytes that are not UTF-8) in -d, --client-dev and HOST:
 #     one JSON object that python3's json module parses, naming the
@@ -102,6 +106,26 @@ expect 1 "datinfo, no IA opens" "$DATINFO"
 n=$(grep -c "^ia_name:" "$T/out")
 [[ $n == "$(awk '!/^[[:space:]]*(#|$)/' "$CONF" | wc -l)" ]] && ok "datinfo shows every IA though they fail" ||
 	bad "datinfo shows every IA though they fail ($n)"
+
+# --- datinfo --dat2-conf ---
+expect 0 "datinfo --dat2-conf -d rxe0" "$DATINFO" --dat2-conf -d rxe0
+printf '%s\n' \
+	'kdat-v2-rxe0 u2.0 nonthreadsafe default libdaplkdat.so.2 kdat.2.0 "rxe0" ""' \
+	'kdat-v2-rxe0 u2.0 threadsafe default libdaplkdat.so.2 kdat.2.0 "rxe0" ""' >"$T/want"
+cmp -s "$T/want" "$T/out" && ok "datinfo --dat2-conf -d rxe0: the two lines" ||
+	{ bad "datinfo --dat2-conf -d rxe0: the two lines"; sed 's/^/# /' "$T/out"; }
+awk '{ if (NF != 8 || $2 != "u2.0" || $5 != "libdaplkdat.so.2") exit 1 }' "$T/out" &&
+	ok "datinfo --dat2-conf: 8 fields, u2.0, libdaplkdat.so.2" ||
+	bad "datinfo --dat2-conf: 8 fields, u2.0, libdaplkdat.so.2"
+expect 1 "datinfo --dat2-conf, no IA opens" "$DATINFO" --dat2-conf
+grep -q -- "--dat2-conf -d" "$T/err" && ok "datinfo --dat2-conf says how to name one" ||
+	bad "datinfo --dat2-conf says how to name one"
+expect 2 "datinfo --dat2-conf -d 'a b'" "$DATINFO" --dat2-conf -d 'a b'
+{ cat "$CONF"; cat "$T/want"; } >"$T/mixed.conf"
+DAT_OVERRIDE=$T/mixed.conf expect 1 "datinfo, a u2.0 line among them" "$DATINFO"
+grep -A2 "^ia_name:.kdat-v2-rxe0" "$T/out" | grep -q "DAT 2.0 line" &&
+	ok "datinfo lists a u2.0 line without opening it" ||
+	{ bad "datinfo lists a u2.0 line without opening it"; sed 's/^/# /' "$T/out"; }
 
 # --- datperf --json with hostile strings ---
 if ! command -v python3 >/dev/null; then
