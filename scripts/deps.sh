@@ -17,10 +17,11 @@ what=${1:-all}
 build_pkgs=(make gcc g++ cmake pkg-config libgtest-dev libgmock-dev python3
 	    linux-headers-amd64 kmod
 	    g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
-	    googletest file ccache)
+	    googletest file ccache libdapl-dev)
 guest_pkgs=(linux-image-amd64 qemu-system-x86 busybox-static cpio
 	    rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
-	    librdmacm-dev rdmacm-utils perftest iproute2 dkms jq)
+	    librdmacm-dev rdmacm-utils perftest iproute2 dkms jq
+	    dapl2-utils libdapl2)
 debug_pkgs=(linux-source-6.1 flex bison bc libelf-dev libssl-dev dwarves
 	    xz-utils clang libclang-rt-14-dev)
 case $what in

@@ -87,11 +87,25 @@ for m in datinfo datperf; do
 done
 [ -z "$missing" ] && pass "install_man_pages" || fail "install_man_pages (missing:$missing)"
 warn=""
-for m in "$P"/share/man/man[13]/dat*; do
+for m in "$P"/share/man/man[13]/dat* "$P"/share/man/man7/libdaplkdat*; do
+	[ -e "$m" ] || continue
 	w=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$m" 2>&1 >/dev/null)
 	[ -z "$w" ] || warn+=" ${m##*/}: $w"
 done
 [ -z "$warn" ] && pass "install_man_pages_render_clean" || fail "install_man_pages_render_clean ($warn)"
+# libdaplkdat, the DAT 2.0 provider: built where the DAT 2.0 headers are
+# (libdapl-dev); then the library (no development symlink: dat.conf names
+# the soname) and its man page
+if [ -e "$BUILD/user/dat2/libdaplkdat.so.2" ]; then
+	check install_libdaplkdat test -f "$P/lib/libdaplkdat.so.2.0.0" \
+		-a "$(readlink "$P/lib/libdaplkdat.so.2" 2>/dev/null)" = libdaplkdat.so.2.0.0 \
+		-a ! -e "$P/lib/libdaplkdat.so"
+	check install_libdaplkdat_exports_provider_only \
+		test "$(nm -D --defined-only "$P/lib/libdaplkdat.so.2.0.0" 2>/dev/null |
+			awk '$2 ~ /^[TDBVW]$/ {print $3}' | sort | tr '\n' ' ')" = \
+		"dat_provider_fini dat_provider_init "
+	check install_libdaplkdat_man test -f "$P/share/man/man7/libdaplkdat.7"
+fi
 check install_dat_conf cmp -s user/dat.conf "$D/etc/dat.conf"
 check install_dat_conf_reference cmp -s user/dat.conf "$P/share/dat/dat.conf"
 check install_udev_rule cmp -s udev/90-kdat.rules "$P/lib/udev/rules.d/90-kdat.rules"
@@ -204,6 +218,7 @@ if cmp -s "$WORK/before" "$WORK/after"; then
 else
 	fail "uninstall_leaves_exactly_what_was_there ($(diff "$WORK/before" "$WORK/after" | grep '^[<>]' | head -5 | tr '\n' ' '))"
 fi
+check uninstall_removed_libdaplkdat test ! -e "$P/lib/libdaplkdat.so.2" -a ! -e "$P/lib/libdaplkdat.so.2.0.0" -a ! -e "$P/share/man/man7/libdaplkdat.7"
 check uninstall_kept_foreign_files test -f "$P/lib/libforeign.so.1" -a -f "$P/share/man/man3/foreign.3"
 
 # a foreign /etc/dat.conf is neither replaced nor removed; DESTDIR on an

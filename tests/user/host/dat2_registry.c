@@ -9,6 +9,14 @@
 // call went registry -> dat_provider_init -> dat_registry_add_provider ->
 // our ia_open.  A name the file does not have stays DAT_PROVIDER_NOT_FOUND.
 //   dat2_registry <path of libdaplkdat.so.2> <scratch directory>
+//
+// With a third argument, a kdat IA (the guest, /dev/kdat and rxe), the
+// whole IA family on the real module through libdat2: open (both thread
+// safeties), query (DAT 2.0 attributes), PZ, EVD, LMR, a software event
+// round trip, close (libdat2 closes by the table's name and the queried
+// version: both must be the line's), and open again after libdat2 called
+// dat_provider_fini and dlclose()d the library.
+//   dat2_registry <libdaplkdat.so.2> <directory> <kdat IA>
 #include <dat2/udat.h>
 
 #include <stdio.h>
@@ -30,6 +38,92 @@ static int failures;
 		}                                                         \
 	} while (0)
 
+/* One open..close cycle of the IA family on a real kdat IA. */
+static void cycle(const char *kia, DAT_BOOLEAN ts)
+{
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL, evd = DAT_HANDLE_NULL;
+	DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+	DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+	DAT_IA_ATTR a;
+	DAT_PROVIDER_ATTR p;
+	DAT_RETURN r;
+	static char buf[8192];
+	int x = 0;
+
+	r = dat_ia_openv("kdat-v2-test", 16, &async, &ia, 2, 0, ts);
+	CHECK(r == DAT_SUCCESS, "open (threadsafe %d): 0x%x", ts, r);
+	if (r != DAT_SUCCESS)
+		return;
+	r = dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &a, DAT_PROVIDER_FIELD_ALL, &p);
+	CHECK(r == DAT_SUCCESS, "ia_query 0x%x", r);
+	CHECK(!strcmp(a.adapter_name, kia), "adapter %s", a.adapter_name);
+	CHECK(p.dapl_version_major == 2 && p.dapl_version_minor == 0,
+	      "dapl version %u.%u", p.dapl_version_major, p.dapl_version_minor);
+	CHECK(p.is_thread_safe == ts, "is_thread_safe %d", p.is_thread_safe);
+	CHECK(p.srq_supported == DAT_TRUE, "srq_supported");
+	CHECK(a.max_srqs > 0, "max_srqs %d", a.max_srqs);
+	CHECK(a.extension_supported == DAT_EXTENSION_NONE, "no extensions");
+
+	r = dat_pz_create(ia, &pz);
+	CHECK(r == DAT_SUCCESS, "pz_create 0x%x", r);
+	r = dat_evd_create(ia, 8, DAT_HANDLE_NULL,
+			   DAT_EVD_SOFTWARE_FLAG | DAT_EVD_DTO_FLAG, &evd);
+	CHECK(r == DAT_SUCCESS, "evd_create 0x%x", r);
+	{
+		DAT_REGION_DESCRIPTION rd;
+		DAT_LMR_CONTEXT lctx;
+		DAT_RMR_CONTEXT rctx;
+		DAT_VLEN len;
+		DAT_VADDR addr;
+		DAT_LMR_PARAM lp;
+
+		rd.for_va = buf;
+		r = dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, sizeof(buf), pz,
+				   DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr,
+				   &lctx, &rctx, &len, &addr);
+		CHECK(r == DAT_SUCCESS, "lmr_create 0x%x", r);
+		r = dat_lmr_query(lmr, DAT_LMR_FIELD_ALL, &lp);
+		CHECK(r == DAT_SUCCESS && lp.lmr_context == lctx &&
+		      lp.region_desc.for_va == buf && lp.pz_handle == pz,
+		      "lmr_query 0x%x", r);
+	}
+	{
+		DAT_EVENT e;
+		DAT_COUNT more = -1;
+
+		memset(&e, 0, sizeof(e));
+		e.event_number = DAT_SOFTWARE_EVENT;
+		e.event_data.software_event_data.pointer = &x;
+		r = dat_evd_post_se(evd, &e);
+		CHECK(r == DAT_SUCCESS, "post_se 0x%x", r);
+		memset(&e, 0xff, sizeof(e));
+		r = dat_evd_wait(evd, 1000000, 1, &e, &more);
+		CHECK(r == DAT_SUCCESS && e.event_number == DAT_SOFTWARE_EVENT &&
+		      e.evd_handle == evd &&
+		      e.event_data.software_event_data.pointer == &x,
+		      "software event 0x%x (number 0x%x)", r, e.event_number);
+		r = dat_evd_dequeue(evd, &e);
+		CHECK(DAT_GET_TYPE(r) == DAT_QUEUE_EMPTY, "then empty: 0x%x", r);
+	}
+	CHECK(dat_lmr_free(lmr) == DAT_SUCCESS, "lmr_free");
+	CHECK(dat_evd_free(evd) == DAT_SUCCESS, "evd_free");
+	CHECK(dat_pz_free(pz) == DAT_SUCCESS, "pz_free");
+	r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
+	CHECK(r == DAT_SUCCESS, "ia_close 0x%x", r);
+}
+
+static int real_device(const char *kia)
+{
+	cycle(kia, DAT_FALSE);
+	cycle(kia, DAT_TRUE);
+	cycle(kia, DAT_FALSE);	/* after fini and dlclose: loaded again */
+	if (failures)
+		return 1;
+	printf("dat2_registry: the IA family on %s through libdat2\n", kia);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char conf[4096];
@@ -41,8 +135,8 @@ int main(int argc, char **argv)
 	DAT_COUNT n = 0;
 	int i, found = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s LIBDAPLKDAT DIR\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s LIBDAPLKDAT DIR [KDAT_IA]\n", argv[0]);
 		return 2;
 	}
 	snprintf(conf, sizeof(conf), "%s/dat.conf", argv[2]);
@@ -52,14 +146,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fprintf(f, "# written by dat2_registry\n"
-		   "kdat-v2-test u2.0 nonthreadsafe default %s kdat.2.0 \"rxe0 1\" \"\"\n"
-		   "kdat-v2-test u2.0 threadsafe default %s kdat.2.0 \"rxe0\" \"\"\n",
-		argv[1], argv[1]);
+		   "kdat-v2-test u2.0 nonthreadsafe default %s kdat.2.0 \"%s 1\" \"\"\n"
+		   "kdat-v2-test u2.0 threadsafe default %s kdat.2.0 \"%s\" \"\"\n",
+		argv[1], argc == 4 ? argv[3] : "rxe0", argv[1],
+		argc == 4 ? argv[3] : "rxe0");
 	fclose(f);
 	/* libdat2 reads dat.conf when it is loaded: before main, so again */
 	if (!getenv("DAT_OVERRIDE") || strcmp(getenv("DAT_OVERRIDE"), conf)) {
 		setenv("DAT_OVERRIDE", conf, 1);
-		setenv("KDAT_DEVICE", argv[2], 1);	/* a directory: EISDIR */
+		if (argc == 3)	/* a directory: EISDIR */
+			setenv("KDAT_DEVICE", argv[2], 1);
 		execv("/proc/self/exe", argv);
 		perror("execv");
 		return 2;
@@ -75,6 +171,9 @@ int main(int argc, char **argv)
 		    list[i].dapl_version_major == 2)
 			found++;
 	CHECK(found == 2, "dat.conf lines seen: %d", found);
+
+	if (argc == 4)
+		return real_device(argv[3]);
 
 	/* the provider's ia_open ran: the device open's status, not libdat2's */
 	r = dat_ia_open("kdat-v2-test", 8, &async, &ia);
