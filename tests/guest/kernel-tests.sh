@@ -288,6 +288,22 @@ else
 	fail "user_gtest_suite_built"
 fi
 
+# --- libdaplkdat: the DAT 2.0 IA family through OFED's libdat2 ------------
+# (built where libdapl-dev is; tests/user/host/dat2_registry.c)
+d2=$(find build/user -name dat2_registry -type f -perm -u+x 2>/dev/null | head -1)
+d2lib=$(find build/user -name libdaplkdat.so.2 2>/dev/null | head -1)
+if [ -n "$d2" ] && [ -n "$d2lib" ]; then
+	d2dir=$(mktemp -d)
+	if bounded 120 "$d2" "$PWD/$d2lib" "$d2dir" rxe0 >"$RESULTS.dat2" 2>&1 </dev/null; then
+		pass "dat2_ia_family_through_libdat2"
+	else
+		fail "dat2_ia_family_through_libdat2 ($(grep -m1 FAIL "$RESULTS.dat2"))"
+	fi
+	rm -rf "$d2dir"
+	no_live_objects "no_live_objects_after_dat2"
+	alive_after dat2_registry
+fi
+
 # --- rmmod while a process holds /dev/kdat open ---------------------------
 mark=$(dmesg | wc -l)
 if exec 3</dev/kdat; then
