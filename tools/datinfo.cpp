@@ -14,9 +14,6 @@
 // nothing under it (dat_ia_open's own async EVD is part of the open).
 // Exit status 0 if every IA shown could be opened and queried, 1 if any
 // could not (the others are still shown), 2 on a bad command line.
-// A dat.conf line of another DAT version (u2.0: a line for libdat2, e.g.
-// libdaplkdat's) is listed but not opened: libdat serves DAT 1.2 only.
-//
 // --dat2-conf prints the dat.conf lines that make libdaplkdat.so.2 (kdat's
 // DAT 2.0 provider) serve kdat's IAs to DAT 2.0 programs through libdat2:
 // a nonthreadsafe and a threadsafe line per IA (libdat2 matches thread
@@ -161,8 +158,7 @@ std::string adapter_of(const DAT_PROVIDER_INFO &p)
 	DAT_IA_ATTR a;
 	std::string name;
 
-	if (p.dapl_version_major != DAT_VERSION_MAJOR ||
-	    open_ia(p, &ia) != DAT_SUCCESS)
+	if (open_ia(p, &ia) != DAT_SUCCESS)
 		return name;
 	if (dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr) ==
 	    DAT_SUCCESS)
@@ -181,13 +177,6 @@ bool show(const DAT_PROVIDER_INFO &p, bool verbose)
 				    (p.is_thread_safe ? " threadsafe" :
 							" nonthreadsafe"));
 
-	if (p.dapl_version_major != DAT_VERSION_MAJOR) {
-		row("state:", "a DAT " + std::to_string(p.dapl_version_major) +
-				      "." + std::to_string(p.dapl_version_minor) +
-				      " line (for that version's registry), not opened");
-		std::printf("\n");
-		return true;
-	}
 	DAT_IA_HANDLE ia;
 	DAT_RETURN r = open_ia(p, &ia);
 	if (r != DAT_SUCCESS) {

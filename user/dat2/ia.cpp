@@ -20,8 +20,14 @@ DAT_RETURN ia_open(const char *name, const std::string &kernel_name,
 		   DAT_IA_HANDLE *ia, const void *face)
 {
 	return guard([&]() -> DAT_RETURN {
+		/*
+		 * DAT 2.0 programs (dtestsrq) wait for an EP_BROKEN async
+		 * event naming each SRQ EP after its connection ends, as
+		 * OFED's provider raises: the kernel's opt-in
+		 */
 		return Ia::open(provider12(), name, kernel_name, qlen,
-				async_evd, ia, face);
+				async_evd, ia, face,
+				KDAT_IA_OPEN_SRQ_EP_BROKEN);
 	});
 }
 

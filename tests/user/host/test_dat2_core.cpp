@@ -327,6 +327,10 @@ TEST_F(Dat2Table, EveryEntryOfTheCoreFamiliesIsFilled)
 TEST_F(Dat2Table, ObjectsStartWithTheTableAndQueriesSpeakDat2)
 {
 	open("rxe0");
+	/* DAT 2.0's EP_BROKEN at the end of an SRQ EP's connection: asked */
+	auto o = kernel.last<struct kdat_ioc_ia_open>(KDAT_IOC_IA_OPEN);
+	EXPECT_EQ((__u32)KDAT_IA_OPEN_SRQ_EP_BROKEN, o.flags);
+	EXPECT_EQ(std::string("rxe0"), o.name);
 	EXPECT_EQ((const void *)&provider_table, face(ia));
 	EXPECT_EQ((const void *)&provider_table, face(async));
 
