@@ -387,6 +387,8 @@ struct BuiltinProvider {
 	std::string kernel_name;
 };
 
+} // namespace
+
 /*
  * The built-in provider's table: its own implementations (dispatch.hpp),
  * which the core calls with the object already checked and pinned.
@@ -464,6 +466,8 @@ void fill_builtin_table(DAT_PROVIDER &t)
 	t.rsp_query_func = dat_rsp_query;
 	t.rsp_free_func = dat_rsp_free;
 }
+
+namespace {
 
 bool same_info(const DAT_PROVIDER_INFO &a, const DAT_PROVIDER_INFO &b)
 {

@@ -90,6 +90,12 @@ void registry_ia_closed(DAT_IA_HANDLE ia, const HandleEntry &e);
 /* Tests: forget dat.conf and every registration, read it again later. */
 void registry_reset();
 
+/*
+ * Fill @t with the built-in provider's entries (the DAT 1.2 table its
+ * objects dispatch through; libdaplkdat's IAs use one of their own).
+ */
+void fill_builtin_table(DAT_PROVIDER &t);
+
 /* Build the provider attributes (ia.cpp). */
 void fill_provider_attr(const struct kdat_uia_attr &u, DAT_PROVIDER_ATTR &p);
 

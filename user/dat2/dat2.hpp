@@ -383,6 +383,15 @@
 #define dat_strerror_extension dat2_proto_dat_strerror_extension
 
 namespace dat2 {
+/* DAT 2.0 tags forward-typedef-ed by its headers */
+struct dat_evd_param;
+struct dat_ia_attr;
+struct dat_lmr_param;
+struct dat_provider;
+struct dat_provider_attr;
+}
+
+namespace dat2 {
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 #include <dat2/dat_ib_extensions.h>

@@ -76,6 +76,16 @@ while read -r n; do
 	printf '#pragma push_macro("%s")\n#undef %s\n' "$n" "$n"
 done <"$T/clash"
 for f in $protos; do printf '#define %s dat2_proto_%s\n' "$f" "$f"; done
+# A forward typedef (typedef struct dat_x DAT_X;) inside namespace dat2
+# would find DAT 1.2's struct of that tag in the global namespace and name
+# it: declare DAT 2.0's own tags in namespace dat2 first.  (An enum cannot
+# be declared ahead: DAT_LMR_PARAM_MASK stays DAT 1.2's enum type, of the
+# same size; its DAT 2.0 enumerators are dat2::DAT_LMR_FIELD_*.)
+fwd=$(grep -ohE '^\s*typedef\s+(struct|union)\s+dat_\w+\s+\w+\s*;' \
+	/usr/include/dat2/*.h |
+	sed -E 's/^\s*typedef\s+(struct|union)\s+(dat_\w+).*/\1 \2;/' |
+	LC_ALL=C sort -u)
+printf '\nnamespace dat2 {\n/* DAT 2.0 tags forward-typedef-ed by its headers */\n%s\n}\n' "$fwd"
 printf '\nnamespace dat2 {\n#include <dat2/udat.h>\n#include <dat2/dat_registry.h>\n#include <dat2/dat_ib_extensions.h>\n}\n\nnamespace dat2 {\n'
 while read -r n; do
 	# function-like or brace-initialiser macros are not kept
