@@ -3,9 +3,9 @@
 // libdaplkdat (user/dat2/): the EP, SRQ, CR, PSP/RSP/CSP and RMR families
 // of the DAT 2.0 face, on the fake /dev/kdat.
 //
-//   Dat2Triplets, Dat2Convert  every field and constant of every
+//   Dat2Triplets, Dat2EpConvert  every field and constant of every
 //       conversion (ep_convert.hpp), both ways, each mask bit alone
-//   Dat2Ep  the table entries (fill_ep_srq_cm) on an IA whose objects
+//   Dat2EpTable, Dat2Ep  the table entries (fill_ep_srq_cm) on an IA whose objects
 //       start with that DAT 2.0 table (Ia::open with a face, as
 //       libdaplkdat's ia_open does): what reaches the kernel, what comes
 //       back, the DAT 2.0 status of each refusal, and that the 2.0-only
@@ -108,7 +108,7 @@ TEST(Dat2Triplets, EveryFieldReachesTheDat12Layout)
 	EXPECT_EQ(none.get(), nullptr);
 }
 
-TEST(Dat2Convert, RmrTripletAndItsNullArgument)
+TEST(Dat2EpConvert, RmrTripletAndItsNullArgument)
 {
 	static_assert(sizeof(dat2::DAT_RMR_TRIPLET) == 16);
 	const dat2::DAT_RMR_TRIPLET r = { 0x1234567890ull, 0xfffffff0u, 0x77u };
@@ -123,7 +123,7 @@ TEST(Dat2Convert, RmrTripletAndItsNullArgument)
 }
 
 /* The flag enums: each named bit by name, unknown bits unchanged. */
-TEST(Dat2Convert, FlagBitsByNameAndUnknownBitsPassThrough)
+TEST(Dat2EpConvert, FlagBitsByNameAndUnknownBitsPassThrough)
 {
 	using namespace kdat::dat2p;
 
@@ -193,7 +193,7 @@ TEST(Dat2Convert, FlagBitsByNameAndUnknownBitsPassThrough)
 }
 
 /* DAT 2.0 inserted DAT_EP_FIELD_COMM: the handle bits moved, not the attribute bits. */
-TEST(Dat2Convert, EpParamMaskBitsByName)
+TEST(Dat2EpConvert, EpParamMaskBitsByName)
 {
 	using kdat::dat2p::kEpMask;
 	struct { std::uint64_t v2, v12; } bits[] = {
@@ -229,7 +229,7 @@ TEST(Dat2Convert, EpParamMaskBitsByName)
 	EXPECT_EQ(0x80000000u, a_to_b(0x80000000u, kEpMask));
 }
 
-TEST(Dat2Convert, OtherParamMasksKeepTheirNames)
+TEST(Dat2EpConvert, OtherParamMasksKeepTheirNames)
 {
 	using namespace kdat::dat2p;
 	for (auto &p : kSrqMask)
@@ -252,7 +252,7 @@ TEST(Dat2Convert, OtherParamMasksKeepTheirNames)
 			 kRmrMask));
 }
 
-TEST(Dat2Convert, StatesByName)
+TEST(Dat2EpConvert, StatesByName)
 {
 	using kdat::dat2p::ep_state2;
 	using kdat::dat2p::srq_state2;
@@ -409,7 +409,7 @@ dat2::DAT_EP_PARAM ep_param2_background()
 } // namespace
 
 /* ep_query's direction: each DAT 2.0 mask bit fills its field and no other. */
-TEST(Dat2Convert, EpParamToDat20EachMaskBitFillsItsFieldOnly)
+TEST(Dat2EpConvert, EpParamToDat20EachMaskBitFillsItsFieldOnly)
 {
 	const DAT_EP_PARAM in = ep_param_sample();
 	const auto fields = ep_fields2();
@@ -443,7 +443,7 @@ TEST(Dat2Convert, EpParamToDat20EachMaskBitFillsItsFieldOnly)
  * ep_modify's direction: each DAT 2.0 mask bit copies its field and no
  * other (the caller's other fields may be garbage); then back again.
  */
-TEST(Dat2Convert, EpParamToDat12EachMaskBitCopiesItsFieldOnly)
+TEST(Dat2EpConvert, EpParamToDat12EachMaskBitCopiesItsFieldOnly)
 {
 	const DAT_EP_PARAM sample = ep_param_sample();
 	const auto fields = ep_fields2();
@@ -482,7 +482,7 @@ TEST(Dat2Convert, EpParamToDat12EachMaskBitCopiesItsFieldOnly)
 }
 
 /* ep_create's attributes: every field, both ways (DAT_HW_DEFAULT passes). */
-TEST(Dat2Convert, EpAttrEveryFieldBothWays)
+TEST(Dat2EpConvert, EpAttrEveryFieldBothWays)
 {
 	const DAT_EP_PARAM sample = ep_param_sample();
 	dat2::DAT_EP_ATTR a2;
@@ -524,7 +524,7 @@ TEST(Dat2Convert, EpAttrEveryFieldBothWays)
 	EXPECT_EQ(5u, kdat::raw(a12.service_type));
 }
 
-TEST(Dat2Convert, SrqCrPspRspRmrParamsEachMaskBit)
+TEST(Dat2EpConvert, SrqCrPspRspRmrParamsEachMaskBit)
 {
 	/* SRQ */
 	DAT_SRQ_PARAM s = { ptr(0x2001), DAT_SRQ_STATE_ERROR, ptr(0x2002), 21, 22, 23, 24, 25 };
@@ -785,7 +785,7 @@ dat2::DAT_DTO_COOKIE cookie2(std::uint64_t v)
 } // namespace
 
 /* Every entry of these families is set: libdat2 calls them unchecked. */
-TEST(Dat2Table, EveryEpSrqCmRmrEntryIsSet)
+TEST(Dat2EpTable, EveryEpSrqCmRmrEntryIsSet)
 {
 	dat2::DAT_PROVIDER &t = table2();
 #define SET(f) EXPECT_NE(nullptr, (void *)t.f) << #f
