@@ -396,7 +396,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 			::dat2::DAT_COMPLETION_FLAGS flags)
 {
 	return run([&]() -> ::DAT_RETURN {
-		Triplets t(iov, n);
+		Triplets t(iov, to_convert(n));
 
 		return ::dat_ep_post_send(ep, n, t.get(), cookie12(cookie),
 					  flags12(flags));
@@ -425,7 +425,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 			::dat2::DAT_COMPLETION_FLAGS flags)
 {
 	return run([&]() -> ::DAT_RETURN {
-		Triplets t(iov, n);
+		Triplets t(iov, to_convert(n));
 
 		return ::dat_ep_post_recv(ep, n, t.get(), cookie12(cookie),
 					  flags12(flags));
@@ -439,7 +439,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 			     ::dat2::DAT_COMPLETION_FLAGS flags)
 {
 	return run([&]() -> ::DAT_RETURN {
-		Triplets t(iov, n);
+		Triplets t(iov, to_convert(n));
 		RmrArg r(remote);
 
 		return ::dat_ep_post_rdma_read(ep, n, t.get(), cookie12(cookie),
@@ -468,7 +468,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 			      ::dat2::DAT_COMPLETION_FLAGS flags)
 {
 	return run([&]() -> ::DAT_RETURN {
-		Triplets t(iov, n);
+		Triplets t(iov, to_convert(n));
 		RmrArg r(remote);
 
 		return ::dat_ep_post_rdma_write(ep, n, t.get(),

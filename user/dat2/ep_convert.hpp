@@ -247,6 +247,17 @@ void rsp_param2(const DAT_RSP_PARAM &in, std::uint64_t mask,
 void rmr_param2(const DAT_RMR_PARAM &in, std::uint64_t mask,
 		::dat2::DAT_RMR_PARAM &out) noexcept;
 
+/*
+ * How many of @n triplets to convert: the core refuses a list longer than
+ * the ABI carries (KDAT_MAX_IOV) before it reads any, so a longer one is
+ * never converted whole (a consumer's num_segments of 2^31 must be an
+ * ARG2 refusal, not a 48 GB allocation).
+ */
+inline DAT_COUNT to_convert(DAT_COUNT n) noexcept
+{
+	return n > KDAT_MAX_IOV ? KDAT_MAX_IOV : n;
+}
+
 /* One DAT 2.0 RMR triplet ({va, u32 len, ctx}) as DAT 1.2's. */
 inline DAT_RMR_TRIPLET rmr_triplet12(const ::dat2::DAT_RMR_TRIPLET &t) noexcept
 {

@@ -77,7 +77,7 @@ namespace {
 				 ::dat2::DAT_DTO_COOKIE cookie)
 {
 	return run([&]() -> ::DAT_RETURN {
-		Triplets t(iov, n);
+		Triplets t(iov, to_convert(n));
 
 		return ::dat_srq_post_recv(srq, n, t.get(), cookie12(cookie));
 	});

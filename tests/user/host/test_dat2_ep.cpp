@@ -1217,6 +1217,11 @@ TEST_F(Dat2Ep, PostsReachTheKernelWithTheirTripletsThroughTheFace)
 						dat2::DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_D2(ARG2(2), f->ep_post_send_func(ep, KDAT_MAX_IOV + 1, segs, cookie2(0),
 						dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	/* a count beyond what the ABI carries is refused, never converted whole */
+	EXPECT_D2(ARG2(2), f->ep_post_send_func(ep, 0x7fffffff, segs, cookie2(0),
+						dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(2), f->ep_post_rdma_write_func(ep, 0x7fffffff, segs, cookie2(0), &remote,
+						      dat2::DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_D2(ARG2(5), f->ep_post_rdma_read_func(ep, 1, segs, cookie2(0), nullptr,
 						     dat2::DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_D2(ARG2(5), f->ep_post_rdma_write_func(ep, 1, segs, cookie2(0), nullptr,
@@ -1347,6 +1352,7 @@ TEST_F(Dat2Ep, SrqEntriesTranslateAndThePostMakesNoSystemCall)
 	EXPECT_EQ(0xdefu, w[1].cookie);
 	EXPECT_EQ(segs[1].virtual_address, w[1].seg[0].addr);
 	EXPECT_D2(ARG2(2), T().srq_post_recv_func(srq, 4, segs, cookie2(1)));
+	EXPECT_D2(ARG2(2), T().srq_post_recv_func(srq, 0x7fffffff, segs, cookie2(1)));
 	EXPECT_D2(ARG2(3), T().srq_post_recv_func(srq, 1, nullptr, cookie2(1)));
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_SRQ),
 		  T().srq_post_recv_func(srv.pz, 1, segs, cookie2(1)));
