@@ -146,6 +146,22 @@ void ep_attr12(const ::dat2::DAT_EP_ATTR &in, DAT_EP_ATTR &out) noexcept
 	ep_attr12_masked(in, ::dat2::v_DAT_EP_FIELD_EP_ATTR_ALL, out);
 }
 
+/*
+ * The attributes of an EP being created.  OFED's providers read a zero
+ * max_message_size or max_rdma_size as "the provider's default", and
+ * OFED's programs (dtest, dtestcm) leave them zero; DAT 1.2 (the kernel)
+ * refuses zero, so they are asked for as DAT_HW_DEFAULT here.
+ */
+static void ep_create_attr12(const ::dat2::DAT_EP_ATTR &in,
+			     DAT_EP_ATTR &out) noexcept
+{
+	ep_attr12(in, out);
+	if (!out.max_message_size)
+		out.max_message_size = (DAT_VLEN)DAT_HW_DEFAULT;
+	if (!out.max_rdma_size)
+		out.max_rdma_size = (DAT_VLEN)DAT_HW_DEFAULT;
+}
+
 void ep_attr2(const DAT_EP_ATTR &in, ::dat2::DAT_EP_ATTR &out) noexcept
 {
 	out = ::dat2::DAT_EP_ATTR{};
@@ -285,7 +301,7 @@ namespace {
 		::DAT_EP_ATTR a;
 
 		if (attr)
-			ep_attr12(*attr, a);
+			ep_create_attr12(*attr, a);
 		return ::dat_ep_create(ia, pz, recv, req, conn,
 				       attr ? &a : nullptr, ep);
 	});
@@ -301,7 +317,7 @@ namespace {
 		::DAT_EP_ATTR a;
 
 		if (attr)
-			ep_attr12(*attr, a);
+			ep_create_attr12(*attr, a);
 		return ::dat_ep_create_with_srq(ia, pz, recv, req, conn, srq,
 						attr ? &a : nullptr, ep);
 	});

@@ -809,6 +809,23 @@ TEST(Dat2EpTable, EveryEpSrqCmRmrEntryIsSet)
 #undef SET
 }
 
+/* Zero message and RDMA sizes mean OFED's "provider default" (dtest's EPs). */
+TEST_F(Dat2Ep, ZeroSizesAtCreateAskForTheDefault)
+{
+	dat2::DAT_EP_ATTR a = attr2();
+	DAT_EP_HANDLE ep = nullptr;
+
+	a.max_message_size = 0;
+	a.max_rdma_size = 0;
+	kernel.reset_counts();
+	ASSERT_D2(OK2, T().ep_create_func(srv.ia, srv.pz, srv.dto, srv.dto,
+					  srv.conn, &a, &ep));
+	auto c = kernel.last<kdat_ioc_ep_create>(KDAT_IOC_EP_CREATE);
+	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_message_size);
+	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_rdma_size);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+}
+
 /* ep_create: every attribute reaches the kernel; the EP starts with the 2.0 table. */
 TEST_F(Dat2Ep, EpCreateSendsEveryAttributeAndTheEpCarriesTheDat20Table)
 {
