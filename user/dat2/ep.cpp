@@ -147,12 +147,15 @@ void ep_attr12(const ::dat2::DAT_EP_ATTR &in, DAT_EP_ATTR &out) noexcept
 }
 
 /*
- * The attributes of an EP being created.  OFED's providers read a zero
- * max_message_size or max_rdma_size as "the provider's default", and
- * OFED's programs (dtest, dtestcm) leave them zero; DAT 1.2 (the kernel)
- * refuses zero, so they are asked for as DAT_HW_DEFAULT here.
+ * The attributes of an EP being created on @ia.  OFED's providers read
+ * zero sizes and zero outstanding RDMA reads as "the provider's default",
+ * and OFED's programs rely on it (dtest and dtestcm leave the sizes zero;
+ * dapltest and dtest post RDMA reads on EPs created with 0 reads in and
+ * out).  DAT 1.2 (the kernel) refuses zero sizes and takes zero reads
+ * literally, so zero sizes are asked for as DAT_HW_DEFAULT and zero reads
+ * as the IA's per-EP maximum.
  */
-static void ep_create_attr12(const ::dat2::DAT_EP_ATTR &in,
+static void ep_create_attr12(DAT_IA_HANDLE ia, const ::dat2::DAT_EP_ATTR &in,
 			     DAT_EP_ATTR &out) noexcept
 {
 	ep_attr12(in, out);
@@ -160,6 +163,20 @@ static void ep_create_attr12(const ::dat2::DAT_EP_ATTR &in,
 		out.max_message_size = (DAT_VLEN)DAT_HW_DEFAULT;
 	if (!out.max_rdma_size)
 		out.max_rdma_size = (DAT_VLEN)DAT_HW_DEFAULT;
+	if (!out.max_rdma_read_in || !out.max_rdma_read_out) {
+		::DAT_IA_ATTR a = {};
+
+		/* a bad IA handle is the create's to report */
+		if (::dat_ia_query(ia, nullptr,
+				   DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN |
+					   DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT,
+				   &a, 0, nullptr) != ::DAT_SUCCESS)
+			return;
+		if (!out.max_rdma_read_in)
+			out.max_rdma_read_in = a.max_rdma_read_per_ep_in;
+		if (!out.max_rdma_read_out)
+			out.max_rdma_read_out = a.max_rdma_read_per_ep_out;
+	}
 }
 
 void ep_attr2(const DAT_EP_ATTR &in, ::dat2::DAT_EP_ATTR &out) noexcept
@@ -301,7 +318,7 @@ namespace {
 		::DAT_EP_ATTR a;
 
 		if (attr)
-			ep_create_attr12(*attr, a);
+			ep_create_attr12(ia, *attr, a);
 		return ::dat_ep_create(ia, pz, recv, req, conn,
 				       attr ? &a : nullptr, ep);
 	});
@@ -317,7 +334,7 @@ namespace {
 		::DAT_EP_ATTR a;
 
 		if (attr)
-			ep_create_attr12(*attr, a);
+			ep_create_attr12(ia, *attr, a);
 		return ::dat_ep_create_with_srq(ia, pz, recv, req, conn, srq,
 						attr ? &a : nullptr, ep);
 	});

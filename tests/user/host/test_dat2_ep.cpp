@@ -826,6 +826,36 @@ TEST_F(Dat2Ep, ZeroSizesAtCreateAskForTheDefault)
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
 
+/*
+ * Zero RDMA reads in and out mean OFED's default too (dapltest -T P and
+ * dtest post RDMA reads on such EPs): the IA's per-EP maximum (the fake
+ * IA reports 16).  Non-zero values pass unchanged.
+ */
+TEST_F(Dat2Ep, ZeroRdmaReadsAtCreateAskForTheIasMaximum)
+{
+	dat2::DAT_EP_ATTR a = attr2();
+	DAT_EP_HANDLE ep = nullptr;
+
+	a.max_rdma_read_in = 0;
+	a.max_rdma_read_out = 0;
+	kernel.reset_counts();
+	ASSERT_D2(OK2, T().ep_create_func(srv.ia, srv.pz, srv.dto, srv.dto,
+					  srv.conn, &a, &ep));
+	auto c = kernel.last<kdat_ioc_ep_create>(KDAT_IOC_EP_CREATE);
+	EXPECT_EQ(16, c.attr.max_rdma_read_in);
+	EXPECT_EQ(16, c.attr.max_rdma_read_out);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+
+	a.max_rdma_read_in = 2;
+	a.max_rdma_read_out = 3;
+	ASSERT_D2(OK2, T().ep_create_func(srv.ia, srv.pz, srv.dto, srv.dto,
+					  srv.conn, &a, &ep));
+	c = kernel.last<kdat_ioc_ep_create>(KDAT_IOC_EP_CREATE);
+	EXPECT_EQ(2, c.attr.max_rdma_read_in);
+	EXPECT_EQ(3, c.attr.max_rdma_read_out);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+}
+
 /* ep_create: every attribute reaches the kernel; the EP starts with the 2.0 table. */
 TEST_F(Dat2Ep, EpCreateSendsEveryAttributeAndTheEpCarriesTheDat20Table)
 {
