@@ -57,6 +57,12 @@ d2::DAT_RETURN lmr_create2(d2::DAT_IA_HANDLE ia, d2::DAT_MEM_TYPE type,
 	DAT_MEM_PRIV_FLAGS p1;
 	if (!mem_priv1(raw(priv), p1))
 		return ret2(bad_arg(6));
+	/*
+	 * InfiniBand cannot deny local reads, and OFED's providers never
+	 * check them: its programs send from LMRs registered for local
+	 * write only (dtest).  DAT 1.2 checks the flag, so it is granted.
+	 */
+	p1 = static_cast<DAT_MEM_PRIV_FLAGS>(p1 | DAT_MEM_PRIV_LOCAL_READ_FLAG);
 	return ret2(::dat_lmr_create(ia, t1, r1, len, pz, p1, lmr, lctx, rctx,
 				     reg_len, reg_addr));
 }

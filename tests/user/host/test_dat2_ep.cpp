@@ -1192,6 +1192,41 @@ TEST_F(Dat2Ep, ConnectDisconnectStatusAndResetTranslate)
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_EP), T().ep_free_func(ep));
 }
 
+/*
+ * An LMR registered for local write only can be sent from, as on OFED's
+ * providers (dtest does it): local read is granted, InfiniBand cannot
+ * deny it.
+ */
+TEST_F(Dat2Ep, SendsFromAnLmrRegisteredForLocalWriteOnly)
+{
+	dat2::DAT_PROVIDER lmr_table{};
+	kdat::dat2p::fill_lmr(lmr_table);
+	std::vector<char> b(4096);
+	dat2::DAT_REGION_DESCRIPTION r;
+	r.for_va = b.data();
+	DAT_LMR_HANDLE lmr = nullptr;
+	DAT_LMR_CONTEXT lctx = 0;
+	DAT_RMR_CONTEXT rctx = 0;
+	DAT_VLEN len = 0;
+	DAT_VADDR addr = 0;
+	ASSERT_D2(OK2, lmr_table.lmr_create_func(srv.ia, dat2::DAT_MEM_TYPE_VIRTUAL, r,
+						 b.size(), srv.pz,
+						 dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+						 dat2::DAT_VA_TYPE_VA, &lmr, &lctx,
+						 &rctx, &len, &addr));
+	DAT_EP_HANDLE ep = make_ep();
+	dat2::DAT_LMR_TRIPLET seg;
+	seg.virtual_address = (DAT_VADDR)(std::uintptr_t)b.data();
+	seg.segment_length = 64;
+	seg.lmr_context = lctx;
+	kernel.reset_counts();
+	EXPECT_D2(OK2, face(ep)->ep_post_send_func(ep, 1, &seg, cookie2(1),
+						   dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(lctx, kernel.last<kdat_ioc_ep_post>(KDAT_IOC_EP_POST).seg[0].lmr_context);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+	EXPECT_D2(OK2, lmr_table.lmr_free_func(lmr));
+}
+
 /* Posts: DAT 2.0 triplets reach the kernel in DAT 1.2's layout, through the face. */
 TEST_F(Dat2Ep, PostsReachTheKernelWithTheirTripletsThroughTheFace)
 {
