@@ -1209,11 +1209,16 @@ TEST_F(Dat2Ep, SendsFromAnLmrRegisteredForLocalWriteOnly)
 	DAT_RMR_CONTEXT rctx = 0;
 	DAT_VLEN len = 0;
 	DAT_VADDR addr = 0;
+	kernel.reset_counts();
 	ASSERT_D2(OK2, lmr_table.lmr_create_func(srv.ia, dat2::DAT_MEM_TYPE_VIRTUAL, r,
 						 b.size(), srv.pz,
 						 dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
 						 dat2::DAT_VA_TYPE_VA, &lmr, &lctx,
 						 &rctx, &len, &addr));
+	/* the kernel (which checks sends against it) is asked for local read */
+	auto c = kernel.last<kdat_ioc_lmr_create>(KDAT_IOC_LMR_CREATE);
+	EXPECT_EQ((__u32)(DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG),
+		  c.priv);
 	DAT_EP_HANDLE ep = make_ep();
 	dat2::DAT_LMR_TRIPLET seg;
 	seg.virtual_address = (DAT_VADDR)(std::uintptr_t)b.data();
