@@ -93,6 +93,23 @@ void provider_attr2(const DAT_PROVIDER_ATTR &in,
 		    const ::dat2::DAT_PROVIDER_INFO &info,
 		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept;
 
+/*
+ * The active MTU of RDMA device @adapter as ib_core reports it under
+ * @sys_ib_dir (/sys/class/infiniband): its first ACTIVE port's, else its
+ * first port's ("1024"); empty if there is none.  kdat's IA is the
+ * device, and this is what OFED's providers call DAT_IB_TRANSPORT_MTU.
+ */
+std::string transport_mtu(const std::string &sys_ib_dir, const char *adapter);
+
+/*
+ * The provider-specific attributes of a DAT 2.0 provider attribute set:
+ * DAT 1.2's, plus DAT_IB_TRANSPORT_MTU = @mtu if not empty (dtestsrq
+ * sizes its buffers by it).  Storage lives as long as the process (one
+ * list per MTU value seen).
+ */
+void provider_specific2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
+			::dat2::DAT_PROVIDER_ATTR &out);
+
 /* ---- the provider (provider.cpp) ------------------------------------- */
 
 /*
