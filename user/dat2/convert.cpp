@@ -613,11 +613,43 @@ std::string read_line(const std::string &path)
 
 } // namespace
 
-std::string transport_mtu(const std::string &sys_ib_dir, const char *adapter)
+namespace {
+
+/* ib_core's iboe_get_mtu(): the IB MTU a RoCE port runs on a netdev MTU */
+std::string roce_mtu(long netdev_mtu)
 {
-	if (!adapter || !*adapter || std::strchr(adapter, '/'))
+	/* GRH, UDP, BTH, XRC DETH, AtomicETH, ICRC */
+	long room = netdev_mtu - (40 + 8 + 12 + 4 + 28 + 4);
+
+	for (long m : { 4096L, 2048L, 1024L, 512L, 256L })
+		if (room >= m)
+			return std::to_string(m);
+	return {};
+}
+
+/* The netdev under RoCE device @dev_dir (rxe's `parent`, else device/net/). */
+std::string roce_netdev(const std::string &dev_dir)
+{
+	std::string p = read_line(dev_dir + "/parent");
+	std::error_code ec;
+
+	if (!p.empty() && p.find('/') == std::string::npos)
+		return p;
+	for (const auto &d : std::filesystem::directory_iterator(
+		     dev_dir + "/device/net", ec))
+		return d.path().filename().string();
+	return {};
+}
+
+} // namespace
+
+std::string transport_mtu(const std::string &sys, const char *adapter)
+{
+	if (!adapter || !*adapter || std::strchr(adapter, '/') ||
+	    !std::strcmp(adapter, "..") || !std::strcmp(adapter, "."))
 		return {};
-	std::string ports = sys_ib_dir + "/" + adapter + "/ports";
+	std::string dev = sys + "/class/infiniband/" + adapter;
+	std::string ports = dev + "/ports";
 	std::vector<unsigned long> nums;
 	std::error_code ec;
 
@@ -638,9 +670,21 @@ std::string transport_mtu(const std::string &sys_ib_dir, const char *adapter)
 
 		while (k < l.size() && std::isdigit((unsigned char)l[k]))
 			k++;
-		if (!k)
-			continue;
 		std::string mtu = l.substr(0, k);
+		/* ib_core's sysfs has no active_mtu: RoCE's follows its netdev */
+		if (mtu.empty() &&
+		    read_line(dir + "/link_layer") == "Ethernet") {
+			std::string nd = roce_netdev(dev);
+			std::string v = nd.empty() || nd.find('/') != std::string::npos ?
+						std::string() :
+						read_line(sys + "/class/net/" + nd + "/mtu");
+			char *end = nullptr;
+			long n = std::strtol(v.c_str(), &end, 10);
+			if (!v.empty() && end && !*end)
+				mtu = roce_mtu(n);
+		}
+		if (mtu.empty())
+			continue;
 		if (read_line(dir + "/state").find("ACTIVE") != std::string::npos)
 			return mtu;
 		if (first.empty())

@@ -94,12 +94,15 @@ void provider_attr2(const DAT_PROVIDER_ATTR &in,
 		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept;
 
 /*
- * The active MTU of RDMA device @adapter as ib_core reports it under
- * @sys_ib_dir (/sys/class/infiniband): its first ACTIVE port's, else its
- * first port's ("1024"); empty if there is none.  kdat's IA is the
- * device, and this is what OFED's providers call DAT_IB_TRANSPORT_MTU.
+ * The active MTU of RDMA device @adapter, from sysfs under @sys (/sys):
+ * its first ACTIVE port's, else its first port's ("1024"); empty if
+ * unknown.  kdat's IA is the device, and this is what OFED's providers
+ * call DAT_IB_TRANSPORT_MTU.  A port's active_mtu file if there is one;
+ * ib_core (6.1) has none, so for an Ethernet (RoCE, rxe) port the MTU
+ * ib_core derives from its netdev's (iboe_get_mtu); an InfiniBand port
+ * without the file: unknown (the kernel's IA attributes do not carry it).
  */
-std::string transport_mtu(const std::string &sys_ib_dir, const char *adapter);
+std::string transport_mtu(const std::string &sys, const char *adapter);
 
 /*
  * The provider-specific attributes of a DAT 2.0 provider attribute set:

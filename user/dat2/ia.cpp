@@ -101,7 +101,7 @@ d2::DAT_RETURN ia_query2(d2::DAT_IA_HANDLE ia, d2::DAT_EVD_HANDLE *async_evd,
 		provider_attr2(p1, info_of(ia), *pattr);
 		char adapter[sizeof(a1.adapter_name) + 1] = {};
 		std::memcpy(adapter, a1.adapter_name, sizeof(a1.adapter_name));
-		provider_specific2(p1, transport_mtu("/sys/class/infiniband",
+		provider_specific2(p1, transport_mtu("/sys",
 						     adapter),
 				   *pattr);
 	}

@@ -459,22 +459,44 @@ TEST(Dat2Convert, TransportMtuIsTheDevicesActivePortMtu)
 	namespace fs = std::filesystem;
 	fs::path root = fs::temp_directory_path() /
 			("dat2mtu." + std::to_string(getpid()));
-	auto port = [&](const char *dev, int n, const char *mtu,
-			const char *state) {
-		fs::path p = root / dev / "ports" / std::to_string(n);
-		fs::create_directories(p);
-		std::ofstream(p / "active_mtu") << mtu << "\n";
-		std::ofstream(p / "state") << state << "\n";
+	auto write = [](const fs::path &p, const char *v) {
+		fs::create_directories(p.parent_path());
+		std::ofstream(p) << v << "\n";
 	};
-	port("rxe0", 1, "1024 (3)", "4: ACTIVE");
-	port("mlx5_0", 1, "4096 (5)", "1: DOWN");
-	port("mlx5_0", 2, "2048 (4)", "4: ACTIVE");
+	auto port = [&](const char *dev, int n, const char *mtu,
+			const char *state, const char *ll = "InfiniBand") {
+		fs::path p = root / "class/infiniband" / dev / "ports" /
+			     std::to_string(n);
+		if (mtu)
+			write(p / "active_mtu", mtu);
+		write(p / "state", state);
+		write(p / "link_layer", ll);
+	};
+	/* ports with an active_mtu file */
+	port("ib0dev", 1, "4096 (5)", "1: DOWN");
+	port("ib0dev", 2, "2048 (4)", "4: ACTIVE");
 	port("down0", 1, "256 (1)", "1: DOWN");
-	EXPECT_EQ("1024", transport_mtu(root.string(), "rxe0"));
-	EXPECT_EQ("2048", transport_mtu(root.string(), "mlx5_0"));
+	/* RoCE without one (ib_core 6.1): its netdev's MTU minus headers */
+	port("rxe0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/rxe0/parent", "v0");
+	write(root / "class/net/v0/mtu", "1500");
+	port("mlx5_0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/mlx5_0/device/net/eth3/x", "");
+	write(root / "class/net/eth3/mtu", "9000");
+	port("tiny0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/tiny0/parent", "t0");
+	write(root / "class/net/t0/mtu", "300");
+	/* InfiniBand without the file: unknown */
+	port("ibx", 1, nullptr, "4: ACTIVE");
+	EXPECT_EQ("2048", transport_mtu(root.string(), "ib0dev"));
 	EXPECT_EQ("256", transport_mtu(root.string(), "down0"));
+	EXPECT_EQ("1024", transport_mtu(root.string(), "rxe0"));
+	EXPECT_EQ("4096", transport_mtu(root.string(), "mlx5_0"));
+	EXPECT_EQ("", transport_mtu(root.string(), "tiny0"));
+	EXPECT_EQ("", transport_mtu(root.string(), "ibx"));
 	EXPECT_EQ("", transport_mtu(root.string(), "none0"));
 	EXPECT_EQ("", transport_mtu(root.string(), "../rxe0"));
+	EXPECT_EQ("", transport_mtu(root.string(), ".."));
 	EXPECT_EQ("", transport_mtu(root.string(), ""));
 	fs::remove_all(root);
 
