@@ -5,7 +5,14 @@
 // has exists in DAT 2.0; the host test dat2_convert checks each one.
 #include "convert.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <mutex>
 #include <type_traits>
 
 namespace kdat::dat2p {
@@ -561,25 +568,144 @@ void ia_attr2(const DAT_IA_ATTR &in, ::dat2::DAT_IA_ATTR &out) noexcept
 
 namespace {
 
-/* DAT 1.2's provider-specific attributes, as DAT 2.0 named attributes. */
+/*
+ * DAT 1.2's provider-specific attributes (a static array), plus the MTU:
+ * one list per array and MTU value seen.
+ */
 struct NamedAttrs {
+	const DAT_NAMED_ATTR *base;	/* DAT 1.2's list (static) */
+	DAT_COUNT base_n;
+	std::string mtu;
 	std::vector<::dat2::DAT_NAMED_ATTR> v;
 };
 
-const NamedAttrs &named2(const DAT_PROVIDER_ATTR &in)
+std::mutex named_lock;
+std::list<NamedAttrs> named_lists;	/* never shrinks: handed out */
+
+const NamedAttrs &named2(const DAT_PROVIDER_ATTR &in, const std::string &mtu)
 {
-	/* the 1.2 array is static: one copy, made on first use */
-	static const NamedAttrs n = [&in] {
-		NamedAttrs a;
-		for (DAT_COUNT i = 0; i < in.num_provider_specific_attr; i++)
-			a.v.push_back({ in.provider_specific_attr[i].name,
-					in.provider_specific_attr[i].value });
-		return a;
-	}();
-	return n;
+	std::lock_guard<std::mutex> g(named_lock);
+
+	for (const NamedAttrs &n : named_lists)
+		if (n.base == in.provider_specific_attr &&
+		    n.base_n == in.num_provider_specific_attr && n.mtu == mtu)
+			return n;
+	NamedAttrs &a = named_lists.emplace_back();
+	a.base = in.provider_specific_attr;
+	a.base_n = in.num_provider_specific_attr;
+	a.mtu = mtu;
+	for (DAT_COUNT i = 0; i < in.num_provider_specific_attr; i++)
+		a.v.push_back({ in.provider_specific_attr[i].name,
+				in.provider_specific_attr[i].value });
+	if (!a.mtu.empty())
+		a.v.push_back({ "DAT_IB_TRANSPORT_MTU", a.mtu.c_str() });
+	return a;
+}
+
+std::string read_line(const std::string &path)
+{
+	std::ifstream f(path);
+	std::string l;
+
+	std::getline(f, l);
+	return l;
 }
 
 } // namespace
+
+namespace {
+
+/* ib_core's iboe_get_mtu(): the IB MTU a RoCE port runs on a netdev MTU */
+std::string roce_mtu(long netdev_mtu)
+{
+	/* GRH, UDP, BTH, XRC DETH, AtomicETH, ICRC */
+	long room = netdev_mtu - (40 + 8 + 12 + 4 + 28 + 4);
+
+	for (long m : { 4096L, 2048L, 1024L, 512L, 256L })
+		if (room >= m)
+			return std::to_string(m);
+	return {};
+}
+
+/* The netdev under RoCE device @dev_dir (rxe's `parent`, else device/net/). */
+std::string roce_netdev(const std::string &dev_dir)
+{
+	std::string p = read_line(dev_dir + "/parent");
+	std::error_code ec;
+
+	if (!p.empty() && p.find('/') == std::string::npos)
+		return p;
+	for (const auto &d : std::filesystem::directory_iterator(
+		     dev_dir + "/device/net", ec))
+		return d.path().filename().string();
+	return {};
+}
+
+} // namespace
+
+std::string transport_mtu(const std::string &sys, const char *adapter)
+{
+	if (!adapter || !*adapter || std::strchr(adapter, '/') ||
+	    !std::strcmp(adapter, "..") || !std::strcmp(adapter, "."))
+		return {};
+	std::string dev = sys + "/class/infiniband/" + adapter;
+	std::string ports = dev + "/ports";
+	std::vector<unsigned long> nums;
+	std::error_code ec;
+
+	for (const auto &d : std::filesystem::directory_iterator(ports, ec)) {
+		const std::string n = d.path().filename().string();
+		char *end;
+		unsigned long v = std::strtoul(n.c_str(), &end, 10);
+
+		if (!n.empty() && !*end)
+			nums.push_back(v);
+	}
+	std::sort(nums.begin(), nums.end());
+	std::string first;
+	for (unsigned long p : nums) {
+		std::string dir = ports + "/" + std::to_string(p);
+		std::string l = read_line(dir + "/active_mtu");
+		std::size_t k = 0;
+
+		while (k < l.size() && std::isdigit((unsigned char)l[k]))
+			k++;
+		std::string mtu = l.substr(0, k);
+		/* ib_core's sysfs has no active_mtu: RoCE's follows its netdev */
+		if (mtu.empty() &&
+		    read_line(dir + "/link_layer") == "Ethernet") {
+			std::string nd = roce_netdev(dev);
+			std::string v = nd.empty() || nd.find('/') != std::string::npos ?
+						std::string() :
+						read_line(sys + "/class/net/" + nd + "/mtu");
+			char *end = nullptr;
+			long n = std::strtol(v.c_str(), &end, 10);
+			if (!v.empty() && end && !*end)
+				mtu = roce_mtu(n);
+		}
+		if (mtu.empty())
+			continue;
+		if (read_line(dir + "/state").find("ACTIVE") != std::string::npos)
+			return mtu;
+		if (first.empty())
+			first = mtu;
+	}
+	return first;
+}
+
+void provider_specific2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
+			::dat2::DAT_PROVIDER_ATTR &out)
+{
+	try {
+		const NamedAttrs &n = named2(in, mtu);
+		out.num_provider_specific_attr = (DAT_COUNT)n.v.size();
+		out.provider_specific_attr =
+			const_cast<::dat2::DAT_NAMED_ATTR *>(n.v.data());
+	} catch (...) {
+		out.num_provider_specific_attr = 0;
+		out.provider_specific_attr = nullptr;
+	}
+}
 
 void provider_attr2(const DAT_PROVIDER_ATTR &in,
 		    const ::dat2::DAT_PROVIDER_INFO &info,
@@ -648,15 +774,7 @@ void provider_attr2(const DAT_PROVIDER_ATTR &in,
 	out.is_signal_safe = ::dat2::DAT_FALSE;
 	out.ha_supported = ::dat2::DAT_FALSE;
 	out.ha_loadbalancing = 0;	/* DAT_HA_LB_NONE */
-	try {
-		const NamedAttrs &n = named2(in);
-		out.num_provider_specific_attr = (DAT_COUNT)n.v.size();
-		out.provider_specific_attr =
-			const_cast<::dat2::DAT_NAMED_ATTR *>(n.v.data());
-	} catch (...) {
-		out.num_provider_specific_attr = 0;
-		out.provider_specific_attr = nullptr;
-	}
+	provider_specific2(in, std::string(), out);
 }
 
 } // namespace kdat::dat2p

@@ -93,6 +93,26 @@ void provider_attr2(const DAT_PROVIDER_ATTR &in,
 		    const ::dat2::DAT_PROVIDER_INFO &info,
 		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept;
 
+/*
+ * The active MTU of RDMA device @adapter, from sysfs under @sys (/sys):
+ * its first ACTIVE port's, else its first port's ("1024"); empty if
+ * unknown.  kdat's IA is the device, and this is what OFED's providers
+ * call DAT_IB_TRANSPORT_MTU.  A port's active_mtu file if there is one;
+ * ib_core (6.1) has none, so for an Ethernet (RoCE, rxe) port the MTU
+ * ib_core derives from its netdev's (iboe_get_mtu); an InfiniBand port
+ * without the file: unknown (the kernel's IA attributes do not carry it).
+ */
+std::string transport_mtu(const std::string &sys, const char *adapter);
+
+/*
+ * The provider-specific attributes of a DAT 2.0 provider attribute set:
+ * DAT 1.2's, plus DAT_IB_TRANSPORT_MTU = @mtu if not empty (dtestsrq
+ * sizes its buffers by it).  Storage lives as long as the process (one
+ * list per MTU value seen).
+ */
+void provider_specific2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
+			::dat2::DAT_PROVIDER_ATTR &out);
+
 /* ---- the provider (provider.cpp) ------------------------------------- */
 
 /*

@@ -81,17 +81,30 @@ d2::DAT_RETURN ia_query2(d2::DAT_IA_HANDLE ia, d2::DAT_EVD_HANDLE *async_evd,
 {
 	DAT_IA_ATTR a1;
 	DAT_PROVIDER_ATTR p1;
-	/* every field is filled whatever the mask names */
-	DAT_RETURN r = ::dat_ia_query(ia, async_evd, ia_mask ? DAT_IA_FIELD_ALL : 0,
-				      ia_attr ? &a1 : nullptr,
-				      pmask ? DAT_PROVIDER_FIELD_ALL : 0,
+	/*
+	 * Every field is filled whatever the mask names; the IA attributes
+	 * are asked for the provider's too (the adapter names the device
+	 * whose MTU they report).  A NULL the consumer gave with a mask
+	 * stays NULL: the core refuses it.
+	 */
+	DAT_IA_ATTR *ap = ia_mask ? (ia_attr ? &a1 : nullptr) :
+				    (pmask ? &a1 : nullptr);
+	DAT_RETURN r = ::dat_ia_query(ia, async_evd,
+				      ia_mask || ap ? DAT_IA_FIELD_ALL : 0,
+				      ap, pmask ? DAT_PROVIDER_FIELD_ALL : 0,
 				      pattr ? &p1 : nullptr);
 	if (r != DAT_SUCCESS)
 		return ret2(r);
 	if (ia_mask)
 		ia_attr2(a1, *ia_attr);
-	if (pmask)
+	if (pmask) {
 		provider_attr2(p1, info_of(ia), *pattr);
+		char adapter[sizeof(a1.adapter_name) + 1] = {};
+		std::memcpy(adapter, a1.adapter_name, sizeof(a1.adapter_name));
+		provider_specific2(p1, transport_mtu("/sys",
+						     adapter),
+				   *pattr);
+	}
 	return d2::DAT_SUCCESS;
 }
 

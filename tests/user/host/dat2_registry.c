@@ -64,6 +64,15 @@ static void cycle(const char *kia, DAT_BOOLEAN ts)
 	CHECK(p.srq_supported == DAT_TRUE, "srq_supported");
 	CHECK(a.max_srqs > 0, "max_srqs %d", a.max_srqs);
 	CHECK(a.extension_supported == DAT_EXTENSION_NONE, "no extensions");
+	{	/* what dtestsrq sizes its buffers by */
+		int i, mtu = 0;
+
+		for (i = 0; i < p.num_provider_specific_attr; i++)
+			if (!strcmp(p.provider_specific_attr[i].name,
+				    "DAT_IB_TRANSPORT_MTU"))
+				mtu = atoi(p.provider_specific_attr[i].value);
+		CHECK(mtu >= 256, "DAT_IB_TRANSPORT_MTU %d", mtu);
+	}
 
 	r = dat_pz_create(ia, &pz);
 	CHECK(r == DAT_SUCCESS, "pz_create 0x%x", r);

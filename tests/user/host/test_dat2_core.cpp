@@ -33,6 +33,11 @@ TEST(Dat2Status, TypesAndSubtypesAreTranslatedByName)
 
 #include "test_util.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 namespace d2 = ::dat2;
 using namespace kdat::dat2p;
 
@@ -436,6 +441,7 @@ TEST_F(Dat2Table, IaQueryReportsDat20AndTheTruth)
 	EXPECT_EQ(completion_flags2(p1.completion_flags_supported),
 		  (std::uint64_t)p.completion_flags_supported);
 	EXPECT_EQ(d2::DAT_FALSE, p.ha_supported);
+	/* the fake's adapter is no device of this host's sysfs: no MTU */
 	EXPECT_EQ(p1.num_provider_specific_attr, p.num_provider_specific_attr);
 	for (int i = 0; i < p.num_provider_specific_attr; i++)
 		EXPECT_STREQ(p1.provider_specific_attr[i].name,
@@ -445,6 +451,71 @@ TEST_F(Dat2Table, IaQueryReportsDat20AndTheTruth)
 			EXPECT_EQ(p1.evd_stream_merging_supported[x][y] ? d2::DAT_TRUE : d2::DAT_FALSE,
 				  p.evd_stream_merging_supported[x][y]);
 	close();
+}
+
+/* DAT_IB_TRANSPORT_MTU: what dtestsrq sizes its buffers by */
+TEST(Dat2Convert, TransportMtuIsTheDevicesActivePortMtu)
+{
+	namespace fs = std::filesystem;
+	fs::path root = fs::temp_directory_path() /
+			("dat2mtu." + std::to_string(getpid()));
+	auto write = [](const fs::path &p, const char *v) {
+		fs::create_directories(p.parent_path());
+		std::ofstream(p) << v << "\n";
+	};
+	auto port = [&](const char *dev, int n, const char *mtu,
+			const char *state, const char *ll = "InfiniBand") {
+		fs::path p = root / "class/infiniband" / dev / "ports" /
+			     std::to_string(n);
+		if (mtu)
+			write(p / "active_mtu", mtu);
+		write(p / "state", state);
+		write(p / "link_layer", ll);
+	};
+	/* ports with an active_mtu file */
+	port("ib0dev", 1, "4096 (5)", "1: DOWN");
+	port("ib0dev", 2, "2048 (4)", "4: ACTIVE");
+	port("down0", 1, "256 (1)", "1: DOWN");
+	/* RoCE without one (ib_core 6.1): its netdev's MTU minus headers */
+	port("rxe0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/rxe0/parent", "v0");
+	write(root / "class/net/v0/mtu", "1500");
+	port("mlx5_0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/mlx5_0/device/net/eth3/x", "");
+	write(root / "class/net/eth3/mtu", "9000");
+	port("tiny0", 1, nullptr, "4: ACTIVE", "Ethernet");
+	write(root / "class/infiniband/tiny0/parent", "t0");
+	write(root / "class/net/t0/mtu", "300");
+	/* InfiniBand without the file: unknown */
+	port("ibx", 1, nullptr, "4: ACTIVE");
+	EXPECT_EQ("2048", transport_mtu(root.string(), "ib0dev"));
+	EXPECT_EQ("256", transport_mtu(root.string(), "down0"));
+	EXPECT_EQ("1024", transport_mtu(root.string(), "rxe0"));
+	EXPECT_EQ("4096", transport_mtu(root.string(), "mlx5_0"));
+	EXPECT_EQ("", transport_mtu(root.string(), "tiny0"));
+	EXPECT_EQ("", transport_mtu(root.string(), "ibx"));
+	EXPECT_EQ("", transport_mtu(root.string(), "none0"));
+	EXPECT_EQ("", transport_mtu(root.string(), "../rxe0"));
+	EXPECT_EQ("", transport_mtu(root.string(), ".."));
+	EXPECT_EQ("", transport_mtu(root.string(), ""));
+	fs::remove_all(root);
+
+	DAT_NAMED_ATTR one[] = { { "a", "b" } };
+	DAT_PROVIDER_ATTR p1 = {};
+	p1.num_provider_specific_attr = 1;
+	p1.provider_specific_attr = one;
+	d2::DAT_PROVIDER_ATTR p{};
+	provider_specific2(p1, "1024", p);
+	ASSERT_EQ(2, p.num_provider_specific_attr);
+	EXPECT_STREQ("a", p.provider_specific_attr[0].name);
+	EXPECT_STREQ("b", p.provider_specific_attr[0].value);
+	EXPECT_STREQ("DAT_IB_TRANSPORT_MTU", p.provider_specific_attr[1].name);
+	EXPECT_STREQ("1024", p.provider_specific_attr[1].value);
+	const d2::DAT_NAMED_ATTR *first = p.provider_specific_attr;
+	provider_specific2(p1, "1024", p);	/* the same storage again */
+	EXPECT_EQ(first, p.provider_specific_attr);
+	provider_specific2(p1, "", p);
+	EXPECT_EQ(1, p.num_provider_specific_attr);
 }
 
 TEST_F(Dat2Table, ANameFromDatConfGetsItsOwnTableAndInfo)
@@ -469,6 +540,13 @@ TEST_F(Dat2Table, ANameFromDatConfGetsItsOwnTableAndInfo)
 	/* what libdat2's dat_ia_close keys its registry on */
 	EXPECT_EQ(d2::DAT_FALSE, p.is_thread_safe);
 	EXPECT_EQ(2u, p.dapl_version_major);
+	/* a NULL attribute with its mask set: the core's INVALID_ARG4 */
+	EXPECT_EQ(err2(d2::DAT_INVALID_PARAMETER, d2::DAT_INVALID_ARG4),
+		  t->ia_query_func(ia, nullptr, d2::v_DAT_IA_FIELD_ALL, nullptr,
+				   d2::v_DAT_PROVIDER_FIELD_ALL, &p));
+	EXPECT_EQ(err2(d2::DAT_INVALID_PARAMETER, d2::DAT_INVALID_ARG6),
+		  t->ia_query_func(ia, nullptr, 0, nullptr,
+				   d2::v_DAT_PROVIDER_FIELD_ALL, nullptr));
 	close();
 }
 
