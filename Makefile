@@ -4,7 +4,7 @@
 #
 #   make            everything that can be built here
 #   make module     the kernel module (KDIR= selects the kernel headers)
-#   make test       host, guest, install and debug stages; ends "N passed, N failed"
+#   make test       host, guest, dat2, install and debug stages; ends "N passed, N failed"
 #   make cross-arm64 libdat for arm64 and armhf (its unit tests under
 #                   qemu-user), the module for arm64; part of `make test`
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
@@ -12,6 +12,7 @@
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
 #   make bench      message rate against perftest, in the guest (kernel consumer)
 #   make bench-user libdat: post cost and message rate against rdma-core/perftest
+#   make bench-dat2 dapltest -T P on libdaplkdat against OFED's DAT 2.0 provider
 #   make dkms-install / dkms-uninstall
 #
 # KDIR defaults to the running kernel's build directory, as for every
@@ -26,7 +27,7 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules user examples test test-host run bench bench-user clean \
+.PHONY: all module test-modules user examples test test-host run bench bench-user bench-dat2 clean \
 	deps install uninstall dkms-install dkms-uninstall test-install test-debug test-guest \
 	raw-tests cross-arm64
 
@@ -128,6 +129,13 @@ bench-user: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/ubench -t 1800 -- \
 		env OUTDIR=$(CURDIR)/build/vm/ubench tests/bench/run-user-bench.sh
+
+# OFED's dapltest -T P on libdaplkdat against OFED's own DAT 2.0 provider,
+# medians and kdat/ofa ratios over 3 rounds (docs/benchmarks.md).
+bench-dat2: deps
+	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
+	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/dat2bench -t 1800 -- \
+		env OUTDIR=$(CURDIR)/build/vm/dat2bench tests/bench/run-dat2-bench.sh
 
 # libdat, headers, tools, dat.conf, udev rule, man pages (PREFIX, DESTDIR).
 install: user

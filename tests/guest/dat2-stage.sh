@@ -38,9 +38,6 @@ done
 if ! [ -d /sys/module/kdat ]; then
 	insmod "$KDAT_KO" || { fail "dat2_kdat_module_loads"; exit 1; }
 fi
-# dtest and dapltest RDMA into LMRs the peer names: the administrator's
-# opt-in for remote access to user memory (docs/install.md)
-echo 1 >/sys/module/kdat/parameters/remote_access
 
 # kdat's dat.conf lines, as an administrator gets them, with the library
 # path of this build tree

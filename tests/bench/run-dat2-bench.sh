@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tests/bench/run-dat2-bench.sh - OFED's dapltest -T P (unmodified, Debian
+# dapl2-utils) on kdat's DAT 2.0 provider against OFED's own provider, on
+# the same Soft-RoCE devices in the same guest.  Runs INSIDE the test guest
+# from the repo root (make bench-dat2):
+#
+#   tests/vm/guest-run.sh -q -o $PWD/build/vm/dat2bench -t 1800 -- \
+#       env OUTDIR=$PWD/build/vm/dat2bench tests/bench/run-dat2-bench.sh
+#
+# Each of REPEAT (3) rounds runs the four dapltest -T P modes (RDMA write
+# and read, blocking and polling; tests/guest/dat2-programs.sh) on ofa,
+# then on kdat.  The table shows, per mode and figure, the median of each
+# provider's values and the median of the per-round ratios kdat/ofa
+# (goal >= 1.0 for ops/s).  Written to OUTDIR/dat2-bench.md; every round's
+# result files stay in OUTDIR.
+set -uo pipefail
+OUTDIR=${OUTDIR:?}
+REPEAT=${REPEAT:-3}
+T=${DAT2_CASE_TIMEOUT:-60}
+DAT2_LIB=${DAT2_LIB:-$PWD/build/user/user/dat2/libdaplkdat.so.2}
+DATINFO=${DATINFO:-$PWD/build/user/tools/datinfo}
+mkdir -p "$OUTDIR"
+
+[ -d /sys/module/kdat ] || insmod kernel/kdat.ko || exit 1
+conf=$OUTDIR/dat2-kdat.conf
+"$DATINFO" --dat2-conf | sed "s|libdaplkdat.so.2|$DAT2_LIB|" >"$conf"
+
+for i in $(seq 1 "$REPEAT"); do
+	tests/guest/dat2-programs.sh --ofa -k '^dapltest_P_' -t "$T" \
+		-o "$OUTDIR/ofa-$i.txt" >/dev/null 2>&1
+	tests/guest/dat2-programs.sh -l kdat -s kdat-v2-rxe0 -c kdat-v2-rxe1 \
+		-f "$conf" -k '^dapltest_P_' -t "$T" \
+		-o "$OUTDIR/kdat-$i.txt" >/dev/null 2>&1
+done
+
+# FIGURE: dat2_<case> (<label>) <figure words> = <value> <unit>
+for i in $(seq 1 "$REPEAT"); do
+	for p in ofa kdat; do
+		sed -n "s/^FIGURE: dat2_\(dapltest_P_[a-z_]*\) ($p) \(.*\) = \([0-9.]*\) \(.*\)/$i|$p|\1|\2 (\4)|\3/p" \
+			"$OUTDIR/$p-$i.txt"
+	done
+done | awk -F'|' '
+function median(s,   a, n, t, i, j) {
+	n = split(s, a, " ")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	if (n == 0) return "-"
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function range(s,   a, n, lo, hi, i) {
+	n = split(s, a, " ")
+	if (n == 0) return "-"
+	lo = hi = a[1]
+	for (i = 2; i <= n; i++) { if (a[i] + 0 < lo + 0) lo = a[i]; if (a[i] + 0 > hi + 0) hi = a[i] }
+	return sprintf("%.2f-%.2f", lo, hi)
+}
+{
+	k = $3 SUBSEP $4
+	if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
+	v[$1, $2, k] = $5
+	vals[$2, k] = vals[$2, k] " " $5
+	rounds[$1] = 1
+}
+END {
+	print "| dapltest -T P mode | figure | ofa (median) | kdat (median) | kdat/ofa median (range) |"
+	print "| --- | --- | --- | --- | --- |"
+	for (j = 1; j <= n; j++) {
+		k = keys[j]; split(k, kk, SUBSEP)
+		r = ""
+		for (i in rounds)
+			if (((i, "ofa", k) in v) && ((i, "kdat", k) in v) && v[i, "ofa", k] + 0 > 0)
+				r = r " " sprintf("%.3f", v[i, "kdat", k] / v[i, "ofa", k])
+		printf "| %s | %s | %s | %s | %s (%s) |\n", kk[1], kk[2],
+			median(vals["ofa", k]), median(vals["kdat", k]), median(r), range(r)
+	}
+}' | tee "$OUTDIR/dat2-bench.md"
+grep -q '^| dapltest_P' "$OUTDIR/dat2-bench.md"
