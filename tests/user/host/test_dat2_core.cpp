@@ -376,6 +376,23 @@ TEST_F(Dat2Table, ObjectsStartWithTheTableAndQueriesSpeakDat2)
 				     d2::DAT_MEM_PRIV_ALL_FLAG, d2::DAT_VA_TYPE_VA,
 				     &lmr, &lctx, &rctx, &len, &addr));
 	EXPECT_EQ((const void *)&provider_table, face(lmr));
+	/* local read is always granted (OFED's reading; dtest relies on it) */
+	d2::DAT_LMR_HANDLE wlmr;
+	d2::DAT_LMR_CONTEXT wl;
+	d2::DAT_RMR_CONTEXT wr;
+	d2::DAT_VLEN wlen;
+	d2::DAT_VADDR waddr;
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->lmr_create_func(ia, d2::DAT_MEM_TYPE_VIRTUAL, r, 4096, pz,
+				     d2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+				     d2::DAT_VA_TYPE_VA, &wlmr, &wl, &wr,
+				     &wlen, &waddr));
+	d2::DAT_LMR_PARAM wp;
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->lmr_query_func(wlmr, (d2::DAT_LMR_PARAM_MASK)d2::DAT_LMR_FIELD_MEM_PRIV, &wp));
+	EXPECT_EQ(d2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG | d2::DAT_MEM_PRIV_LOCAL_READ_FLAG,
+		  wp.mem_priv);
+	EXPECT_EQ(d2::DAT_SUCCESS, t->lmr_free_func(wlmr));
 	d2::DAT_LMR_PARAM lp;
 	ASSERT_EQ(d2::DAT_SUCCESS, t->lmr_query_func(lmr, (d2::DAT_LMR_PARAM_MASK)d2::DAT_LMR_FIELD_ALL, &lp));
 	EXPECT_EQ(d2::DAT_MEM_TYPE_VIRTUAL, lp.mem_type);
