@@ -128,8 +128,13 @@ struct Served {
 	::dat2::DAT_PROVIDER_INFO info;
 };
 
-/* The IA name's record, or null. */
-const Served *served(const char *name) noexcept;
+/* The record of dat.conf line (@name, @thread_safe), or null. */
+const Served *served(const char *name, bool thread_safe) noexcept;
+/*
+ * The ia_open entry of a table serving lines of @thread_safe (libdat2
+ * passes the name only: the entry itself says which line was opened).
+ */
+::dat2::DAT_IA_OPEN_FUNC ia_open_for(bool thread_safe) noexcept;
 /* The record whose table is @face, or null (provider_table itself). */
 const Served *served_by_table(const void *face) noexcept;
 /*

@@ -77,6 +77,14 @@ static DAT_SERVICE_TYPE service_type12(::dat2::DAT_SERVICE_TYPE s) noexcept
 	X(NUM_TRANSPORT_ATTR, ep_transport_specific_count)                    \
 	X(NUM_PROVIDER_ATTR, ep_provider_specific_count)
 
+/* A DAT 2.0 EP size as DAT 1.2's: DAT_HW_DEFAULT stays the default. */
+static DAT_VLEN size12(::dat2::DAT_SEG_LENGTH v) noexcept
+{
+	if (v == (::dat2::DAT_SEG_LENGTH)DAT_HW_DEFAULT)
+		return (DAT_VLEN)DAT_HW_DEFAULT;
+	return v;
+}
+
 static void ep_attr12_masked(const ::dat2::DAT_EP_ATTR &in, std::uint64_t m,
 			     DAT_EP_ATTR &out) noexcept
 {
@@ -87,10 +95,11 @@ static void ep_attr12_masked(const ::dat2::DAT_EP_ATTR &in, std::uint64_t m,
 #undef X
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE)
 		out.service_type = service_type12(in.service_type);
+	/* DAT 2.0's sizes are 32 bits: its DAT_HW_DEFAULT is 0xffffffff */
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE)
-		out.max_message_size = in.max_message_size;
+		out.max_message_size = size12(in.max_message_size);
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE)
-		out.max_rdma_size = in.max_rdma_size;
+		out.max_rdma_size = size12(in.max_rdma_size);
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_ATTR_QOS)
 		out.qos = as_enum<DAT_QOS>(a_to_b(raw(in.qos), kQos));
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS)
@@ -149,34 +158,38 @@ void ep_attr12(const ::dat2::DAT_EP_ATTR &in, DAT_EP_ATTR &out) noexcept
 /*
  * The attributes of an EP being created on @ia.  OFED's providers read
  * zero sizes and zero outstanding RDMA reads as "the provider's default",
- * and OFED's programs rely on it (dtest and dtestcm leave the sizes zero;
+ * the device's limits, and OFED's programs rely on it: dtest and dtestcm
+ * leave the sizes zero (dtest's default run then RDMA-writes 4 MiB), and
  * dapltest and dtest post RDMA reads on EPs created with 0 reads in and
- * out).  DAT 1.2 (the kernel) refuses zero sizes and takes zero reads
- * literally, so zero sizes are asked for as DAT_HW_DEFAULT and zero reads
- * as the IA's per-EP maximum.
+ * out.  DAT 1.2 (the kernel) refuses zero sizes and takes zero reads
+ * literally, so each such zero is asked for as the IA's maximum.
  */
 static void ep_create_attr12(DAT_IA_HANDLE ia, const ::dat2::DAT_EP_ATTR &in,
 			     DAT_EP_ATTR &out) noexcept
 {
 	ep_attr12(in, out);
-	if (!out.max_message_size)
-		out.max_message_size = (DAT_VLEN)DAT_HW_DEFAULT;
-	if (!out.max_rdma_size)
-		out.max_rdma_size = (DAT_VLEN)DAT_HW_DEFAULT;
-	if (!out.max_rdma_read_in || !out.max_rdma_read_out) {
-		::DAT_IA_ATTR a = {};
+	if (out.max_message_size && out.max_rdma_size &&
+	    out.max_rdma_read_in && out.max_rdma_read_out)
+		return;
 
-		/* a bad IA handle is the create's to report */
-		if (::dat_ia_query(ia, nullptr,
+	::DAT_IA_ATTR a = {};
+
+	/* a bad IA handle is the create's to report */
+	if (::dat_ia_query(ia, nullptr,
+			   DAT_IA_FIELD_IA_MAX_MESSAGE_SIZE |
+				   DAT_IA_FIELD_IA_MAX_RDMA_SIZE |
 				   DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN |
-					   DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT,
-				   &a, 0, nullptr) != ::DAT_SUCCESS)
-			return;
-		if (!out.max_rdma_read_in)
-			out.max_rdma_read_in = a.max_rdma_read_per_ep_in;
-		if (!out.max_rdma_read_out)
-			out.max_rdma_read_out = a.max_rdma_read_per_ep_out;
-	}
+				   DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT,
+			   &a, 0, nullptr) != ::DAT_SUCCESS)
+		return;
+	if (!out.max_message_size)
+		out.max_message_size = a.max_message_size;
+	if (!out.max_rdma_size)
+		out.max_rdma_size = a.max_rdma_size;
+	if (!out.max_rdma_read_in)
+		out.max_rdma_read_in = a.max_rdma_read_per_ep_in;
+	if (!out.max_rdma_read_out)
+		out.max_rdma_read_out = a.max_rdma_read_per_ep_out;
 }
 
 void ep_attr2(const DAT_EP_ATTR &in, ::dat2::DAT_EP_ATTR &out) noexcept

@@ -10,6 +10,7 @@
 #include "dispatch.hpp"
 
 #include <cstring>
+#include <new>
 
 namespace kdat::dat2p {
 
@@ -50,8 +51,9 @@ d2::DAT_PROVIDER_INFO info_of(DAT_IA_HANDLE ia)
 	return i;
 }
 
+template <bool ThreadSafe>
 d2::DAT_RETURN ia_open2(const d2::DAT_NAME_PTR name, d2::DAT_COUNT qlen,
-			d2::DAT_EVD_HANDLE *async_evd, d2::DAT_IA_HANDLE *ia)
+			d2::DAT_EVD_HANDLE *async_evd, d2::DAT_IA_HANDLE *ia) try
 {
 	if (!name)
 		return ret2(bad_arg(1));
@@ -59,7 +61,7 @@ d2::DAT_RETURN ia_open2(const d2::DAT_NAME_PTR name, d2::DAT_COUNT qlen,
 		return ret2(bad_arg(3));
 	if (!ia)
 		return ret2(bad_handle(DAT_INVALID_HANDLE_IA));
-	const Served *s = served(name);
+	const Served *s = served(name, ThreadSafe);
 	std::string kernel = s ? s->kernel_name : std::string(name);
 	const void *face = s ? (const void *)&s->table : &provider_table;
 	DAT_EVD_HANDLE a = *async_evd == d2::v_DAT_EVD_ASYNC_EXISTS ?
@@ -72,12 +74,17 @@ d2::DAT_RETURN ia_open2(const d2::DAT_NAME_PTR name, d2::DAT_COUNT qlen,
 		*async_evd = a;
 	}
 	return ret2(r);
+} catch (const std::bad_alloc &) {
+	return ret2(err(DAT_INSUFFICIENT_RESOURCES));
+} catch (...) {
+	/* nothing may unwind into libdat2's C frames */
+	return ret2(err(DAT_INTERNAL_ERROR));
 }
 
 d2::DAT_RETURN ia_query2(d2::DAT_IA_HANDLE ia, d2::DAT_EVD_HANDLE *async_evd,
 			 d2::DAT_IA_ATTR_MASK ia_mask, d2::DAT_IA_ATTR *ia_attr,
 			 d2::DAT_PROVIDER_ATTR_MASK pmask,
-			 d2::DAT_PROVIDER_ATTR *pattr)
+			 d2::DAT_PROVIDER_ATTR *pattr) try
 {
 	DAT_IA_ATTR a1;
 	DAT_PROVIDER_ATTR p1;
@@ -106,6 +113,11 @@ d2::DAT_RETURN ia_query2(d2::DAT_IA_HANDLE ia, d2::DAT_EVD_HANDLE *async_evd,
 				   *pattr);
 	}
 	return d2::DAT_SUCCESS;
+} catch (const std::bad_alloc &) {
+	return ret2(err(DAT_INSUFFICIENT_RESOURCES));
+} catch (...) {
+	/* nothing may unwind into libdat2's C frames */
+	return ret2(err(DAT_INTERNAL_ERROR));
 }
 
 d2::DAT_RETURN ia_close2(d2::DAT_IA_HANDLE ia, d2::DAT_CLOSE_FLAGS flags)
@@ -264,9 +276,14 @@ d2::DAT_RETURN extendedop2(d2::DAT_HANDLE, d2::DAT_EXTENDED_OP, va_list)
 
 } // namespace
 
+d2::DAT_IA_OPEN_FUNC ia_open_for(bool thread_safe) noexcept
+{
+	return thread_safe ? ia_open2<true> : ia_open2<false>;
+}
+
 void fill_ia(d2::DAT_PROVIDER &t)
 {
-	t.ia_open_func = ia_open2;
+	t.ia_open_func = ia_open2<false>;
 	t.ia_query_func = ia_query2;
 	t.ia_close_func = ia_close2;
 	t.set_consumer_context_func = set_context2;

@@ -92,22 +92,42 @@ d2::DAT_RETURN lmr_free2(d2::DAT_LMR_HANDLE lmr)
 	return ret2(::dat_lmr_free(lmr));
 }
 
+/*
+ * The sync calls check their triplets only.  They convert and check them
+ * 8 at a time (on the stack): no allocation however large the count, and
+ * the IA handle and a NULL list are checked first, as the core does.
+ */
+template <class Sync>
+d2::DAT_RETURN lmr_sync2(Sync sync, d2::DAT_IA_HANDLE ia,
+			 const d2::DAT_LMR_TRIPLET *iov, d2::DAT_VLEN n)
+{
+	DAT_RETURN r = sync(ia, nullptr, 0);
+
+	if (r != DAT_SUCCESS)
+		return ret2(r);
+	if (n && !iov)
+		return ret2(bad_arg(2));
+	for (d2::DAT_VLEN i = 0; i < n; i += 8) {
+		const DAT_COUNT k = (DAT_COUNT)(n - i < 8 ? n - i : 8);
+		Triplets t(iov + i, k);
+
+		r = sync(ia, t.get(), (DAT_VLEN)k);
+		if (r != DAT_SUCCESS)
+			return ret2(r);
+	}
+	return ret2(DAT_SUCCESS);
+}
+
 d2::DAT_RETURN lmr_sync_read2(d2::DAT_IA_HANDLE ia,
 			      const d2::DAT_LMR_TRIPLET *iov, d2::DAT_VLEN n)
 {
-	if (n > (d2::DAT_VLEN)INT32_MAX)
-		return ret2(bad_arg(3));
-	Triplets t(iov, (DAT_COUNT)n);
-	return ret2(::dat_lmr_sync_rdma_read(ia, t.get(), n));
+	return lmr_sync2(::dat_lmr_sync_rdma_read, ia, iov, n);
 }
 
 d2::DAT_RETURN lmr_sync_write2(d2::DAT_IA_HANDLE ia,
 			       const d2::DAT_LMR_TRIPLET *iov, d2::DAT_VLEN n)
 {
-	if (n > (d2::DAT_VLEN)INT32_MAX)
-		return ret2(bad_arg(3));
-	Triplets t(iov, (DAT_COUNT)n);
-	return ret2(::dat_lmr_sync_rdma_write(ia, t.get(), n));
+	return lmr_sync2(::dat_lmr_sync_rdma_write, ia, iov, n);
 }
 
 } // namespace

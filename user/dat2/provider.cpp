@@ -124,13 +124,13 @@ std::string kernel_ia_from_params(const char *params)
 	return s;
 }
 
-const Served *served(const char *name) noexcept
+const Served *served(const char *name, bool thread_safe) noexcept
 {
 	if (!name)
 		return nullptr;
 	std::lock_guard<std::mutex> g(served_lock);
 	for (const Served &s : served_list)
-		if (s.name == name)
+		if (s.name == name && (s.info.is_thread_safe != 0) == thread_safe)
 			return &s;
 	return nullptr;
 }
@@ -157,21 +157,24 @@ const Served *serve(const ::dat2::DAT_PROVIDER_INFO &info, const char *params)
 
 	if (kernel.empty())
 		kernel = name;	/* as libdat's own dat.conf lines do */
+	const bool ts = info.is_thread_safe != 0;
 	std::lock_guard<std::mutex> g(served_lock);
-	for (Served &s : served_list) {
-		if (s.name == name) {
-			/* a second line (the other thread safety): last wins */
-			s.kernel_name = kernel;
-			s.info = info;
+	/*
+	 * One record per dat.conf line (name and thread safety: libdat2 keys
+	 * its registry, and dat_ia_close, by both), never changed once
+	 * published: readers hold pointers into it without the lock.  The
+	 * line seen first wins (libdat2 reloading us announces it again).
+	 */
+	for (Served &s : served_list)
+		if (s.name == name && (s.info.is_thread_safe != 0) == ts)
 			return &s;
-		}
-	}
 	Served &s = served_list.emplace_back();
 	s.table = provider_table;
 	s.name = name;
 	s.kernel_name = kernel;
 	s.info = info;
 	s.table.device_name = s.name.c_str();
+	s.table.ia_open_func = ia_open_for(ts);
 	return &s;
 }
 
@@ -221,7 +224,7 @@ dat_provider_fini(const ::dat2::DAT_PROVIDER_INFO *info)
 	char name[DAT_NAME_MAX_LENGTH];
 	std::memcpy(name, info->ia_name, sizeof(name));
 	name[sizeof(name) - 1] = 0;
-	const Served *s = served(name);
+	const Served *s = served(name, info->is_thread_safe != 0);
 	auto remove = (AddFn)registry_fn("dat_registry_remove_provider");
 
 	/* the record stays: an IA of the name may be opened again */

@@ -547,7 +547,7 @@ TEST_F(Dat2Table, ANameFromDatConfGetsItsOwnTableAndInfo)
 	EXPECT_STREQ("kdat-v2-rxe0", s->table.device_name);
 	EXPECT_EQ("rxe0", s->kernel_name);
 	EXPECT_TRUE(is_our_table(&s->table));
-	EXPECT_EQ(s, served("kdat-v2-rxe0"));
+	EXPECT_EQ(s, served("kdat-v2-rxe0", false));
 
 	open("kdat-v2-rxe0");
 	EXPECT_EQ((const void *)&s->table, face(ia));
@@ -565,6 +565,47 @@ TEST_F(Dat2Table, ANameFromDatConfGetsItsOwnTableAndInfo)
 		  t->ia_query_func(ia, nullptr, 0, nullptr,
 				   d2::v_DAT_PROVIDER_FIELD_ALL, nullptr));
 	close();
+}
+
+/*
+ * datinfo --dat2-conf prints a threadsafe and a nonthreadsafe line per IA:
+ * each line gets its own record and table, and an IA opened through one
+ * reports that line's thread safety (libdat2's dat_ia_close releases the
+ * registry entry it names).  A line announced again changes nothing.
+ */
+TEST_F(Dat2Table, TheThreadsafeAndNonthreadsafeLinesOfOneNameStaySeparate)
+{
+	d2::DAT_PROVIDER_INFO info = {};
+	std::strcpy(info.ia_name, "kdat-v2-rxe1");
+	info.dapl_version_major = 2;
+	info.is_thread_safe = d2::DAT_FALSE;
+	const Served *non = serve(info, "rxe1");
+	info.is_thread_safe = d2::DAT_TRUE;
+	const Served *ts = serve(info, "rxe1");
+	ASSERT_NE(nullptr, non);
+	ASSERT_NE(nullptr, ts);
+	EXPECT_NE(non, ts);
+	EXPECT_NE(&non->table, &ts->table);
+	EXPECT_EQ(non, served("kdat-v2-rxe1", false));
+	EXPECT_EQ(ts, served("kdat-v2-rxe1", true));
+	EXPECT_EQ(ts, serve(info, "other0"));	/* again: the first stays */
+	EXPECT_EQ("rxe1", ts->kernel_name);
+
+	for (const Served *s : { non, ts }) {
+		d2::DAT_EVD_HANDLE a = nullptr;
+		d2::DAT_IA_HANDLE h = nullptr;
+		ASSERT_EQ(d2::DAT_SUCCESS,
+			  s->table.ia_open_func((d2::DAT_NAME_PTR) "kdat-v2-rxe1",
+						16, &a, &h));
+		EXPECT_EQ((const void *)&s->table, face(h));
+		d2::DAT_PROVIDER_ATTR p{};
+		ASSERT_EQ(d2::DAT_SUCCESS,
+			  s->table.ia_query_func(h, nullptr, 0, nullptr,
+						 d2::v_DAT_PROVIDER_FIELD_ALL, &p));
+		EXPECT_EQ(s == ts ? d2::DAT_TRUE : d2::DAT_FALSE, p.is_thread_safe);
+		EXPECT_EQ(d2::DAT_SUCCESS,
+			  s->table.ia_close_func(h, d2::DAT_CLOSE_ABRUPT_FLAG));
+	}
 }
 
 TEST_F(Dat2Table, EventsComeBackInDat2Layout)

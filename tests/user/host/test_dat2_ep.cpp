@@ -500,7 +500,8 @@ TEST(Dat2EpConvert, EpAttrEveryFieldBothWays)
 	kdat::dat2p::ep_attr12(a2, a12);
 	const DAT_EP_ATTR &s = sample.ep_attr;
 	EXPECT_EQ(DAT_SERVICE_TYPE_RC, a12.service_type);
-	EXPECT_EQ(0xffffffffull, a12.max_message_size);	/* what 2.0 held */
+	/* what 2.0 held, 0xffffffff, is DAT 2.0's DAT_HW_DEFAULT */
+	EXPECT_EQ((DAT_VLEN)DAT_HW_DEFAULT, a12.max_message_size);
 	EXPECT_EQ(s.max_rdma_size, a12.max_rdma_size);
 	EXPECT_EQ(s.qos, a12.qos);
 	EXPECT_EQ(s.recv_completion_flags, a12.recv_completion_flags);
@@ -809,7 +810,57 @@ TEST(Dat2EpTable, EveryEpSrqCmRmrEntryIsSet)
 #undef SET
 }
 
-/* Zero message and RDMA sizes mean OFED's "provider default" (dtest's EPs). */
+/*
+ * lmr_sync_rdma_read/write check the IA, then the list, 8 triplets at a
+ * time: a bad handle wins whatever the count, a huge count allocates
+ * nothing and stops at the first bad triplet, a good list passes.
+ */
+TEST_F(Dat2Ep, LmrSyncChecksTheIaThenTheListWithoutAllocating)
+{
+	dat2::DAT_PROVIDER lt{};
+	kdat::dat2p::fill_lmr(lt);
+	dat2::DAT_LMR_TRIPLET segs[10];
+	for (int i = 0; i < 10; i++)
+		segs[i] = srv.seg(64 * i, 64);
+	const dat2::DAT_VLEN huge = 1ull << 40;
+
+	for (auto fn : { lt.lmr_sync_rdma_read_func, lt.lmr_sync_rdma_write_func }) {
+		EXPECT_D2(OK2, fn(srv.ia, segs, 10));
+		EXPECT_EQ(dat2::DAT_INVALID_HANDLE,
+			  DAT_GET_TYPE(fn(srv.pz, segs, huge)));
+		EXPECT_EQ(dat2::DAT_INVALID_PARAMETER,
+			  DAT_GET_TYPE(fn(srv.ia, nullptr, 3)));
+		dat2::DAT_LMR_TRIPLET bad[10];
+		std::memcpy(bad, segs, sizeof(bad));
+		bad[9].lmr_context ^= 0x5a5a;		/* in the second chunk */
+		EXPECT_EQ(dat2::DAT_INVALID_PARAMETER, DAT_GET_TYPE(fn(srv.ia, bad, 10)));
+		bad[0].lmr_context ^= 0x5a5a;		/* stops at the first */
+		EXPECT_EQ(dat2::DAT_INVALID_PARAMETER, DAT_GET_TYPE(fn(srv.ia, bad, huge)));
+	}
+}
+
+/* DAT_HW_DEFAULT in DAT 2.0's 32-bit sizes is the default, not 4 GiB - 1. */
+TEST_F(Dat2Ep, HwDefaultSizesReachTheKernelAsTheDefault)
+{
+	dat2::DAT_EP_ATTR a = attr2();
+	DAT_EP_HANDLE ep = nullptr;
+
+	a.max_message_size = (dat2::DAT_SEG_LENGTH)DAT_HW_DEFAULT;
+	a.max_rdma_size = (dat2::DAT_SEG_LENGTH)DAT_HW_DEFAULT;
+	kernel.reset_counts();
+	ASSERT_D2(OK2, T().ep_create_func(srv.ia, srv.pz, srv.dto, srv.dto,
+					  srv.conn, &a, &ep));
+	auto c = kernel.last<kdat_ioc_ep_create>(KDAT_IOC_EP_CREATE);
+	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_message_size);
+	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_rdma_size);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+}
+
+/*
+ * Zero message and RDMA sizes mean OFED's "provider default", the device's
+ * limits (dtest's default run RDMA-writes 4 MiB on such EPs): the IA's
+ * maxima (the fake IA reports 2 GiB).
+ */
 TEST_F(Dat2Ep, ZeroSizesAtCreateAskForTheDefault)
 {
 	dat2::DAT_EP_ATTR a = attr2();
@@ -821,8 +872,8 @@ TEST_F(Dat2Ep, ZeroSizesAtCreateAskForTheDefault)
 	ASSERT_D2(OK2, T().ep_create_func(srv.ia, srv.pz, srv.dto, srv.dto,
 					  srv.conn, &a, &ep));
 	auto c = kernel.last<kdat_ioc_ep_create>(KDAT_IOC_EP_CREATE);
-	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_message_size);
-	EXPECT_EQ((__u64)(DAT_VLEN)DAT_HW_DEFAULT, c.attr.max_rdma_size);
+	EXPECT_EQ(1ull << 31, c.attr.max_message_size);
+	EXPECT_EQ(1ull << 31, c.attr.max_rdma_size);
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
 
