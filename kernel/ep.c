@@ -558,16 +558,17 @@ static void kdat_qp_event(struct ib_event *e, void *ctx)
 	case IB_EVENT_QP_ACCESS_ERR:
 		/*
 		 * The QP exists only within one connection generation.  On
-		 * an IA that asked for the end-of-connection EP_BROKEN, one
-		 * per connection: this one, or that one, whichever is first.
+		 * an IA that asked for the end-of-connection EP_BROKEN, an
+		 * SRQ EP gets one per connection: this one, or that one,
+		 * whichever is first.  Other EPs report every QP error.
 		 */
 		spin_lock_irqsave(&ep->lock, flags);
 		again = ep->broken && ep->broken_gen == ep->conn_gen;
 		ep->broken = true;
 		ep->broken_gen = ep->conn_gen;
 		spin_unlock_irqrestore(&ep->lock, flags);
-		if (again && READ_ONCE(ep->obj.ia->flags) &
-			     KDAT_IA_OPEN_SRQ_EP_BROKEN)
+		if (again && ep->srq && READ_ONCE(ep->obj.ia->flags) &
+					KDAT_IA_OPEN_SRQ_EP_BROKEN)
 			break;
 		/* may run in atomic context: upcall through a work item */
 		kdat_ia_async_error(ep->obj.ia, DAT_ASYNC_ERROR_EP_BROKEN, ep,
