@@ -947,6 +947,7 @@ union kdat_ioc_any {
 	struct kdat_ioc_ep_query ep_query;
 	struct kdat_ioc_cr_accept cr_accept;
 	struct kdat_ioc_ep_modify ep_modify;
+	struct kdat_ioc_ia_open ia_open;
 };
 
 static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
@@ -967,6 +968,9 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	if (!kdat_iocs[nr].fn)
 		return -ENOTTY;
 	ks = kdat_iocs[nr].size;
+	/* every argument struct must fit the union (a new ioctl's too) */
+	if (unlikely(ks > sizeof(*k)))
+		return -EINVAL;
 	k = kmalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
 		return -ENOMEM;
