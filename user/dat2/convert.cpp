@@ -258,16 +258,6 @@ std::uint32_t event_number1(std::uint32_t n) noexcept
 	return ::dat2::DAT_DTO_ERR_TRANSPORT;	/* DAT 1.2 has no other */
 }
 
-template <class E>
-E as_enum(std::uint64_t v) noexcept
-{
-	E e;
-	std::underlying_type_t<E> u = (std::underlying_type_t<E>)v;
-
-	std::memcpy(&e, &u, sizeof(e));
-	return e;
-}
-
 } // namespace
 
 void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept
@@ -361,68 +351,55 @@ void event1(const ::dat2::DAT_EVENT &in, DAT_EVENT &out) noexcept
 
 namespace {
 
-struct Bit {
-	std::uint64_t v12, v2;
+/* {2.0, 1.2}: DAT_EVD_FLAGS */
+constexpr BitPair kEvdFlags[] = {
+	{ ::dat2::DAT_EVD_SOFTWARE_FLAG, ::DAT_EVD_SOFTWARE_FLAG },
+	{ ::dat2::DAT_EVD_CR_FLAG, ::DAT_EVD_CR_FLAG },
+	{ ::dat2::DAT_EVD_DTO_FLAG, ::DAT_EVD_DTO_FLAG },
+	{ ::dat2::DAT_EVD_CONNECTION_FLAG, ::DAT_EVD_CONNECTION_FLAG },
+	{ ::dat2::DAT_EVD_RMR_BIND_FLAG, ::DAT_EVD_RMR_BIND_FLAG },
+	{ ::dat2::DAT_EVD_ASYNC_FLAG, ::DAT_EVD_ASYNC_FLAG },
 };
 
-constexpr Bit kEvdFlags[] = {
-	{ ::DAT_EVD_SOFTWARE_FLAG, ::dat2::DAT_EVD_SOFTWARE_FLAG },
-	{ ::DAT_EVD_CR_FLAG, ::dat2::DAT_EVD_CR_FLAG },
-	{ ::DAT_EVD_DTO_FLAG, ::dat2::DAT_EVD_DTO_FLAG },
-	{ ::DAT_EVD_CONNECTION_FLAG, ::dat2::DAT_EVD_CONNECTION_FLAG },
-	{ ::DAT_EVD_RMR_BIND_FLAG, ::dat2::DAT_EVD_RMR_BIND_FLAG },
-	{ ::DAT_EVD_ASYNC_FLAG, ::dat2::DAT_EVD_ASYNC_FLAG },
+/* {2.0, 1.2}: DAT_LMR_PARAM_MASK */
+constexpr BitPair kLmrFields[] = {
+	{ ::dat2::DAT_LMR_FIELD_IA_HANDLE, ::DAT_LMR_FIELD_IA_HANDLE },
+	{ ::dat2::DAT_LMR_FIELD_MEM_TYPE, ::DAT_LMR_FIELD_MEM_TYPE },
+	{ ::dat2::DAT_LMR_FIELD_REGION_DESC, ::DAT_LMR_FIELD_REGION_DESC },
+	{ ::dat2::DAT_LMR_FIELD_LENGTH, ::DAT_LMR_FIELD_LENGTH },
+	{ ::dat2::DAT_LMR_FIELD_PZ_HANDLE, ::DAT_LMR_FIELD_PZ_HANDLE },
+	{ ::dat2::DAT_LMR_FIELD_MEM_PRIV, ::DAT_LMR_FIELD_MEM_PRIV },
+	{ ::dat2::DAT_LMR_FIELD_LMR_CONTEXT, ::DAT_LMR_FIELD_LMR_CONTEXT },
+	{ ::dat2::DAT_LMR_FIELD_RMR_CONTEXT, ::DAT_LMR_FIELD_RMR_CONTEXT },
+	{ ::dat2::DAT_LMR_FIELD_REGISTERED_SIZE, ::DAT_LMR_FIELD_REGISTERED_SIZE },
+	{ ::dat2::DAT_LMR_FIELD_REGISTERED_ADDRESS, ::DAT_LMR_FIELD_REGISTERED_ADDRESS },
 };
 
-constexpr Bit kMemPriv[] = {
-	{ ::DAT_MEM_PRIV_LOCAL_READ_FLAG, ::dat2::DAT_MEM_PRIV_LOCAL_READ_FLAG },
-	{ ::DAT_MEM_PRIV_REMOTE_READ_FLAG, ::dat2::DAT_MEM_PRIV_REMOTE_READ_FLAG },
-	{ ::DAT_MEM_PRIV_LOCAL_WRITE_FLAG, ::dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG },
-	{ ::DAT_MEM_PRIV_REMOTE_WRITE_FLAG, ::dat2::DAT_MEM_PRIV_REMOTE_WRITE_FLAG },
-};
-
-constexpr Bit kLmrFields[] = {
-	{ ::DAT_LMR_FIELD_IA_HANDLE, ::dat2::DAT_LMR_FIELD_IA_HANDLE },
-	{ ::DAT_LMR_FIELD_MEM_TYPE, ::dat2::DAT_LMR_FIELD_MEM_TYPE },
-	{ ::DAT_LMR_FIELD_REGION_DESC, ::dat2::DAT_LMR_FIELD_REGION_DESC },
-	{ ::DAT_LMR_FIELD_LENGTH, ::dat2::DAT_LMR_FIELD_LENGTH },
-	{ ::DAT_LMR_FIELD_PZ_HANDLE, ::dat2::DAT_LMR_FIELD_PZ_HANDLE },
-	{ ::DAT_LMR_FIELD_MEM_PRIV, ::dat2::DAT_LMR_FIELD_MEM_PRIV },
-	{ ::DAT_LMR_FIELD_LMR_CONTEXT, ::dat2::DAT_LMR_FIELD_LMR_CONTEXT },
-	{ ::DAT_LMR_FIELD_RMR_CONTEXT, ::dat2::DAT_LMR_FIELD_RMR_CONTEXT },
-	{ ::DAT_LMR_FIELD_REGISTERED_SIZE, ::dat2::DAT_LMR_FIELD_REGISTERED_SIZE },
-	{ ::DAT_LMR_FIELD_REGISTERED_ADDRESS, ::dat2::DAT_LMR_FIELD_REGISTERED_ADDRESS },
-};
-
-constexpr Bit kCompletion[] = {
-	{ ::DAT_COMPLETION_SUPPRESS_FLAG, ::dat2::DAT_COMPLETION_SUPPRESS_FLAG },
-	{ ::DAT_COMPLETION_SOLICITED_WAIT_FLAG, ::dat2::DAT_COMPLETION_SOLICITED_WAIT_FLAG },
-	{ ::DAT_COMPLETION_UNSIGNALLED_FLAG, ::dat2::DAT_COMPLETION_UNSIGNALLED_FLAG },
-	{ ::DAT_COMPLETION_BARRIER_FENCE_FLAG, ::dat2::DAT_COMPLETION_BARRIER_FENCE_FLAG },
-	{ ::DAT_COMPLETION_EVD_THRESHOLD_FLAG, ::dat2::DAT_COMPLETION_EVD_THRESHOLD_FLAG },
-};
-
+/*
+ * The strict forms of a_to_b/b_to_a, for the calls that refuse a bit
+ * DAT 1.2 does not name (to12: false) or report only named bits (to2).
+ */
 template <std::size_t N>
-bool to12(const Bit (&bits)[N], std::uint64_t in, std::uint64_t &out)
+bool to12(const BitPair (&bits)[N], std::uint64_t in, std::uint64_t &out)
 {
 	out = 0;
-	for (const Bit &b : bits) {
-		if (in & b.v2) {
-			out |= b.v12;
-			in &= ~b.v2;
+	for (const BitPair &b : bits) {
+		if (in & b.a) {
+			out |= b.b;
+			in &= ~b.a;
 		}
 	}
 	return in == 0;
 }
 
 template <std::size_t N>
-std::uint64_t to2(const Bit (&bits)[N], std::uint64_t in)
+std::uint64_t to2(const BitPair (&bits)[N], std::uint64_t in)
 {
 	std::uint64_t out = 0;
 
-	for (const Bit &b : bits)
-		if (in & b.v12)
-			out |= b.v2;
+	for (const BitPair &b : bits)
+		if (in & b.b)
+			out |= b.a;
 	return out;
 }
 
@@ -513,7 +490,7 @@ void lmr_param2(const DAT_LMR_PARAM &in, ::dat2::DAT_LMR_PARAM &out) noexcept
 
 std::uint64_t completion_flags2(std::uint64_t in) noexcept
 {
-	return to2(kCompletion, in);
+	return to2(kCompletionFlags, in);
 }
 
 void ia_attr2(const DAT_IA_ATTR &in, ::dat2::DAT_IA_ATTR &out) noexcept

@@ -9,10 +9,76 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <string>
 #include <vector>
 
 namespace kdat::dat2p {
+
+/* ------------------------------------------------------------------ */
+/* Flags and enums by name (every family's conversions use these)       */
+
+/* The enum @E holding the bits @v, whatever they are (a C caller's). */
+template <class E>
+inline E as_enum(std::uint64_t v) noexcept
+{
+	static_assert(std::is_enum_v<E>);
+	std::underlying_type_t<E> u = static_cast<std::underlying_type_t<E>>(v);
+	E e;
+
+	std::memcpy(&e, &u, sizeof(e));
+	return e;
+}
+
+/* One flag under its DAT 2.0 value (a) and its DAT 1.2 value (b). */
+struct BitPair {
+	std::uint64_t a, b;	/* the same name in standard A and B */
+};
+
+/* @v's named bits from A to B; the bits no pair names stay as they are. */
+template <std::size_t N>
+inline std::uint64_t a_to_b(std::uint64_t v, const BitPair (&m)[N]) noexcept
+{
+	std::uint64_t out = 0, known = 0;
+
+	for (const BitPair &p : m) {
+		known |= p.a;
+		if (v & p.a)
+			out |= p.b;
+	}
+	return out | (v & ~known);
+}
+
+template <std::size_t N>
+inline std::uint64_t b_to_a(std::uint64_t v, const BitPair (&m)[N]) noexcept
+{
+	std::uint64_t out = 0, known = 0;
+
+	for (const BitPair &p : m) {
+		known |= p.b;
+		if (v & p.b)
+			out |= p.a;
+	}
+	return out | (v & ~known);
+}
+
+/* {2.0, 1.2}: DAT_COMPLETION_FLAGS (2.0's LMR_INVALIDATE_FENCE is unknown to 1.2) */
+inline constexpr BitPair kCompletionFlags[] = {
+	{ ::dat2::DAT_COMPLETION_SUPPRESS_FLAG, ::DAT_COMPLETION_SUPPRESS_FLAG },
+	{ ::dat2::DAT_COMPLETION_SOLICITED_WAIT_FLAG, ::DAT_COMPLETION_SOLICITED_WAIT_FLAG },
+	{ ::dat2::DAT_COMPLETION_UNSIGNALLED_FLAG, ::DAT_COMPLETION_UNSIGNALLED_FLAG },
+	{ ::dat2::DAT_COMPLETION_BARRIER_FENCE_FLAG, ::DAT_COMPLETION_BARRIER_FENCE_FLAG },
+	{ ::dat2::DAT_COMPLETION_EVD_THRESHOLD_FLAG, ::DAT_COMPLETION_EVD_THRESHOLD_FLAG },
+};
+
+/* {2.0, 1.2}: DAT_MEM_PRIV_FLAGS */
+inline constexpr BitPair kMemPriv[] = {
+	{ ::dat2::DAT_MEM_PRIV_LOCAL_READ_FLAG, ::DAT_MEM_PRIV_LOCAL_READ_FLAG },
+	{ ::dat2::DAT_MEM_PRIV_REMOTE_READ_FLAG, ::DAT_MEM_PRIV_REMOTE_READ_FLAG },
+	{ ::dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG, ::DAT_MEM_PRIV_LOCAL_WRITE_FLAG },
+	{ ::dat2::DAT_MEM_PRIV_REMOTE_WRITE_FLAG, ::DAT_MEM_PRIV_REMOTE_WRITE_FLAG },
+};
 
 /* A DAT 1.2 status as DAT 2.0 spells it (type and subtype by name). */
 ::dat2::DAT_RETURN ret2(DAT_RETURN r) noexcept;

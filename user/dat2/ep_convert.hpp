@@ -27,49 +27,6 @@ namespace kdat::dat2p {
 /* ------------------------------------------------------------------ */
 /* Integers and enums                                                   */
 
-/* The enum @E holding the bits @v, whatever they are (a C caller's). */
-template <class E>
-inline E as_enum(std::uint64_t v) noexcept
-{
-	static_assert(std::is_enum_v<E>);
-	std::underlying_type_t<E> u = static_cast<std::underlying_type_t<E>>(v);
-	E e;
-
-	std::memcpy(&e, &u, sizeof(e));
-	return e;
-}
-
-struct BitPair {
-	std::uint64_t a, b;	/* the same name in standard A and B */
-};
-
-/* @v's named bits from A to B; the bits no pair names stay as they are. */
-template <std::size_t N>
-inline std::uint64_t a_to_b(std::uint64_t v, const BitPair (&m)[N]) noexcept
-{
-	std::uint64_t out = 0, known = 0;
-
-	for (const BitPair &p : m) {
-		known |= p.a;
-		if (v & p.a)
-			out |= p.b;
-	}
-	return out | (v & ~known);
-}
-
-template <std::size_t N>
-inline std::uint64_t b_to_a(std::uint64_t v, const BitPair (&m)[N]) noexcept
-{
-	std::uint64_t out = 0, known = 0;
-
-	for (const BitPair &p : m) {
-		known |= p.b;
-		if (v & p.b)
-			out |= p.a;
-	}
-	return out | (v & ~known);
-}
-
 /* A DAT 1.2 64-bit size in DAT 2.0's 32-bit DAT_SEG_LENGTH (saturated). */
 inline ::dat2::DAT_SEG_LENGTH seg_length(DAT_VLEN v) noexcept
 {
@@ -85,15 +42,6 @@ inline DAT_DTO_COOKIE cookie12(::dat2::DAT_DTO_COOKIE c) noexcept
 	d.as_64 = c.as_64;
 	return d;
 }
-
-/* {2.0, 1.2}: DAT_COMPLETION_FLAGS (2.0's LMR_INVALIDATE_FENCE is unknown to 1.2) */
-inline constexpr BitPair kCompletionFlags[] = {
-	{ ::dat2::DAT_COMPLETION_SUPPRESS_FLAG, ::DAT_COMPLETION_SUPPRESS_FLAG },
-	{ ::dat2::DAT_COMPLETION_SOLICITED_WAIT_FLAG, ::DAT_COMPLETION_SOLICITED_WAIT_FLAG },
-	{ ::dat2::DAT_COMPLETION_UNSIGNALLED_FLAG, ::DAT_COMPLETION_UNSIGNALLED_FLAG },
-	{ ::dat2::DAT_COMPLETION_BARRIER_FENCE_FLAG, ::DAT_COMPLETION_BARRIER_FENCE_FLAG },
-	{ ::dat2::DAT_COMPLETION_EVD_THRESHOLD_FLAG, ::DAT_COMPLETION_EVD_THRESHOLD_FLAG },
-};
 
 /* DAT_QOS */
 inline constexpr BitPair kQos[] = {
@@ -116,14 +64,6 @@ inline constexpr BitPair kCloseFlags[] = {
 /* DAT_PSP_FLAGS */
 inline constexpr BitPair kPspFlags[] = {
 	{ ::dat2::DAT_PSP_PROVIDER_FLAG, ::DAT_PSP_PROVIDER_FLAG },
-};
-
-/* DAT_MEM_PRIV_FLAGS */
-inline constexpr BitPair kMemPriv[] = {
-	{ ::dat2::DAT_MEM_PRIV_LOCAL_READ_FLAG, ::DAT_MEM_PRIV_LOCAL_READ_FLAG },
-	{ ::dat2::DAT_MEM_PRIV_REMOTE_READ_FLAG, ::DAT_MEM_PRIV_REMOTE_READ_FLAG },
-	{ ::dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG, ::DAT_MEM_PRIV_LOCAL_WRITE_FLAG },
-	{ ::dat2::DAT_MEM_PRIV_REMOTE_WRITE_FLAG, ::DAT_MEM_PRIV_REMOTE_WRITE_FLAG },
 };
 
 /*
