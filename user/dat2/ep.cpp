@@ -198,41 +198,37 @@ void ep_attr2(const DAT_EP_ATTR &in, ::dat2::DAT_EP_ATTR &out) noexcept
 	ep_attr2_masked(in, ::dat2::v_DAT_EP_FIELD_EP_ATTR_ALL, out);
 }
 
+/* The DAT_EP_PARAM fields the two standards hold alike (mask bit, field). */
+#define EP_PARAM_FIELDS(X)                                                    \
+	X(IA_HANDLE, ia_handle)                                               \
+	X(LOCAL_IA_ADDRESS_PTR, local_ia_address_ptr)                         \
+	X(LOCAL_PORT_QUAL, local_port_qual)                                   \
+	X(REMOTE_IA_ADDRESS_PTR, remote_ia_address_ptr)                       \
+	X(REMOTE_PORT_QUAL, remote_port_qual)                                 \
+	X(PZ_HANDLE, pz_handle)                                               \
+	X(RECV_EVD_HANDLE, recv_evd_handle)                                   \
+	X(REQUEST_EVD_HANDLE, request_evd_handle)                             \
+	X(CONNECT_EVD_HANDLE, connect_evd_handle)                             \
+	X(SRQ_HANDLE, srq_handle)
+
+#define X(bit, f)                                                             \
+	if (m & ::dat2::v_DAT_EP_FIELD_##bit)                                 \
+		out.f = in.f;
+
 void ep_param2(const DAT_EP_PARAM &in, std::uint64_t m,
 	       ::dat2::DAT_EP_PARAM &out) noexcept
 {
-	if (m & ::dat2::v_DAT_EP_FIELD_IA_HANDLE)
-		out.ia_handle = in.ia_handle;
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_STATE)
 		out.ep_state = ep_state2(in.ep_state);
 	if (m & kEpComm2)
 		out.comm = ::dat2::DAT_COMM{};	/* no communicator in 1.2 */
-	if (m & ::dat2::v_DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR)
-		out.local_ia_address_ptr = in.local_ia_address_ptr;
-	if (m & ::dat2::v_DAT_EP_FIELD_LOCAL_PORT_QUAL)
-		out.local_port_qual = in.local_port_qual;
-	if (m & ::dat2::v_DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR)
-		out.remote_ia_address_ptr = in.remote_ia_address_ptr;
-	if (m & ::dat2::v_DAT_EP_FIELD_REMOTE_PORT_QUAL)
-		out.remote_port_qual = in.remote_port_qual;
-	if (m & ::dat2::v_DAT_EP_FIELD_PZ_HANDLE)
-		out.pz_handle = in.pz_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_RECV_EVD_HANDLE)
-		out.recv_evd_handle = in.recv_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_REQUEST_EVD_HANDLE)
-		out.request_evd_handle = in.request_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_CONNECT_EVD_HANDLE)
-		out.connect_evd_handle = in.connect_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_SRQ_HANDLE)
-		out.srq_handle = in.srq_handle;
+	EP_PARAM_FIELDS(X)
 	ep_attr2_masked(in.ep_attr, m, out.ep_attr);
 }
 
 void ep_param12(const ::dat2::DAT_EP_PARAM &in, std::uint64_t m,
 		DAT_EP_PARAM &out) noexcept
 {
-	if (m & ::dat2::v_DAT_EP_FIELD_IA_HANDLE)
-		out.ia_handle = in.ia_handle;
 	if (m & ::dat2::v_DAT_EP_FIELD_EP_STATE) {
 		/* by name; 2.0's multipath states are connected ones */
 		switch (raw(in.ep_state)) {
@@ -263,26 +259,11 @@ void ep_param12(const ::dat2::DAT_EP_PARAM &in, std::uint64_t m,
 			break;
 		}
 	}
-	if (m & ::dat2::v_DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR)
-		out.local_ia_address_ptr = in.local_ia_address_ptr;
-	if (m & ::dat2::v_DAT_EP_FIELD_LOCAL_PORT_QUAL)
-		out.local_port_qual = in.local_port_qual;
-	if (m & ::dat2::v_DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR)
-		out.remote_ia_address_ptr = in.remote_ia_address_ptr;
-	if (m & ::dat2::v_DAT_EP_FIELD_REMOTE_PORT_QUAL)
-		out.remote_port_qual = in.remote_port_qual;
-	if (m & ::dat2::v_DAT_EP_FIELD_PZ_HANDLE)
-		out.pz_handle = in.pz_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_RECV_EVD_HANDLE)
-		out.recv_evd_handle = in.recv_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_REQUEST_EVD_HANDLE)
-		out.request_evd_handle = in.request_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_CONNECT_EVD_HANDLE)
-		out.connect_evd_handle = in.connect_evd_handle;
-	if (m & ::dat2::v_DAT_EP_FIELD_SRQ_HANDLE)
-		out.srq_handle = in.srq_handle;
+	EP_PARAM_FIELDS(X)
 	ep_attr12_masked(in.ep_attr, m, out.ep_attr);
 }
+
+#undef X
 
 void rmr_param2(const DAT_RMR_PARAM &in, std::uint64_t m,
 		::dat2::DAT_RMR_PARAM &out) noexcept
