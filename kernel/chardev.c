@@ -728,6 +728,15 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 	}
 
 	kdat_useg_to_triplets(a->seg, a->nseg, t);
+	/*
+	 * A software device (rxe) sends from a kernel QP in a tasklet.
+	 * Raised here in process context it would wake ksoftirqd, and the
+	 * request, its ACK and its completion would wait for that thread to
+	 * be scheduled.  With bottom halves held off over the post, the
+	 * local_bh_enable() runs them on this CPU now, as a user QP's post
+	 * does in its caller.  Nothing in the post path sleeps.
+	 */
+	local_bh_disable();
 	switch (a->op) {
 	case KDAT_POST_SEND:
 		ret = kdat_ib_ep_post_send(o, a->nseg, t, ck, a->flags);
@@ -746,6 +755,7 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		break;
 	}
+	local_bh_enable();
 out:
 	kdat_uput(o);
 	return ret;
