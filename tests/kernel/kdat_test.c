@@ -3147,9 +3147,11 @@ static void t_rsp_bad_args_exact_codes(void)
 	DAT_EP_HANDLE sep = NULL, cep = NULL;
 	DAT_RSP_HANDLE rsp = NULL;
 	DAT_RSP_PARAM rp;
-	DAT_CONN_QUAL q = ++next_qual + 1000;
+	DAT_PSP_PARAM pp;
+	DAT_CONN_QUAL q;
 
 	CHECK(!pair_open(&p, 1, 4), "setup");
+	q = ++next_qual + 1000;
 	CHECK_OK(plain_ep(&p.s, &sep));
 	CHECK_OK(plain_ep(&p.c, &cep));
 	CHECK_EXACT(dat_rsp_create(p.s.ia, 0, sep, p.s.cr_evd, &rsp),
@@ -3174,7 +3176,8 @@ static void t_rsp_bad_args_exact_codes(void)
 	CHECK_EXACT(dat_rsp_create(p.s.ia, q, p.sep[0], p.s.cr_evd, &rsp),
 		    BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
 	/* a qualifier in use (the pair's PSP): the EP stays Unconnected */
-	CHECK_RET(dat_rsp_create(p.s.ia, next_qual - 1, sep, p.s.cr_evd, &rsp),
+	CHECK_OK(dat_psp_query(p.psp, DAT_PSP_FIELD_CONN_QUAL, &pp));
+	CHECK_RET(dat_rsp_create(p.s.ia, pp.conn_qual, sep, p.s.cr_evd, &rsp),
 		  DAT_CONN_QUAL_IN_USE);
 	CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED, "state %d",
 	      ep_state(sep));
@@ -3248,6 +3251,11 @@ static void t_race_rsp_free_against_a_request(void)
 		q = ++next_qual;
 		CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
 		CHECK_OK(connect_to(cep, q, 0, NULL));
+		/*
+		 * Not synchronisation: the free lands at a different point
+		 * of the request's way each round; either outcome passes.
+		 */
+		usleep_range(round * 250, round * 250 + 50);
 		CHECK_OK(dat_rsp_free(rsp));
 		got_cr = got_rej = false;
 		CHECK(WAIT_FOR((got_cr = dat_evd_dequeue(p.s.cr_evd, &ev) ==
