@@ -39,6 +39,7 @@ struct Client {
 	int messages = 0;
 	bool connected = false;	/* its ESTABLISHED event was seen */
 	bool answer_due = false;	/* a message came before ESTABLISHED */
+	int sending = 0;	/* answers posted and not yet completed */
 };
 
 } // namespace
@@ -98,13 +99,25 @@ try {
 	attr.srq_soft_hw = DAT_HW_DEFAULT;
 
 	std::map<DAT_EP_HANDLE, Client> eps;
+	auto sent_one = [&](const DAT_EVENT &s) {
+		auto it = eps.find(s.event_data.dto_completion_event_data.ep_handle);
+		if (it != eps.end())
+			it->second.sending--;
+	};
 	auto answer = [&](DAT_EP_HANDLE ep, Client &c) {
 		DAT_EVENT s;
+		DAT_COUNT more;
 		while (dat_evd_dequeue(sent, &s) == DAT_SUCCESS)
-			;	/* earlier answers went out */
+			sent_one(s);	/* earlier answers went out */
+		/* the EP's request queue is full: wait until one completes */
+		while (c.sending >= attr.max_request_dtos) {
+			ok(dat_evd_wait(sent, kWait, 1, &s, &more), "dat_evd_wait");
+			sent_one(s);
+		}
 		DAT_LMR_TRIPLET r = triplet(c.slot, std::string(&buf[c.slot * kMsg]).size() + 1);
 		ok(dat_ep_post_send(ep, 1, &r, DAT_DTO_COOKIE{ .as_64 = 0 },
 				    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
+		c.sending++;
 		c.answer_due = false;
 	};
 	int accepted = 0, gone = 0;
