@@ -742,6 +742,21 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 	case KDAT_POST_RDMA_READ:
 		ret = kdat_ib_ep_post_rdma_read(o, a->nseg, t, ck, &r, a->flags);
 		break;
+	case KDAT_POST_RDMA_WRITE_IMMED:
+		ret = kdat_ib_ep_post_rdma_write_immed(o, a->nseg, t, ck, &r,
+						       a->immed_data, a->flags);
+		break;
+	case KDAT_POST_CMP_AND_SWAP:
+	case KDAT_POST_FETCH_AND_ADD:
+		/* one local segment, the one the old value lands in */
+		if (a->nseg != 1) {
+			ret = KDAT_ERR(DAT_LENGTH_ERROR, 0);
+			break;
+		}
+		ret = kdat_ib_ep_post_atomic(o, a->op == KDAT_POST_CMP_AND_SWAP,
+					     a->compare_add, a->swap, t, ck, &r,
+					     a->flags);
+		break;
 	default:
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		break;
@@ -849,7 +864,8 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 	case _IOC_NR(KDAT_IOC_EP_POST): {
 		const struct kdat_ioc_ep_post *a = k;
 
-		return !a->pad && kdat_useg_pads_zero(a->seg, a->nseg);
+		return !a->pad && !a->reserved &&
+		       kdat_useg_pads_zero(a->seg, a->nseg);
 	}
 	case _IOC_NR(KDAT_IOC_SRQ_POST): {
 		const struct kdat_ioc_srq_post *a = k;

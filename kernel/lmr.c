@@ -18,11 +18,13 @@
 #include "kdat_core.h"
 
 #define KDAT_MEM_PRIV_REMOTE	(DAT_MEM_PRIV_REMOTE_READ_FLAG | \
-				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 #define KDAT_MEM_PRIV_ALL	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
 				 DAT_MEM_PRIV_REMOTE_READ_FLAG | \
 				 DAT_MEM_PRIV_LOCAL_WRITE_FLAG | \
-				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 
 DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
@@ -152,6 +154,8 @@ DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz_handle,
 		access |= IB_ACCESS_REMOTE_READ;
 	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	if (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
+		access |= IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_LOCAL_WRITE;
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
 		return ret;
@@ -201,6 +205,9 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 	if (!priv || (priv & ~KDAT_MEM_PRIV_ALL))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	if ((priv & KDAT_MEM_PRIV_REMOTE) && !kdat_remote_access())
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	/* the PZ's global rkey allows remote read and write, no atomics */
+	if (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (!lmr_handle || !lctx)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
