@@ -161,6 +161,9 @@ DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 	u->hw_ver = attr.hardware_version_major;
 	if (kdat_srq_ep_pz_may_differ(ia->ibdev))
 		u->flags |= KDAT_UIA_SRQ_EP_PZ_DIFF;
+	u->flags |= KDAT_UIA_IB_EXT;
+	if (ia->ibdev->attrs.atomic_cap != IB_ATOMIC_NONE)
+		u->flags |= KDAT_UIA_ATOMICS;
 	u->fw_ver = (u64)attr.firmware_version_major << 32 |
 		    attr.firmware_version_minor;
 	u->max_eps = attr.max_eps;

@@ -157,6 +157,10 @@ struct kdat_uevent {
 
 /* kdat_uia_attr.flags: an SRQ EP's PZ may differ from its SRQ's */
 #define KDAT_UIA_SRQ_EP_PZ_DIFF		0x1
+/* the module does the IB extensions (KDAT_FEATURE_IB_EXT) on this IA */
+#define KDAT_UIA_IB_EXT			0x2
+/* ... and the device does atomics (else they are DAT_MODEL_NOT_SUPPORTED) */
+#define KDAT_UIA_ATOMICS		0x4
 
 struct kdat_uia_attr {
 	char adapter_name[KDAT_NAME_LEN];
