@@ -198,6 +198,7 @@ struct kdat_pz {
 	struct kdat_obj obj;
 	struct ib_pd *pd;
 	atomic_t users;			/* EPs, SRQs, LMRs using it */
+	struct ib_mr *atomic_mr;	/* global rkey with atomics, or NULL */
 };
 
 bool kdat_remote_access(void);

@@ -191,6 +191,7 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 					  obj);
 	struct kdat_lmr *lmr;
 	struct kdat_pz *pz;
+	struct ib_mr *amr;
 	void *va = region.for_va;
 	DAT_RETURN ret;
 	u64 dma;
@@ -206,14 +207,18 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	if ((priv & KDAT_MEM_PRIV_REMOTE) && !kdat_remote_access())
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
-	/* the PZ's global rkey allows remote read and write, no atomics */
-	if (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
-		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+
 	if (!lmr_handle || !lctx)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
 		return ret;
+	/* remote atomics: the PZ's atomic DMA MR, if the device has one */
+	amr = READ_ONCE(pz->atomic_mr);
+	if ((priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG) && !amr) {
+		ret = KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+		goto err_pz;
+	}
 	dma = ib_dma_map_single(ia->ibdev, va, length, DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(ia->ibdev, dma)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
@@ -225,7 +230,9 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 	 * (pz.c); local triplets keep using the consumer's virtual address.
 	 */
 	ret = kdat_lmr_new(ia, pz, va, dma, length, priv, NULL,
-			   priv & KDAT_MEM_PRIV_REMOTE ?
+			   (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG) ?
+			   amr->rkey :
+			   (priv & KDAT_MEM_PRIV_REMOTE) ?
 			   pz->pd->unsafe_global_rkey : 0, &lmr);
 	if (ret != DAT_SUCCESS) {
 		ib_dma_unmap_single(ia->ibdev, dma, length, DMA_BIDIRECTIONAL);

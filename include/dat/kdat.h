@@ -274,9 +274,10 @@ enum kdat_dto_operation {
 
 /*
  * LMR privilege: peers may run atomics on the region (DAT 2.0's
- * DAT_IB_MEM_PRIV_REMOTE_ATOMIC).  Kernel LMRs are reached through the
- * PZ's global rkey, which has no atomic access: dat_lmr_kcreate refuses it
- * with DAT_MODEL_NOT_SUPPORTED; /dev/kdat LMRs have it.
+ * DAT_IB_MEM_PRIV_REMOTE_ATOMIC).  A kernel LMR gets it on the terms of
+ * every remote privilege (the module's remote_access), from a DMA MR of
+ * its PZ with atomic access; a device without atomics:
+ * DAT_MODEL_NOT_SUPPORTED.
  */
 #define KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG	0x40
 

@@ -1708,7 +1708,7 @@ out:
  * local segment other than 8 bytes or a remote one shorter (LENGTH_ERROR),
  * a local LMR without local write (PRIVILEGES_VIOLATION), NULL local or
  * remote, bad flags, an EP with no RDMA Reads out (INVALID_STATE), a bad
- * handle.  A kernel LMR cannot offer remote atomics (MODEL_NOT_SUPPORTED).
+ * handle.
  */
 static void t_ep_atomic_bad_arguments(void)
 {
@@ -1792,13 +1792,6 @@ static void t_ep_atomic_bad_arguments(void)
 					      DAT_COMPLETION_DEFAULT_FLAG),
 		    DAT_ERROR(DAT_INVALID_STATE, 0));
 	CHECK(no_event(p.c.dto_evd), "a refused atomic completed");
-	/* kernel memory is reached by the PZ's global rkey: no atomics */
-	CHECK_EXACT(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 64, p.s.pz,
-				    DAT_MEM_PRIV_ALL_FLAG |
-				    KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG,
-				    DAT_MEM_OPTIMIZE_DONT_CARE, &ro, &ro_ctx,
-				    &rctx, &rsize, &raddr),
-		    DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0));
 	(void)ev;
 out:
 	pair_close(&p);
@@ -1807,7 +1800,74 @@ out:
 }
 
 /*
- * An atomic the target refuses (kernel memory has no remote-atomic rkey)
+ * Compare-and-swap writes the swap value only if the target held the
+ * compare value, fetch-and-add adds; each returns the value it found in
+ * the 8-byte local segment and completes as its operation, on the
+ * initiator only.  The target is kernel memory whose LMR has remote
+ * atomics (the PZ's atomic DMA MR).
+ */
+static void t_ep_atomics_change_remote_memory_and_return_old_value(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_VLEN rsize;
+	DAT_EVENT ev;
+	u64 *target = kzalloc(4096, GFP_KERNEL);
+	u64 *res;
+
+	CHECK(target && !rdma_pair(&p, &sep, &cep), "setup");
+	r.for_va = target;
+	CHECK_OK(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096, p.s.pz,
+				 DAT_MEM_PRIV_ALL_FLAG |
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr, &lctx,
+				 &rt.rmr_context, &rsize, &rt.target_address));
+	rt.target_address += 64;
+	rt.segment_length = 8;
+	target[8] = 0x12345;
+	res = (u64 *)p.c.buf;
+	*res = 0;
+	t = seg(&p.c, 0, 8);
+	CHECK_OK(kdat_ep_post_cmp_and_swap(cep, 0x12345, 0x98765, &t, cookie(1),
+					   &rt, DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no completion");
+	CHECK(DTO(ev).status == DAT_DTO_SUCCESS && DTO(ev).user_cookie.as_64 == 1 &&
+	      DTO(ev).transfered_length == 8 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_CMP_AND_SWAP,
+	      "cmp_swap: status %d op %u len %llu", DTO(ev).status,
+	      DTO(ev).kdat_operation, DTO(ev).transfered_length);
+	CHECK(*res == 0x12345 && READ_ONCE(target[8]) == 0x98765,
+	      "cmp_swap: old 0x%llx target 0x%llx", *res, target[8]);
+	/* no match: nothing swapped, the value found comes back */
+	CHECK_OK(kdat_ep_post_cmp_and_swap(cep, 0x1, 0x2, &t, cookie(2), &rt,
+					   DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS,
+	      "second cmp_swap");
+	CHECK(*res == 0x98765 && READ_ONCE(target[8]) == 0x98765,
+	      "no match: old 0x%llx target 0x%llx", *res, target[8]);
+	CHECK_OK(kdat_ep_post_fetch_and_add(cep, 0x10, &t, cookie(3), &rt,
+					    DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no completion");
+	CHECK(DTO(ev).status == DAT_DTO_SUCCESS && DTO(ev).user_cookie.as_64 == 3 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_FETCH_AND_ADD,
+	      "fetch_add: status %d op %u", DTO(ev).status,
+	      DTO(ev).kdat_operation);
+	CHECK(*res == 0x98765 && READ_ONCE(target[8]) == 0x98775,
+	      "fetch_add: old 0x%llx target 0x%llx", *res, target[8]);
+	CHECK(target[7] == 0 && target[9] == 0, "neighbours touched");
+	CHECK(no_event(p.s.dto_evd), "the target saw an event");
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/*
+ * An atomic the target refuses (an LMR without remote atomics)
  * completes with an error that still names the operation, and leaves the
  * target and the local result buffer as they were.
  */
@@ -3287,6 +3347,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_rdma_write_immed_takes_srq_buffer),
 	CASE(t_ep_dto_operation_per_event),
 	CASE(t_ep_atomic_bad_arguments),
+	CASE(t_ep_atomics_change_remote_memory_and_return_old_value),
 	CASE(t_ep_atomic_refused_by_target_names_operation),
 	CASE(t_evd_upcalls_deliver_and_modify_upcall),
 	CASE(t_cr_reject_reaches_the_client),
