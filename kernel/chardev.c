@@ -211,6 +211,7 @@ DEFINE_IOC(free, struct kdat_ioc_free)
 		[DAT_HANDLE_TYPE_LMR] = DAT_INVALID_HANDLE_LMR,
 		[DAT_HANDLE_TYPE_PSP] = DAT_INVALID_HANDLE_PSP,
 		[DAT_HANDLE_TYPE_PZ] = DAT_INVALID_HANDLE_PZ,
+		[DAT_HANDLE_TYPE_RSP] = DAT_INVALID_HANDLE_RSP,
 		[DAT_HANDLE_TYPE_SRQ] = DAT_INVALID_HANDLE_SRQ,
 	};
 	u32 type = a->type;
@@ -731,6 +732,15 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 	}
 
 	kdat_useg_to_triplets(a->seg, a->nseg, t);
+	/*
+	 * A software device (rxe) sends from a kernel QP in a tasklet.
+	 * Raised here in process context it would wake ksoftirqd, and the
+	 * request, its ACK and its completion would wait for that thread to
+	 * be scheduled.  With bottom halves held off over the post, the
+	 * local_bh_enable() runs them on this CPU now, as a user QP's post
+	 * does in its caller.  Nothing in the post path sleeps.
+	 */
+	local_bh_disable();
 	switch (a->op) {
 	case KDAT_POST_SEND:
 		ret = kdat_ib_ep_post_send(o, a->nseg, t, ck, a->flags);
@@ -764,6 +774,7 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		break;
 	}
+	local_bh_enable();
 out:
 	kdat_uput(o);
 	return ret;
@@ -814,6 +825,7 @@ DEFINE_IOC(cr_query, struct kdat_ioc_cr_query)
 		     sizeof(struct sockaddr_storage)));
 	a->pdata_size = min_t(u32, p.private_data_size, KDAT_PDATA_LEN);
 	memcpy(a->pdata, p.private_data, a->pdata_size);
+	a->local_ep = kdat_uid(p.local_ep_handle);
 	kdat_uput(o);
 	return DAT_SUCCESS;
 }
@@ -832,6 +844,37 @@ DEFINE_IOC(cr_accept, struct kdat_ioc_cr_accept)
 					a->pdata_size, a->pdata);
 	kdat_uput(o);
 	return ret;
+}
+
+DEFINE_IOC(rsp_create, struct kdat_ioc_rsp_create)
+{
+	DAT_RSP_HANDLE rsp;
+	DAT_RETURN ret;
+	GET_IA(a->ia);
+
+	ret = kdat_ib_rsp_create(ia_o, a->conn_qual, kdat_uhandle(c->uf, a->ep),
+				 kdat_uhandle(c->uf, a->evd), &rsp);
+	if (ret == DAT_SUCCESS) {
+		a->rsp = kdat_uid(rsp);
+		kdat_ucall_created(c, rsp);
+	}
+	return ret;
+}
+
+DEFINE_IOC(rsp_query, struct kdat_ioc_rsp_query)
+{
+	struct kdat_obj *o = kdat_uget(c->uf, a->rsp, DAT_HANDLE_TYPE_RSP);
+	DAT_RSP_PARAM p;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_RSP);
+	kdat_ib_rsp_query(o, DAT_RSP_FIELD_ALL, &p);
+	a->ia = kdat_uid(p.ia_handle);
+	a->conn_qual = p.conn_qual;
+	a->evd = kdat_uid(p.evd_handle);
+	a->ep = kdat_uid(p.ep_handle);
+	kdat_uput(o);
+	return DAT_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -888,7 +931,7 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 	case _IOC_NR(KDAT_IOC_CR_QUERY): {
 		const struct kdat_ioc_cr_query *a = k;
 
-		return !memchr_inv(a->pad, 0, sizeof(a->pad));
+		return !memchr_inv(a->pad, 0, sizeof(a->pad)) && !a->reserved;
 	}
 	default:
 		return true;
@@ -952,6 +995,8 @@ static const struct {
 	IOC(KDAT_IOC_CR_ACCEPT, cr_accept, struct kdat_ioc_cr_accept),
 	IOC(KDAT_IOC_EVD_CTL, evd_ctl, struct kdat_ioc_evd_ctl),
 	IOC(KDAT_IOC_EP_MODIFY, ep_modify, struct kdat_ioc_ep_modify),
+	IOC(KDAT_IOC_RSP_CREATE, rsp_create, struct kdat_ioc_rsp_create),
+	IOC(KDAT_IOC_RSP_QUERY, rsp_query, struct kdat_ioc_rsp_query),
 };
 
 /* Large enough for every argument struct above. */

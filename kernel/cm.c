@@ -3,7 +3,8 @@
  * Connection management over rdma_cm: Public Service Points listen on a
  * connection qualifier (the TCP-space port of the IA address), incoming
  * requests become Connection Requests, and EPs connect, accept and
- * disconnect.
+ * disconnect.  A Reserved Service Point is a PSP bound to one EP: the
+ * same listen path, but it delivers one request only, for that EP.
  *
  * Every rdma_cm_id's context is the kdat_obj it serves (PSP, CR or EP),
  * so one handler dispatches on the object type.  Connection events are
@@ -226,7 +227,73 @@ static void kdat_cr_release(struct kdat_obj *obj)
 
 	if (cr->counted)
 		atomic_dec(&cr->psp->pending);
+	if (cr->ep)
+		kdat_obj_put(&cr->ep->obj);
 	kdat_obj_put(&cr->psp->obj);
+}
+
+/*
+ * The DAT_INVALID_STATE subtype for an EP that is not free for a connect,
+ * an accept or a reservation: the RSP states have their own.
+ */
+u32 kdat_ep_busy_subtype(DAT_EP_STATE state)
+{
+	switch (state) {
+	case DAT_EP_STATE_RESERVED:
+		return DAT_INVALID_STATE_EP_RESERVED;
+	case DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+		return DAT_INVALID_STATE_EP_TENTCONNPENDING;
+	default:
+		return DAT_INVALID_STATE_EP_NOTREADY;
+	}
+}
+
+/*
+ * An RSP takes its EP from Reserved to Tentative Connection Pending with
+ * its first request, and is spent: it delivers no other (rdma_cm rejects
+ * them), even if the consumer rejects this one.  False if the EP is not
+ * reserved for @rsp (any more).
+ */
+static bool kdat_rsp_take_ep(struct kdat_psp *rsp)
+{
+	struct kdat_ep *ep = rsp->ep;
+	bool mine;
+
+	spin_lock_irq(&ep->lock);
+	mine = ep->rsp == rsp && ep->state == DAT_EP_STATE_RESERVED;
+	if (mine) {
+		ep->rsp = NULL;
+		ep->state = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+	}
+	spin_unlock_irq(&ep->lock);
+	return mine;
+}
+
+/* The request could not be delivered after all: the RSP is not spent. */
+static void kdat_rsp_give_back_ep(struct kdat_psp *rsp)
+{
+	struct kdat_ep *ep = rsp->ep;
+
+	spin_lock_irq(&ep->lock);
+	if (!ep->rsp &&
+	    ep->state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING) {
+		ep->rsp = rsp;
+		ep->state = DAT_EP_STATE_RESERVED;
+	}
+	spin_unlock_irq(&ep->lock);
+}
+
+/* A request to @cr's RSP ended unaccepted: the EP is free again. */
+static void kdat_cr_release_ep(struct kdat_cr *cr)
+{
+	struct kdat_ep *ep = cr->ep;
+
+	if (!ep)
+		return;
+	spin_lock_irq(&ep->lock);
+	if (ep->state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING)
+		ep->state = DAT_EP_STATE_UNCONNECTED;
+	spin_unlock_irq(&ep->lock);
 }
 
 static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
@@ -241,19 +308,26 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST || kdat_ia_dead(ia))
 		return e->event == RDMA_CM_EVENT_CONNECT_REQUEST ? -ENODEV : 0;
 
+	/* an RSP's EP is taken first, given back if the CR cannot be made */
+	if (psp->ep && !kdat_rsp_take_ep(psp))
+		return -ECONNREFUSED;	/* spent or freed: rdma_cm rejects */
 	if (atomic_inc_return(&psp->pending) > max_pending_crs) {
 		atomic_dec(&psp->pending);
-		return -ENOBUFS;	/* rdma_cm rejects and destroys @id */
+		goto err_ep;		/* rdma_cm rejects and destroys @id */
 	}
 	cr = kzalloc(sizeof(*cr), GFP_KERNEL);
 	if (!cr) {
 		atomic_dec(&psp->pending);
-		return -ENOMEM;
+		goto err_ep;
 	}
 	kdat_obj_init(&cr->obj, DAT_HANDLE_TYPE_CR, ia->obj.provider, ia,
 		      kdat_cr_release);
 	kdat_obj_hold(&psp->obj);
 	cr->psp = psp;
+	if (psp->ep) {
+		kdat_obj_hold(&psp->ep->obj);
+		cr->ep = psp->ep;
+	}
 	cr->cm_id = id;
 	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
 	cr->remote_port = ntohs(((struct sockaddr_in *)
@@ -269,7 +343,7 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	if (kdat_obj_publish(&cr->obj)) {
 		cr->cm_id = NULL;
 		kdat_obj_put(&cr->obj);
-		return -ENOMEM;
+		goto err_ep;
 	}
 	id->context = &cr->obj;
 	if (kdat_ia_link(ia, &cr->obj)) {
@@ -277,11 +351,12 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 		cr->cm_id = NULL;
 		kdat_obj_unpublish(&cr->obj);
 		kdat_obj_put(&cr->obj);
-		return -ENODEV;
+		goto err_ep;
 	}
 	kdat_obj_commit(&cr->obj);
 
 	ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
+	/* the PSP or the RSP (a union of handles) */
 	ev.event_data.cr_arrival_event_data.sp_handle.psp_handle = psp;
 	ev.event_data.cr_arrival_event_data.local_ia_address_ptr =
 		(DAT_IA_ADDRESS_PTR)&ia->addr;
@@ -290,6 +365,11 @@ static int kdat_psp_cm_event(struct kdat_psp *psp, struct rdma_cm_id *id,
 	kdat_evd_post(psp->evd, &ev, NULL, false);
 	kdat_obj_put(&cr->obj);		/* the table keeps it */
 	return 0;
+
+err_ep:
+	if (psp->ep)
+		kdat_rsp_give_back_ep(psp);
+	return -ENOMEM;
 }
 
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
@@ -300,6 +380,7 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 
 	switch (obj->type) {
 	case DAT_HANDLE_TYPE_PSP:
+	case DAT_HANDLE_TYPE_RSP:
 		return kdat_psp_cm_event(container_of(obj, struct kdat_psp,
 						      obj), id, e);
 	case DAT_HANDLE_TYPE_EP:
@@ -330,7 +411,7 @@ DAT_RETURN kdat_ib_cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK mask,
 	p->remote_port_qual = cr->remote_port;
 	p->private_data_size = cr->private_data_size;
 	p->private_data = cr->private_data;
-	p->local_ep_handle = DAT_HANDLE_NULL;
+	p->local_ep_handle = cr->ep;	/* an RSP's; NULL for a PSP's */
 	return DAT_SUCCESS;
 }
 
@@ -357,6 +438,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	struct kdat_ia *ia = cr->obj.ia;
 	struct rdma_conn_param cp = {};
 	u8 wire[KDAT_REP_PDATA_MAX + 1];
+	DAT_EP_STATE want = DAT_EP_STATE_UNCONNECTED;
 	struct rdma_cm_id *id;
 	struct kdat_obj *o;
 	struct kdat_ep *ep;
@@ -368,6 +450,16 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (pdata_size && !pdata)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	/*
+	 * An RSP's request is accepted by its reserved EP, named or given
+	 * as NULL; another EP is refused and the CR stays pending.
+	 */
+	if (cr->ep) {
+		if (ep_handle && ep_handle != (DAT_EP_HANDLE)cr->ep)
+			return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		ep_handle = cr->ep;
+		want = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+	}
 	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
 	if (o && o->ia != ia) {
 		kdat_obj_put_use(o);
@@ -382,14 +474,17 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		goto out;
 	}
 	spin_lock_irq(&ep->lock);
-	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+	if (ep->state != want || ep->cm_id) {
+		ret = KDAT_ERR(DAT_INVALID_STATE,
+			       ep->state == want ? DAT_INVALID_STATE_EP_NOTREADY :
+			       kdat_ep_busy_subtype(ep->state));
 		spin_unlock_irq(&ep->lock);
-		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
 		goto out;
 	}
 	ep->state = DAT_EP_STATE_COMPLETION_PENDING;
 	spin_unlock_irq(&ep->lock);
 	if (!kdat_cr_claim(cr)) {
+		/* the CR is gone (rejected, torn down): so is the tentative */
 		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
 		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
 		goto out;
@@ -457,6 +552,7 @@ DAT_RETURN kdat_ib_cr_reject(DAT_CR_HANDLE h)
 		rdma_unlock_handler(id);
 		rdma_destroy_id(id);
 	}
+	kdat_cr_release_ep(cr);
 	return DAT_SUCCESS;
 }
 
@@ -477,14 +573,46 @@ static void kdat_psp_release(struct kdat_obj *obj)
 
 	if (psp->evd)
 		kdat_obj_put(&psp->evd->obj);
+	if (psp->ep)
+		kdat_obj_put(&psp->ep->obj);
 }
 
-DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
-			      DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags,
-			      DAT_PSP_HANDLE *psp_handle)
+/*
+ * Unlink, unpublish and stop listening; @invalid if another free got
+ * there first.  The destroy claim is held (object.c).  Requests already
+ * handed out as CRs stay valid.
+ */
+static DAT_RETURN kdat_sp_free(struct kdat_psp *psp, u32 invalid)
 {
-	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
-					  obj);
+	struct kdat_ia *ia = psp->obj.ia;
+
+	mutex_lock(&ia->lock);
+	if (list_empty(&psp->obj.ia_node)) {
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_HANDLE, invalid);
+	}
+	list_del_init(&psp->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&psp->obj);
+	/* waits for a request handler running on it */
+	kdat_psp_hw_destroy(psp);
+	mutex_lock(&ia->lock);
+	atomic_dec(&psp->evd->users);
+	mutex_unlock(&ia->lock);
+	return DAT_SUCCESS;
+}
+
+/*
+ * The one listen path of PSPs and RSPs: an object of @type listening on
+ * @qual, reporting to @evd_handle, published and linked to @ia.  @ep (an
+ * RSP's, pinned by the caller) moves to the new object's reference.
+ * Returns it with the creation reference held.
+ */
+static DAT_RETURN kdat_sp_create(struct kdat_ia *ia, DAT_HANDLE_TYPE type,
+				 DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_handle,
+				 struct kdat_ep *ep, DAT_PSP_FLAGS flags,
+				 struct kdat_psp **out)
+{
 	struct sockaddr_in sin;
 	struct kdat_psp *psp;
 	struct kdat_obj *o;
@@ -492,19 +620,12 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	DAT_RETURN ret;
 	int err;
 
-	if (qual == 0 || qual > 65535)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	if (flags == DAT_PSP_PROVIDER_FLAG)
-		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
-	if (flags != DAT_PSP_CONSUMER_FLAG)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-	if (!psp_handle)
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	o = kdat_obj_get(evd_handle, DAT_HANDLE_TYPE_EVD);
 	if (!o || o->ia != ia ||
 	    !(container_of(o, struct kdat_evd, obj)->flags & DAT_EVD_CR_FLAG)) {
 		kdat_obj_put(o);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+		goto err_ep;
 	}
 	evd = container_of(o, struct kdat_evd, obj);
 	if (kdat_ia_dead(ia)) {
@@ -520,9 +641,9 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto err_user;
 	}
-	kdat_obj_init(&psp->obj, DAT_HANDLE_TYPE_PSP, ia->obj.provider, ia,
-		      kdat_psp_release);
+	kdat_obj_init(&psp->obj, type, ia->obj.provider, ia, kdat_psp_release);
 	psp->evd = evd;			/* the EVD reference moves here */
+	psp->ep = ep;			/* and the EP's */
 	psp->conn_qual = qual;
 	psp->flags = flags;
 	atomic_set(&psp->pending, 0);
@@ -555,20 +676,48 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 		ret = kdat_ia_link_error(err);
 		goto err_obj;
 	}
-	*psp_handle = psp;
-	kdat_obj_put(&psp->obj);
+	*out = psp;
 	return DAT_SUCCESS;
 
 err_obj:
 	kdat_psp_hw_destroy(psp);
 	atomic_dec(&evd->users);
-	kdat_obj_put(&psp->obj);	/* drops the EVD reference too */
+	kdat_obj_put(&psp->obj);	/* drops the EVD and EP references */
 	return ret;
 err_user:
 	atomic_dec(&evd->users);
 err_evd:
 	kdat_obj_put(&evd->obj);
+err_ep:
+	if (ep)
+		kdat_obj_put(&ep->obj);
 	return ret;
+}
+
+DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
+			      DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS flags,
+			      DAT_PSP_HANDLE *psp_handle)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct kdat_psp *psp;
+	DAT_RETURN ret;
+
+	if (qual == 0 || qual > 65535)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (flags == DAT_PSP_PROVIDER_FLAG)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	if (flags != DAT_PSP_CONSUMER_FLAG)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	if (!psp_handle)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	ret = kdat_sp_create(ia, DAT_HANDLE_TYPE_PSP, qual, evd_handle, NULL,
+			     flags, &psp);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	*psp_handle = psp;
+	kdat_obj_put(&psp->obj);
+	return DAT_SUCCESS;
 }
 
 DAT_RETURN kdat_ib_psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK mask,
@@ -596,26 +745,125 @@ void kdat_psp_hw_destroy(struct kdat_psp *psp)
 		rdma_destroy_id(id);
 }
 
-/* The destroy claim is held (object.c): this runs once per PSP. */
 DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE h)
 {
-	struct kdat_psp *psp = container_of((struct kdat_obj *)h,
-					    struct kdat_psp, obj);
-	struct kdat_ia *ia = psp->obj.ia;
+	return kdat_sp_free(container_of((struct kdat_obj *)h, struct kdat_psp,
+					 obj), DAT_INVALID_HANDLE_PSP);
+}
 
-	mutex_lock(&ia->lock);
-	if (list_empty(&psp->obj.ia_node)) {
-		mutex_unlock(&ia->lock);
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PSP);
+/* ---------------------------------------------------------------------- */
+/* Reserved Service Points                                                 */
+
+/*
+ * dat_rsp_create: listen on @qual for @ep alone.  The EP must be
+ * Unconnected and goes to Reserved; the first request moves it to
+ * Tentative Connection Pending and spends the RSP (kdat_rsp_take_ep).
+ * The RSP keeps its qualifier bound until it is freed.
+ */
+DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
+			      DAT_EP_HANDLE ep_handle,
+			      DAT_EVD_HANDLE evd_handle,
+			      DAT_RSP_HANDLE *rsp_handle)
+{
+	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
+					  obj);
+	struct kdat_psp *rsp;
+	struct kdat_obj *o;
+	struct kdat_ep *ep;
+	DAT_EP_STATE state;
+	DAT_RETURN ret;
+
+	/* (ia, conn_qual, ep, evd, rsp_handle) */
+	if (qual == 0 || qual > 65535)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!rsp_handle)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	/* a use: a free of the EP cannot run until the EP is reserved */
+	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
+	if (o && o->ia != ia) {
+		kdat_obj_put_use(o);
+		o = NULL;
 	}
-	list_del_init(&psp->obj.ia_node);
-	mutex_unlock(&ia->lock);
-	kdat_obj_unpublish(&psp->obj);
-	/* requests already handed out as CRs stay valid */
-	kdat_psp_hw_destroy(psp);
-	mutex_lock(&ia->lock);
-	atomic_dec(&psp->evd->users);
-	mutex_unlock(&ia->lock);
+	if (!o)
+		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	ep = container_of(o, struct kdat_ep, obj);
+	spin_lock_irq(&ep->lock);
+	state = ep->state;
+	spin_unlock_irq(&ep->lock);
+	if (state != DAT_EP_STATE_UNCONNECTED) {
+		kdat_obj_put_use(o);
+		return KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(state));
+	}
+	kdat_obj_hold(o);		/* the RSP's reference */
+	ret = kdat_sp_create(ia, DAT_HANDLE_TYPE_RSP, qual, evd_handle, ep, 0,
+			     &rsp);
+	if (ret != DAT_SUCCESS)
+		goto out;
+	/*
+	 * Reserve the EP only now: until then a request finds it
+	 * unreserved and is refused.  A connect that came first wins.
+	 */
+	mutex_lock(&ep->op_lock);
+	spin_lock_irq(&ep->lock);
+	state = ep->state;
+	if (state == DAT_EP_STATE_UNCONNECTED && !ep->cm_id) {
+		ep->state = DAT_EP_STATE_RESERVED;
+		ep->rsp = rsp;
+	}
+	spin_unlock_irq(&ep->lock);
+	mutex_unlock(&ep->op_lock);
+	if (state != DAT_EP_STATE_UNCONNECTED) {
+		kdat_sp_free(rsp, DAT_INVALID_HANDLE_RSP);
+		kdat_obj_put(&rsp->obj);
+		ret = KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(state));
+		goto out;
+	}
+	*rsp_handle = rsp;
+	kdat_obj_put(&rsp->obj);
+out:
+	kdat_obj_put_use(o);
+	return ret;
+}
+
+DAT_RETURN kdat_ib_rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK mask,
+			     DAT_RSP_PARAM *p)
+{
+	struct kdat_psp *rsp = container_of((struct kdat_obj *)h,
+					    struct kdat_psp, obj);
+
+	if (mask & ~DAT_RSP_FIELD_ALL)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (!p)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	p->ia_handle = rsp->obj.ia;
+	p->conn_qual = rsp->conn_qual;
+	p->evd_handle = rsp->evd;
+	p->ep_handle = rsp->ep;
+	return DAT_SUCCESS;
+}
+
+/*
+ * The destroy claim is held.  An EP still Reserved for this RSP becomes
+ * Unconnected; one whose request was delivered keeps its state (the CR
+ * decides it).
+ */
+DAT_RETURN kdat_ib_rsp_free(DAT_RSP_HANDLE h)
+{
+	struct kdat_psp *rsp = container_of((struct kdat_obj *)h,
+					    struct kdat_psp, obj);
+	struct kdat_ep *ep = rsp->ep;
+	DAT_RETURN ret;
+
+	ret = kdat_sp_free(rsp, DAT_INVALID_HANDLE_RSP);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	spin_lock_irq(&ep->lock);
+	if (ep->rsp == rsp) {
+		ep->rsp = NULL;
+		if (ep->state == DAT_EP_STATE_RESERVED)
+			ep->state = DAT_EP_STATE_UNCONNECTED;
+	}
+	spin_unlock_irq(&ep->lock);
 	return DAT_SUCCESS;
 }
 
@@ -673,8 +921,10 @@ static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
 
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+		u32 sub = kdat_ep_busy_subtype(ep->state);
+
 		spin_unlock_irq(&ep->lock);
-		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+		return KDAT_ERR(DAT_INVALID_STATE, sub);
 	}
 	ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
 	spin_unlock_irq(&ep->lock);
@@ -756,6 +1006,9 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 		if (!id || rdma_disconnect(id))
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
 		return DAT_SUCCESS;
+	case DAT_EP_STATE_RESERVED:
+	case DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+		return KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(s));
 	default:
 		return KDAT_ERR(DAT_INVALID_STATE,
 				DAT_INVALID_STATE_EP_UNCONNECTED);

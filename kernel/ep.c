@@ -1079,9 +1079,11 @@ again:
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->qp ||
 	    ep->sq.head != ep->sq.tail) {
+		u32 sub = kdat_ep_busy_subtype(ep->state);
+
 		spin_unlock_irq(&ep->lock);
 		kdat_ring_free(&sq);
-		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+		return KDAT_ERR(DAT_INVALID_STATE, sub);
 	}
 	if (!kdat_ep_attr_same(&ep->attr, &cur)) {
 		spin_unlock_irq(&ep->lock);
@@ -1421,9 +1423,13 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_DISCONNECTED &&
 	    ep->state != DAT_EP_STATE_UNCONNECTED) {
+		u32 sub = kdat_ep_busy_subtype(ep->state);
+
 		spin_unlock_irq(&ep->lock);
 		mutex_unlock(&ep->op_lock);
-		return KDAT_ERR(DAT_INVALID_STATE, 0);
+		/* the RSP states say which; the others as before */
+		return KDAT_ERR(DAT_INVALID_STATE,
+				sub == DAT_INVALID_STATE_EP_NOTREADY ? 0 : sub);
 	}
 	spin_unlock_irq(&ep->lock);
 	/* a fresh QP at the next connect hides the old connection's state */
@@ -1447,14 +1453,27 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	struct kdat_ia *ia = ep->obj.ia;
 	struct kdat_cr *cr;
 	struct ib_cq *cq;
+	DAT_EP_STATE s;
 
 	/*
 	 * No connection event any more, and none waiting for the recv
 	 * poller: before the EP is unpublished, so a teardown that waits
 	 * for this free (kdat_obj_claim_wait) waits for that too.
+	 *
+	 * An EP an RSP reserved, or whose RSP request is pending, is the
+	 * consumer's to release first (dat_rsp_free, dat_cr_reject), as in
+	 * DAT: refused, except when its IA is being closed.
 	 */
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
+	s = ep->state;
+	if ((s == DAT_EP_STATE_RESERVED ||
+	     s == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING) &&
+	    !READ_ONCE(ia->closing)) {
+		spin_unlock_irq(&ep->lock);
+		mutex_unlock(&ep->op_lock);
+		return KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(s));
+	}
 	ep->freed = true;
 	spin_unlock_irq(&ep->lock);
 	mutex_unlock(&ep->op_lock);

@@ -170,7 +170,14 @@ static void kdat_evd_hw_destroy_obj(struct kdat_obj *obj)
 	kdat_evd_hw_destroy(container_of(obj, struct kdat_evd, obj));
 }
 
+static void kdat_rsp_hw_destroy_obj(struct kdat_obj *obj)
+{
+	kdat_psp_hw_destroy(container_of(obj, struct kdat_psp, obj));
+}
+
+/* RSPs first: freeing one gives its reserved EP back (Unconnected). */
 static const struct kdat_type_ops kdat_teardown_ops[] = {
+	{ DAT_HANDLE_TYPE_RSP, kdat_ib_rsp_free, kdat_rsp_hw_destroy_obj },
 	{ DAT_HANDLE_TYPE_EP, kdat_ib_ep_free, kdat_ep_hw_destroy_obj },
 	{ DAT_HANDLE_TYPE_CR, kdat_ib_cr_reject, kdat_cr_hw_destroy_obj },
 	{ DAT_HANDLE_TYPE_PSP, kdat_ib_psp_free, kdat_psp_hw_destroy_obj },

@@ -14,7 +14,7 @@
  *
  *   Every object belongs to one IA and sits on the IA's object list so an
  *   abrupt close or a device removal can tear everything down in
- *   dependency order: EP, CR, PSP, SRQ, LMR, EVD, PZ.
+ *   dependency order: RSP, EP, CR, PSP, SRQ, LMR, EVD, PZ.
  */
 #ifndef KDAT_CORE_H
 #define KDAT_CORE_H
@@ -383,6 +383,12 @@ struct kdat_ep {
 	 */
 	bool broken;
 	u32 broken_gen;
+	/*
+	 * Under lock: the RSP this EP is reserved for (state
+	 * DAT_EP_STATE_RESERVED), until that RSP delivers its connection
+	 * request or is freed.  Only compared, never dereferenced.
+	 */
+	struct kdat_psp *rsp;
 };
 
 struct kdat_psp {
@@ -392,6 +398,11 @@ struct kdat_psp {
 	DAT_CONN_QUAL conn_qual;
 	DAT_PSP_FLAGS flags;
 	atomic_t pending;		/* CRs not yet accepted or rejected */
+	/*
+	 * An RSP (obj.type DAT_HANDLE_TYPE_RSP) is a PSP bound to one EP,
+	 * which it holds a reference on; NULL for a PSP.
+	 */
+	struct kdat_ep *ep;
 };
 
 struct kdat_cr {
@@ -403,6 +414,8 @@ struct kdat_cr {
 	u8 private_data[DAT_MAX_PRIVATE_DATA_SIZE];
 	DAT_COUNT private_data_size;
 	bool counted;			/* in psp->pending */
+	/* an RSP's request: its reserved EP (holds a reference), or NULL */
+	struct kdat_ep *ep;
 };
 
 /* Most segments of one EP work request. */
@@ -423,6 +436,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
 void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);
+u32 kdat_ep_busy_subtype(DAT_EP_STATE state);
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
 void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen);
 
@@ -555,6 +569,12 @@ DAT_RETURN kdat_ib_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
 DAT_RETURN kdat_ib_psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask,
 			     DAT_PSP_PARAM *param);
 DAT_RETURN kdat_ib_psp_free(DAT_PSP_HANDLE psp);
+DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
+			      DAT_EP_HANDLE ep, DAT_EVD_HANDLE evd,
+			      DAT_RSP_HANDLE *rsp);
+DAT_RETURN kdat_ib_rsp_query(DAT_RSP_HANDLE rsp, DAT_RSP_PARAM_MASK mask,
+			     DAT_RSP_PARAM *param);
+DAT_RETURN kdat_ib_rsp_free(DAT_RSP_HANDLE rsp);
 DAT_RETURN kdat_ib_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
 			    DAT_CR_PARAM *param);
 DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep,

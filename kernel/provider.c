@@ -51,4 +51,7 @@ const DAT_PROVIDER kdat_ib_provider_template = {
 	.srq_query_func = kdat_ib_srq_query,
 	.srq_resize_func = kdat_ib_srq_resize,
 	.srq_set_lw_func = kdat_ib_srq_set_lw,
+	.rsp_create_func = kdat_ib_rsp_create,
+	.rsp_query_func = kdat_ib_rsp_query,
+	.rsp_free_func = kdat_ib_rsp_free,
 };

@@ -826,7 +826,7 @@ EXPORT_SYMBOL(dat_rsp_query);
 
 DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp)
 {
-	return KDAT_DISPATCH_OPT(rsp, RSP, rsp_free_func, rsp);
+	return KDAT_DISPATCH_FREE(rsp, RSP, rsp_free_func);
 }
 EXPORT_SYMBOL(dat_rsp_free);
 

@@ -2,8 +2,9 @@
 //
 // Connection management: Public Service Points (dat_psp_create, _query,
 // _free, _create_any), Connection Requests (dat_cr_query, _accept,
-// _reject, _handoff) and Reserved Service Points (not implemented by the
-// kernel provider).  dat_ep_connect and dat_ep_disconnect are in ep.cpp.
+// _reject, _handoff) and Reserved Service Points (dat_rsp_create, _query,
+// _free; the kernel keeps the reserved EP's state).  dat_ep_connect and
+// dat_ep_disconnect are in ep.cpp.
 //
 // A CR is born in the kernel when a request reaches a PSP; the library
 // makes its CR object the first time it sees the CR's ID in a
@@ -44,6 +45,78 @@ DAT_RETURN Ia::psp_create(DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
 	owner.release();
 	*psp_handle = psp->handle();
 	return DAT_SUCCESS;
+}
+
+DAT_RETURN Ia::rsp_create(DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h,
+			  DAT_EVD_HANDLE evd_h, DAT_RSP_HANDLE *rsp_handle)
+{
+	/* (ia, conn_qual, ep, evd, rsp_handle), in the kernel's order */
+	if (qual == 0 || qual > 65535)
+		return bad_arg(2);
+	if (!rsp_handle)
+		return bad_arg(5);
+	auto ep = lookup<Ep>(ep_h);
+	if (!ep || ep->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_EP);
+	auto evd = lookup<Evd>(evd_h);
+	if (!evd || evd->ctx != ctx)
+		return bad_handle(DAT_INVALID_HANDLE_EVD_CR);
+
+	/* a module without RSPs does not know the ioctl */
+	struct kdat_ioc_version v = {};
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_VERSION, v);
+	if (!ok(r))
+		return r;
+	if (!(v.features & KDAT_FEATURE_RSP))
+		return err(DAT_NOT_IMPLEMENTED);
+
+	struct kdat_ioc_rsp_create c = {};
+	c.ia = kid;
+	c.ep = ep->kid;
+	c.evd = evd->kid;
+	c.conn_qual = qual;
+	r = call(*ctx->dev, KDAT_IOC_RSP_CREATE, c);
+	if (!ok(r))
+		return r;
+	KernelObjectGuard owner(*ctx, c.rsp, ktype::RSP);
+
+	auto rsp = make_object<Rsp>(ctx);
+	rsp->kid = c.rsp;
+	rsp->evd = evd;
+	rsp->ep = ep;
+	ctx->publish(rsp);
+	owner.release();
+	*rsp_handle = rsp->handle();
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Rsp::query(std::uint64_t mask, DAT_RSP_PARAM *p)
+{
+	DAT_RETURN r = query_args(mask, DAT_RSP_FIELD_ALL, p);
+
+	if (!ok(r))
+		return r;
+	struct kdat_ioc_rsp_query q = {};
+	q.rsp = kid;
+	r = call(*ctx->dev, KDAT_IOC_RSP_QUERY, q);
+	if (!ok(r))
+		return r;
+	/* the kernel's IDs are this RSP's own EP and EVD */
+	p->ia_handle = ctx->ia_handle;
+	p->conn_qual = q.conn_qual;
+	p->evd_handle = q.evd == evd->kid ? evd->handle() : DAT_HANDLE_NULL;
+	p->ep_handle = q.ep == ep->kid ? ep->handle() : DAT_HANDLE_NULL;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Rsp::free()
+{
+	/* a request already queued still names it */
+	Tomb t;
+
+	t.handle = handle();
+	t.type = DAT_HANDLE_TYPE_RSP;
+	return free_object(&t);
 }
 
 DAT_RETURN Psp::query(std::uint64_t mask, DAT_PSP_PARAM *p)
@@ -110,7 +183,12 @@ DAT_RETURN Cr::query(std::uint64_t mask, DAT_CR_PARAM *p)
 	p->remote_port_qual = q.remote_port;
 	p->private_data_size = (DAT_COUNT)n;
 	p->private_data = n ? pdata : nullptr;
-	p->local_ep_handle = DAT_HANDLE_NULL;	/* PSPs never supply EPs */
+	/* an RSP's request names its reserved EP; a PSP's none */
+	p->local_ep_handle = DAT_HANDLE_NULL;
+	if (q.local_ep) {
+		if (auto ep = ctx->find<Ep>(q.local_ep))
+			p->local_ep_handle = ep->handle();
+	}
 	return DAT_SUCCESS;
 }
 
@@ -122,13 +200,17 @@ DAT_RETURN Cr::accept(DAT_EP_HANDLE ep_h, DAT_COUNT pdata_size,
 		return bad_arg(3);
 	if (pdata_size && !p)
 		return bad_arg(4);
-	auto ep = lookup<Ep>(ep_h);
-	if (!ep || ep->ctx != ctx)
-		return bad_handle(DAT_INVALID_HANDLE_EP);
+	/* NULL: the request's reserved EP (RSP), which the kernel knows */
+	std::shared_ptr<Ep> ep;
+	if (ep_h) {
+		ep = lookup<Ep>(ep_h);
+		if (!ep || ep->ctx != ctx)
+			return bad_handle(DAT_INVALID_HANDLE_EP);
+	}
 
 	struct kdat_ioc_cr_accept a = {};
 	a.cr = kid;
-	a.ep = ep->kid;
+	a.ep = ep ? ep->kid : 0;
 	a.pdata_size = (__u32)pdata_size;
 	if (pdata_size)
 		std::memcpy(a.pdata, p, (std::size_t)pdata_size);
@@ -216,14 +298,24 @@ DAT_RETURN cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
 		[](Cr &) { return err(DAT_NOT_IMPLEMENTED); }, cr, handoff);
 }
 
-/* Reserved Service Points: the built-in provider has none. */
 DAT_RETURN rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep,
 		      DAT_EVD_HANDLE evd, DAT_RSP_HANDLE *rsp)
 {
-	return on_builtin<Ia>(
-		ia, dat_rsp_create,
-		[](Ia &) { return err(DAT_NOT_IMPLEMENTED); }, ia, qual, ep,
-		evd, rsp);
+	return KDAT_BUILTIN(Ia, ia, dat_rsp_create,
+			    rsp_create(qual, ep, evd, rsp), ia, qual, ep, evd,
+			    rsp);
+}
+
+DAT_RETURN rsp_query(DAT_RSP_HANDLE rsp, DAT_RSP_PARAM_MASK mask,
+		     DAT_RSP_PARAM *param)
+{
+	return KDAT_BUILTIN(Rsp, rsp, dat_rsp_query, query(raw(mask), param),
+			    rsp, mask, param);
+}
+
+DAT_RETURN rsp_free(DAT_RSP_HANDLE rsp)
+{
+	return KDAT_BUILTIN(Rsp, rsp, dat_rsp_free, free(), rsp);
 }
 
 } // namespace kdat::builtin
@@ -302,7 +394,7 @@ DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
 		DAT_HANDLE_TYPE_CR, CR_BAD, erased(cr), cr, handoff);
 }
 
-/* Reserved Service Points: only a loaded provider may have them. */
+/* Reserved Service Points */
 
 DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
 			  DAT_EP_HANDLE ep, DAT_EVD_HANDLE evd,

@@ -216,6 +216,8 @@ Fn<DAT_PSP_CREATE_FUNC> psp_create;
 Fn<DAT_PSP_QUERY_FUNC> psp_query;
 Fn<DAT_PSP_FREE_FUNC> psp_free;
 Fn<DAT_RSP_CREATE_FUNC> rsp_create;
+Fn<DAT_RSP_QUERY_FUNC> rsp_query;
+Fn<DAT_RSP_FREE_FUNC> rsp_free;
 Fn<DAT_PZ_CREATE_FUNC> pz_create;
 Fn<DAT_PZ_QUERY_FUNC> pz_query;
 Fn<DAT_PZ_FREE_FUNC> pz_free;

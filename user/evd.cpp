@@ -237,6 +237,8 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 
 		if (auto psp = ctx->find<Psp>(u.sp))
 			c.sp_handle.psp_handle = psp->handle();
+		else if (auto rsp = ctx->find<Rsp>(u.sp))
+			c.sp_handle.rsp_handle = rsp->handle();
 		else if (ctx->tomb(u.sp, t))
 			c.sp_handle.psp_handle = t.handle;
 		c.local_ia_address_ptr = ctx->address();

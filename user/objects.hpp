@@ -313,6 +313,8 @@ struct Ia : ObjectOf<DAT_HANDLE_TYPE_IA, ktype::IA> {
 			     bool with_srq);
 	DAT_RETURN psp_create(DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd,
 			      std::uint64_t flags, DAT_PSP_HANDLE *psp_handle);
+	DAT_RETURN rsp_create(DAT_CONN_QUAL qual, DAT_EP_HANDLE ep,
+			      DAT_EVD_HANDLE evd, DAT_RSP_HANDLE *rsp_handle);
 };
 
 struct Pz : ObjectOf<DAT_HANDLE_TYPE_PZ, ktype::PZ> {
@@ -573,6 +575,17 @@ struct Psp : ObjectOf<DAT_HANDLE_TYPE_PSP, ktype::PSP> {
 	DAT_PSP_FLAGS flags = DAT_PSP_CONSUMER_FLAG;
 
 	DAT_RETURN query(std::uint64_t mask, DAT_PSP_PARAM *param);
+	DAT_RETURN free();
+};
+
+/* A Reserved Service Point: the kernel keeps its EP's state. */
+struct Rsp : ObjectOf<DAT_HANDLE_TYPE_RSP, ktype::RSP> {
+	using ObjectOf::ObjectOf;
+
+	std::shared_ptr<Evd> evd;
+	std::shared_ptr<Ep> ep;
+
+	DAT_RETURN query(std::uint64_t mask, DAT_RSP_PARAM *param);
 	DAT_RETURN free();
 };
 

@@ -436,6 +436,8 @@ void fill_builtin_table(DAT_PROVIDER &t)
 	t.psp_query_func = builtin::psp_query;
 	t.psp_free_func = builtin::psp_free;
 	t.rsp_create_func = builtin::rsp_create;
+	t.rsp_query_func = builtin::rsp_query;
+	t.rsp_free_func = builtin::rsp_free;
 	t.pz_create_func = builtin::pz_create;
 	t.pz_query_func = builtin::pz_query;
 	t.pz_free_func = builtin::pz_free;
@@ -463,8 +465,6 @@ void fill_builtin_table(DAT_PROVIDER &t)
 	t.rmr_query_func = dat_rmr_query;
 	t.rmr_bind_func = dat_rmr_bind;
 	t.rmr_free_func = dat_rmr_free;
-	t.rsp_query_func = dat_rsp_query;
-	t.rsp_free_func = dat_rsp_free;
 }
 
 namespace {

@@ -692,9 +692,8 @@ typedef struct dat_rmr_bind_completion_event_data {
 
 typedef struct dat_cr_arrival_event_data {
 	/*
-	 * The PSP or RSP that received the request.  A reserved service
-	 * point is consumed by its request, so for an RSP this is
-	 * DAT_HANDLE_NULL.
+	 * The PSP or RSP that received the request.  An RSP delivers one
+	 * request; its handle stays valid until dat_rsp_free.
 	 */
 	DAT_SP_HANDLE			sp_handle;
 	/* local IA address the request arrived on */

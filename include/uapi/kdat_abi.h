@@ -130,7 +130,7 @@ struct kdat_uevent {
 		__u32 dto_flags; /* DTO: KDAT_UDTO_F_* */
 	};
 	union {
-		__u32 sp;	/* connection request: the PSP */
+		__u32 sp;	/* connection request: the PSP or RSP */
 		__u32 immed_data; /* DTO with KDAT_UDTO_F_IMMED */
 	};
 	__u32 pdata_size;	/* connection events */
@@ -237,6 +237,11 @@ struct kdat_ioc_version {
  */
 #define KDAT_FEATURE_SRQ_EP_BROKEN	(1ULL << 1)
 /*
+ *   RSP  KDAT_IOC_RSP_CREATE/_QUERY, KDAT_IOC_FREE of DAT_HANDLE_TYPE_RSP,
+ *        kdat_ioc_cr_query.local_ep
+ */
+#define KDAT_FEATURE_RSP		(1ULL << 3)
+/*
  *   IB_EXT  KDAT_POST_RDMA_WRITE_IMMED, _CMP_AND_SWAP, _FETCH_AND_ADD
  *	     (kdat_ioc_ep_post's trailing fields), DTO events carry their
  *	     operation and immediate data (kdat_uevent.dto_op ...), and
@@ -245,6 +250,7 @@ struct kdat_ioc_version {
 #define KDAT_FEATURE_IB_EXT		(1ULL << 4)
 #define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
 					 KDAT_FEATURE_SRQ_EP_BROKEN | \
+					 KDAT_FEATURE_RSP | \
 					 KDAT_FEATURE_IB_EXT)
 
 struct kdat_ioc_ia_list {
@@ -296,7 +302,7 @@ struct kdat_ioc_ia_query {
 	struct kdat_uia_attr attr; /* out */
 };
 
-/* Free a PZ, EVD, LMR, SRQ, EP or PSP; reject a CR. */
+/* Free a PZ, EVD, LMR, SRQ, EP, PSP or RSP; reject a CR. */
 struct kdat_ioc_free {
 	struct kdat_ioc_hdr hdr;
 	__u32 handle;
@@ -517,6 +523,9 @@ struct kdat_ioc_cr_query {
 	__u8 remote_addr[KDAT_ADDR_LEN]; /* out */
 	__u8 pdata[KDAT_PDATA_LEN]; /* out */
 	__u8 pad[4];
+	/* from here on: only with KDAT_FEATURE_RSP */
+	__u32 local_ep;		/* out: an RSP's reserved EP, or 0 */
+	__u32 reserved;		/* zero */
 };
 
 struct kdat_ioc_cr_accept {
@@ -541,6 +550,26 @@ struct kdat_ioc_ep_modify {
 	__u32 pad;
 	__u64 mask;		/* DAT_EP_PARAM_MASK */
 	struct kdat_uep_attr attr;
+};
+
+/* dat_rsp_create (KDAT_FEATURE_RSP) */
+struct kdat_ioc_rsp_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 ep;
+	__u64 conn_qual;
+	__u32 evd;
+	__u32 rsp;		/* out */
+};
+
+/* dat_rsp_query (KDAT_FEATURE_RSP): every field */
+struct kdat_ioc_rsp_query {
+	struct kdat_ioc_hdr hdr;
+	__u32 rsp;
+	__u32 ia;		/* out */
+	__u64 conn_qual;	/* out */
+	__u32 evd;		/* out */
+	__u32 ep;		/* out */
 };
 
 #define KDAT_IOC_MAGIC	0xDA
@@ -573,5 +602,7 @@ struct kdat_ioc_ep_modify {
 #define KDAT_IOC_CR_ACCEPT	_IOWR(KDAT_IOC_MAGIC, 0x1a, struct kdat_ioc_cr_accept)
 #define KDAT_IOC_EVD_CTL	_IOWR(KDAT_IOC_MAGIC, 0x1b, struct kdat_ioc_evd_ctl)
 #define KDAT_IOC_EP_MODIFY	_IOWR(KDAT_IOC_MAGIC, 0x1c, struct kdat_ioc_ep_modify)
+#define KDAT_IOC_RSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x20, struct kdat_ioc_rsp_create)
+#define KDAT_IOC_RSP_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x21, struct kdat_ioc_rsp_query)
 
 #endif /* KDAT_ABI_H */

@@ -67,8 +67,6 @@ gap() {
 	case $1 in
 	dtest_cno) echo "CNOs (dat_cno_create) are not built in libdat" ;;
 	dapltest_L) echo "CNOs: the limit test's dat_cno_create" ;;
-	dapltest_T_rsp) echo "RSPs (dat_rsp_create) are not built in kdat" ;;
-	dtest_poll) echo "dtest -p stops polling for its send's completion at a status other than exactly DAT_QUEUE_EMPTY; kdat's first dequeue after the send is empty (the completion comes through the kernel's CQ poller) and says DAT_ERROR(DAT_QUEUE_EMPTY, 0)" ;;
 	*) return 1 ;;
 	esac
 }

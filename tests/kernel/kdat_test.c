@@ -3290,6 +3290,403 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Reserved Service Points                                             */
+
+#define BAD_STATE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_STATE | (sub))
+#define BAD_HANDLE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_HANDLE | (sub))
+
+static DAT_EP_STATE ep_state(DAT_EP_HANDLE ep)
+{
+	DAT_EP_STATE st = (DAT_EP_STATE)-1;
+
+	dat_ep_get_status(ep, &st, NULL, NULL);
+	return st;
+}
+
+/* A plain (no SRQ) EP on @x. */
+static DAT_RETURN plain_ep(struct kt_side *x, DAT_EP_HANDLE *ep)
+{
+	DAT_EP_ATTR a = ep_attr();
+
+	return dat_ep_create(x->ia, x->pz, x->dto_evd, x->dto_evd, x->conn_evd,
+			     &a, ep);
+}
+
+static DAT_RETURN connect_to(DAT_EP_HANDLE cep, DAT_CONN_QUAL qual,
+			     DAT_COUNT len, const void *pdata)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	return dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
+			      DAT_TIMEOUT_INFINITE, len, (DAT_PVOID)pdata,
+			      DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
+}
+
+static bool is_rejection(DAT_EVENT_NUMBER n)
+{
+	return n == DAT_CONNECTION_EVENT_PEER_REJECTED ||
+	       n == DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+}
+
+/*
+ * dat_rsp_create reserves the EP; a request produces a CR event naming
+ * the RSP, the EP goes Tentative, dat_cr_accept with NULL uses it, and
+ * data flows.  While reserved or tentative the EP refuses connect and
+ * free with the state's subtype; an accept naming another EP is refused
+ * and leaves the CR pending.
+ */
+static void t_rsp_accept_null_ep_connects_the_reserved_ep(void)
+{
+	static struct pair p;
+	static const char hello[] = "rsp hello";
+	DAT_EP_HANDLE sep = NULL, other = NULL, cep = NULL;
+	DAT_LMR_TRIPLET t;
+	DAT_RSP_HANDLE rsp, rsp2;
+	DAT_RSP_PARAM rp;
+	DAT_CR_PARAM cp;
+	DAT_CR_HANDLE cr;
+	DAT_CONN_QUAL q;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(plain_ep(&p.s, &sep));
+	CHECK_OK(plain_ep(&p.s, &other));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	/* a receive posted before the reservation waits for the connection */
+	t = seg(&p.s, 0, 64);
+	CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(7),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	q = ++next_qual;
+	CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
+	CHECK(ep_state(sep) == DAT_EP_STATE_RESERVED, "state %d",
+	      ep_state(sep));
+	CHECK_OK(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rp));
+	CHECK(rp.ia_handle == p.s.ia && rp.conn_qual == q &&
+	      rp.evd_handle == p.s.cr_evd && rp.ep_handle == sep, "query");
+	CHECK_EXACT(connect_to(sep, q, 0, NULL),
+		    BAD_STATE(DAT_INVALID_STATE_EP_RESERVED));
+	CHECK_EXACT(dat_ep_free(sep), BAD_STATE(DAT_INVALID_STATE_EP_RESERVED));
+	CHECK_EXACT(dat_ep_reset(sep), BAD_STATE(DAT_INVALID_STATE_EP_RESERVED));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q + 1000, sep, p.s.cr_evd, &rsp2),
+		    BAD_STATE(DAT_INVALID_STATE_EP_RESERVED));
+	CHECK_RET(dat_psp_create(p.s.ia, q, p.s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+				 &p.psp), DAT_CONN_QUAL_IN_USE);
+	CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(8),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+
+	CHECK_OK(connect_to(cep, q, sizeof(hello), hello));
+	CHECK(next_event(p.s.cr_evd, &ev), "no CR");
+	CHECK(ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "event 0x%x",
+	      ev.event_number);
+	CHECK(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle == rsp,
+	      "sp_handle is not the RSP");
+	CHECK(ev.event_data.cr_arrival_event_data.conn_qual == q, "qual");
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	CHECK(ep_state(sep) == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING,
+	      "state %d", ep_state(sep));
+	CHECK_OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp));
+	CHECK(cp.local_ep_handle == sep, "local_ep_handle");
+	CHECK(cp.private_data_size == sizeof(hello) &&
+	      !memcmp(cp.private_data, hello, sizeof(hello)), "pdata");
+	CHECK_EXACT(dat_ep_free(sep),
+		    BAD_STATE(DAT_INVALID_STATE_EP_TENTCONNPENDING));
+	CHECK_EXACT(connect_to(sep, q, 0, NULL),
+		    BAD_STATE(DAT_INVALID_STATE_EP_TENTCONNPENDING));
+	CHECK_EXACT(dat_cr_accept(cr, other, 0, NULL), BAD_ARG(DAT_INVALID_ARG2));
+	CHECK(ep_state(other) == DAT_EP_STATE_UNCONNECTED, "other touched");
+	CHECK_OK(dat_cr_accept(cr, NULL, 0, NULL));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      ev.event_data.connect_event_data.ep_handle == sep,
+	      "server: 0x%x", ev.event_number);
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED,
+	      "client: 0x%x", ev.event_number);
+	CHECK(ep_state(sep) == DAT_EP_STATE_CONNECTED, "state %d",
+	      ep_state(sep));
+
+	/* the two receives posted while unconnected and reserved complete */
+	memcpy(p.c.buf, hello, sizeof(hello));
+	t = seg(&p.c, 0, sizeof(hello));
+	CHECK_OK(dat_ep_post_send(cep, 1, &t, cookie(1),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
+	      "send 1");
+	CHECK_OK(dat_ep_post_send(cep, 1, &t, cookie(2),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
+	      "send 2");
+	CHECK(next_event(p.s.dto_evd, &ev), "recv 1");
+	CHECK(ev.event_data.dto_completion_event_data.ep_handle == sep &&
+	      ev.event_data.dto_completion_event_data.user_cookie.as_64 == 7 &&
+	      ev.event_data.dto_completion_event_data.transfered_length ==
+	      sizeof(hello), "recv 1 data");
+	CHECK(next_event(p.s.dto_evd, &ev), "recv 2");
+	CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 8,
+	      "recv 2 cookie");
+	CHECK(!memcmp(p.s.buf, hello, sizeof(hello)), "bytes");
+
+	/* freeing the spent RSP leaves the connection alone */
+	CHECK_OK(dat_rsp_free(rsp));
+	CHECK(ep_state(sep) == DAT_EP_STATE_CONNECTED, "state %d",
+	      ep_state(sep));
+	CHECK_EXACT(dat_rsp_free(rsp), BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+	CHECK_EXACT(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+out:
+	pair_close(&p);
+}
+
+/*
+ * An RSP delivers one request: later ones are rejected, also after the
+ * consumer rejected the first (which makes the EP Unconnected again).
+ * The RSP holds its EP: the EP, unreserved, may go first.
+ */
+static void t_rsp_one_request_then_reject_returns_the_ep(void)
+{
+	static struct pair p;
+	DAT_EP_HANDLE sep = NULL, c1 = NULL, c2 = NULL;
+	DAT_RSP_HANDLE rsp;
+	DAT_RSP_PARAM rp;
+	DAT_CR_HANDLE cr;
+	DAT_CONN_QUAL q;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(plain_ep(&p.s, &sep));
+	CHECK_OK(plain_ep(&p.c, &c1));
+	CHECK_OK(plain_ep(&p.c, &c2));
+	q = ++next_qual;
+	CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
+	CHECK_OK(connect_to(c1, q, 0, NULL));
+	CHECK(next_event(p.s.cr_evd, &ev), "no CR");
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	/* a second request: refused by the spent RSP */
+	CHECK_OK(connect_to(c2, q, 0, NULL));
+	CHECK(next_event(p.c.conn_evd, &ev), "no answer to the second");
+	CHECK(ev.event_data.connect_event_data.ep_handle == c2 &&
+	      is_rejection(ev.event_number), "second: 0x%x", ev.event_number);
+	/* its handler ran before the rejection: no second CR can follow */
+	CHECK(no_event(p.s.cr_evd), "a second CR");
+
+	CHECK_OK(dat_cr_reject(cr));
+	CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED, "state %d",
+	      ep_state(sep));
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_data.connect_event_data.ep_handle == c1 &&
+	      ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED,
+	      "first: 0x%x", ev.event_number);
+	/* spent for good */
+	CHECK_OK(dat_ep_reset(c2));
+	CHECK_OK(connect_to(c2, q, 0, NULL));
+	CHECK(next_event(p.c.conn_evd, &ev) && is_rejection(ev.event_number),
+	      "third: 0x%x", ev.event_number);
+	CHECK(no_event(p.s.cr_evd), "a CR from a spent RSP");
+	CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED, "state %d",
+	      ep_state(sep));
+	/* the EP goes first; the RSP still answers and frees */
+	CHECK_OK(dat_ep_free(sep));
+	CHECK_OK(dat_rsp_query(rsp, DAT_RSP_FIELD_CONN_QUAL, &rp));
+	CHECK(rp.conn_qual == q, "qual");
+	CHECK_OK(dat_rsp_free(rsp));
+out:
+	pair_close(&p);
+}
+
+/*
+ * dat_rsp_free of an RSP whose EP is still Reserved makes it Unconnected
+ * and gives the qualifier back; an IA closed with reserved and tentative
+ * EPs and a pending CR leaves nothing behind (the runner checks).
+ */
+static void t_rsp_free_while_reserved_and_close_with_rsps(void)
+{
+	static struct pair p;
+	DAT_EP_HANDLE sep = NULL, sep2 = NULL, sep3 = NULL, cep = NULL;
+	DAT_RSP_HANDLE rsp, rsp2, rsp3;
+	DAT_CONN_QUAL q;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(plain_ep(&p.s, &sep));
+	CHECK_OK(plain_ep(&p.s, &sep2));
+	CHECK_OK(plain_ep(&p.s, &sep3));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	q = ++next_qual;
+	CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
+	/* the CR EVD is in use */
+	CHECK_RET(dat_evd_free(p.s.cr_evd), DAT_INVALID_STATE);
+	CHECK_OK(dat_rsp_free(rsp));
+	CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED, "state %d",
+	      ep_state(sep));
+	/* the qualifier is free again, and so is the EP */
+	CHECK_OK(dat_rsp_create(p.s.ia, q, sep2, p.s.cr_evd, &rsp2));
+	CHECK_OK(dat_rsp_create(p.s.ia, ++next_qual, sep, p.s.cr_evd, &rsp));
+	CHECK_OK(dat_rsp_free(rsp));
+	CHECK_OK(dat_ep_free(sep));
+	/* one EP tentative with its CR pending, one reserved: close */
+	CHECK_OK(connect_to(cep, q, 0, NULL));
+	CHECK(next_event(p.s.cr_evd, &ev), "no CR");
+	CHECK(ep_state(sep2) == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING,
+	      "state %d", ep_state(sep2));
+	CHECK_OK(dat_rsp_free(rsp2));
+	/* the CR decides a delivered request's EP, not the RSP's free */
+	CHECK(ep_state(sep2) == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING,
+	      "state %d after free", ep_state(sep2));
+	CHECK_OK(dat_rsp_create(p.s.ia, ++next_qual, sep3, p.s.cr_evd, &rsp3));
+out:
+	pair_close(&p);
+}
+
+static void t_rsp_bad_args_exact_codes(void)
+{
+	static struct pair p;
+	DAT_EP_HANDLE sep = NULL, cep = NULL;
+	DAT_RSP_HANDLE rsp = NULL;
+	DAT_RSP_PARAM rp;
+	DAT_PSP_PARAM pp;
+	DAT_CONN_QUAL q;
+
+	CHECK(!pair_open(&p, 1, 4), "setup");
+	q = ++next_qual + 1000;
+	CHECK_OK(plain_ep(&p.s, &sep));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, 0, sep, p.s.cr_evd, &rsp),
+		    BAD_ARG(DAT_INVALID_ARG2));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, 65536, sep, p.s.cr_evd, &rsp),
+		    BAD_ARG(DAT_INVALID_ARG2));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, NULL),
+		    BAD_ARG(DAT_INVALID_ARG5));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, NULL, p.s.cr_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, cep, p.s.cr_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, p.s.pz, p.s.cr_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, sep, p.s.dto_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EVD_CR));
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, sep, p.c.cr_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EVD_CR));
+	CHECK_EXACT(dat_rsp_create(p.s.pz, q, sep, p.s.cr_evd, &rsp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_IA));
+	/* a connected EP cannot be reserved */
+	CHECK_EXACT(dat_rsp_create(p.s.ia, q, p.sep[0], p.s.cr_evd, &rsp),
+		    BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
+	/* a qualifier in use (the pair's PSP): the EP stays Unconnected */
+	CHECK_OK(dat_psp_query(p.psp, DAT_PSP_FIELD_CONN_QUAL, &pp));
+	CHECK_RET(dat_rsp_create(p.s.ia, pp.conn_qual, sep, p.s.cr_evd, &rsp),
+		  DAT_CONN_QUAL_IN_USE);
+	CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED, "state %d",
+	      ep_state(sep));
+	CHECK(rsp == NULL, "handle set on failure");
+	CHECK_EXACT(dat_rsp_query(NULL, DAT_RSP_FIELD_ALL, &rp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+	CHECK_EXACT(dat_rsp_query(p.psp, DAT_RSP_FIELD_ALL, &rp),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+	CHECK_EXACT(dat_rsp_free(p.psp), BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+	CHECK_EXACT(dat_rsp_free(NULL), BAD_HANDLE(DAT_INVALID_HANDLE_RSP));
+	CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
+	CHECK_EXACT(dat_rsp_query(rsp, 0x10, &rp), BAD_ARG(DAT_INVALID_ARG2));
+	CHECK_EXACT(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, NULL),
+		    BAD_ARG(DAT_INVALID_ARG3));
+	CHECK_EXACT(dat_psp_free(rsp), BAD_HANDLE(DAT_INVALID_HANDLE_PSP));
+	CHECK_OK(dat_rsp_free(rsp));
+	CHECK_OK(dat_ep_free(sep));
+out:
+	pair_close(&p);
+}
+
+static DAT_RETURN free_rsp(DAT_HANDLE h) { return dat_rsp_free(h); }
+
+/* Threads free one RSP at once: one free runs, the EP is Unconnected. */
+static void t_race_two_frees_of_one_rsp(void)
+{
+	static struct race r;
+	struct kt_side x = {};
+	DAT_EP_HANDLE ep = NULL;
+	int round;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(plain_ep(&x, &ep));
+	r.fn = race_free_same;
+	race_free = free_rsp;
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		CHECK_OK(dat_rsp_create(x.ia, QUAL_BASE + 2000 + round, ep,
+					x.cr_evd, &race_handle));
+		CHECK(!race_run(&r), "threads");
+		CHECK(race_count(&r, DAT_SUCCESS) == 1 &&
+		      race_count(&r, DAT_INVALID_HANDLE) == RACE_THREADS - 1,
+		      "round %d: %d frees ran", round,
+		      race_count(&r, DAT_SUCCESS));
+		CHECK(ep_state(ep) == DAT_EP_STATE_UNCONNECTED,
+		      "round %d: state %d", round, ep_state(ep));
+	}
+	CHECK_OK(dat_ep_free(ep));
+out:
+	side_close(&x);
+}
+
+/*
+ * An RSP freed while a request to it is under way: either the request
+ * became a CR (the EP Tentative until the CR is rejected) or the client
+ * is rejected and the EP is Unconnected.  Never both, never neither.
+ */
+static void t_race_rsp_free_against_a_request(void)
+{
+	static struct pair p;
+	DAT_EP_HANDLE sep = NULL, cep = NULL;
+	DAT_RSP_HANDLE rsp;
+	DAT_CONN_QUAL q;
+	DAT_EVENT ev, cev;
+	int round, crs = 0;
+	bool got_cr, got_rej;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(plain_ep(&p.s, &sep));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	for (round = 0; round < 16; round++) {
+		q = ++next_qual;
+		CHECK_OK(dat_rsp_create(p.s.ia, q, sep, p.s.cr_evd, &rsp));
+		CHECK_OK(connect_to(cep, q, 0, NULL));
+		/*
+		 * Not synchronisation: the free lands at a different point
+		 * of the request's way each round; either outcome passes.
+		 */
+		usleep_range(round * 250, round * 250 + 50);
+		CHECK_OK(dat_rsp_free(rsp));
+		got_cr = got_rej = false;
+		CHECK(WAIT_FOR((got_cr = dat_evd_dequeue(p.s.cr_evd, &ev) ==
+					 DAT_SUCCESS) ||
+			       (got_rej = dat_evd_dequeue(p.c.conn_evd, &cev) ==
+					  DAT_SUCCESS)),
+		      "round %d: neither CR nor rejection", round);
+		if (got_cr) {
+			crs++;
+			CHECK(ep_state(sep) ==
+			      DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING,
+			      "round %d: state %d", round, ep_state(sep));
+			CHECK_OK(dat_cr_reject(
+				ev.event_data.cr_arrival_event_data.cr_handle));
+			CHECK(next_event(p.c.conn_evd, &cev), "no rejection");
+		} else {
+			CHECK(no_event(p.s.cr_evd), "round %d: CR after rejection",
+			      round);
+		}
+		CHECK(is_rejection(cev.event_number), "round %d: client 0x%x",
+		      round, cev.event_number);
+		CHECK(ep_state(sep) == DAT_EP_STATE_UNCONNECTED,
+		      "round %d: state %d", round, ep_state(sep));
+		CHECK_OK(dat_ep_reset(cep));
+	}
+	pr_info("kdat_test: %s: %d of 16 requests became CRs\n", cur_test, crs);
+	CHECK_OK(dat_ep_free(sep));
+out:
+	pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
 
 struct kt_case {
 	const char *name;
@@ -3360,6 +3757,12 @@ static const struct kt_case cases[] = {
 	CASE(t_race_free_against_calls_on_the_srq),
 	CASE(t_race_threads_posting_to_one_srq_keep_exact_counts),
 	CASE(t_race_ia_close_against_creates),
+	CASE(t_rsp_accept_null_ep_connects_the_reserved_ep),
+	CASE(t_rsp_one_request_then_reject_returns_the_ep),
+	CASE(t_rsp_free_while_reserved_and_close_with_rsps),
+	CASE(t_rsp_bad_args_exact_codes),
+	CASE(t_race_two_frees_of_one_rsp),
+	CASE(t_race_rsp_free_against_a_request),
 };
 
 static void run_case(const struct kt_case *c)

@@ -7,10 +7,14 @@
 //   cannot send any, so a reject with private data is refused as
 //   DAT_MODEL_NOT_SUPPORTED and leaves the CR pending (the consumer may
 //   reject it without data); without data it is dat_cr_reject.
+// - RSPs are libdat's (the kernel's): the same calls, the same EP states
+//   and DAT_INVALID_STATE_EP_* subtypes; a CR from an RSP names it as
+//   sp_handle and its reserved EP as local_ep_handle, and dat_cr_accept
+//   with a NULL EP takes that EP.
 // - CSPs: csp_create checks the IA and is DAT_NOT_IMPLEMENTED; no CSP
 //   handle ever exists, so csp_query/csp_free answer
 //   DAT_INVALID_HANDLE/DAT_INVALID_HANDLE_CSP, as the core answers an
-//   RSP or RMR call (kdat makes none of them either).
+//   RMR call (kdat makes none of them either).
 #include "ep_convert.hpp"
 
 namespace kdat::dat2p {

@@ -25,7 +25,7 @@ Kernel *g_current;
 
 /* kernel-flavour DAT_HANDLE_TYPE numbers, as KDAT_IOC_FREE names them */
 constexpr u32 T_CR = 0, T_EP = 1, T_EVD = 2, T_IA = 3, T_LMR = 4, T_PSP = 5,
-	      T_PZ = 6, T_SRQ = 9;
+	      T_PZ = 6, T_RSP = 8, T_SRQ = 9;
 
 /* The ABI's rule for an ID that names no live object of the type. */
 DAT_RETURN bad_id(u32 type)
@@ -41,6 +41,7 @@ DAT_RETURN bad_id(u32 type)
 	case T_PSP: sub = DAT_INVALID_HANDLE_PSP; break;
 	case T_PZ: sub = DAT_INVALID_HANDLE_PZ; break;
 	case T_SRQ: sub = DAT_INVALID_HANDLE_SRQ; break;
+	case T_RSP: sub = DAT_INVALID_HANDLE_RSP; break;
 	}
 	return DAT_ERROR(DAT_INVALID_HANDLE, sub);
 }
@@ -95,6 +96,8 @@ struct Obj {
 	u32 async_evd = 0;
 	/* CR */
 	CrInfo cr;
+	/* RSP */
+	struct kdat_ioc_rsp_create rsp = {};
 };
 
 struct FreeDelete {
@@ -603,7 +606,7 @@ bool reserved_zero(unsigned long req, const void *arg)
 	}
 	case KDAT_IOC_CR_QUERY: {
 		auto *a = static_cast<const kdat_ioc_cr_query *>(arg);
-		return zero(a->pad, sizeof(a->pad));
+		return zero(a->pad, sizeof(a->pad)) && !a->reserved;
 	}
 	default:
 		return true;
@@ -626,7 +629,8 @@ bool known(unsigned long req)
 	case KDAT_IOC_EP_POST: case KDAT_IOC_EP_STATUS:
 	case KDAT_IOC_PSP_CREATE: case KDAT_IOC_CR_QUERY:
 	case KDAT_IOC_CR_ACCEPT: case KDAT_IOC_EVD_CTL:
-	case KDAT_IOC_EP_MODIFY:
+	case KDAT_IOC_EP_MODIFY: case KDAT_IOC_RSP_CREATE:
+	case KDAT_IOC_RSP_QUERY:
 		return true;
 	default:
 		return false;
@@ -990,6 +994,30 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 		a.remote_port = cr->cr.remote_port;
 		std::memset(a.remote_addr, 0, sizeof(a.remote_addr));
 		std::memcpy(a.remote_addr, &cr->cr.remote, sizeof(cr->cr.remote));
+		a.local_ep = cr->cr.local_ep;
+		return DAT_SUCCESS;
+	}
+	case KDAT_IOC_RSP_CREATE: {
+		ARGS(struct kdat_ioc_rsp_create);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		if (!get(a.ep, T_EP))
+			return bad_id(T_EP);
+		if (!get(a.evd, T_EVD))
+			return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+		a.rsp = add(T_RSP, a.ia);
+		objs[a.rsp].rsp = a;
+		return DAT_SUCCESS;
+	}
+	case KDAT_IOC_RSP_QUERY: {
+		ARGS(struct kdat_ioc_rsp_query);
+		Obj *rsp = get(a.rsp, T_RSP);
+		if (!rsp)
+			return bad_id(T_RSP);
+		a.ia = rsp->rsp.ia;
+		a.conn_qual = rsp->rsp.conn_qual;
+		a.evd = rsp->rsp.evd;
+		a.ep = rsp->rsp.ep;
 		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_CR_ACCEPT: {

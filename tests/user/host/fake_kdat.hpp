@@ -90,6 +90,7 @@ struct CrInfo {
 	std::vector<std::uint8_t> pdata;
 	struct sockaddr_in remote = {};
 	std::uint64_t remote_port = 0;
+	std::uint32_t local_ep = 0;	/* an RSP's request: its EP's ID */
 };
 
 class Kernel {

@@ -302,6 +302,136 @@ TEST_F(Cm, RequestOfAFreedPspStillNamesIt)
 	EXPECT_OK(dat_cr_reject(e.event_data.cr_arrival_event_data.cr_handle));
 }
 
+/*
+ * RSPs: what dat_rsp_create sends, what the library refuses itself, the
+ * kernel's refusals unchanged (no handle), a query from the kernel's IDs,
+ * and the free.
+ */
+TEST_F(Cm, RspCreateSendsItsArgumentsQueryAndFree)
+{
+	DAT_EP_HANDLE sep = make_ep(srv), cep = make_ep(cli);
+	DAT_RSP_HANDLE rsp = nullptr, rsp2 = nullptr;
+
+	kernel.reset_counts();
+	ASSERT_OK(dat_rsp_create(srv.ia, 5001, sep, srv.cr, &rsp));
+	auto c = kernel.last<kdat_ioc_rsp_create>(KDAT_IOC_RSP_CREATE);
+	EXPECT_EQ(kid<kdat::Ia>(srv.ia), c.ia);
+	EXPECT_EQ(kid<kdat::Ep>(sep), c.ep);
+	EXPECT_EQ(kid<kdat::Evd>(srv.cr), c.evd);
+	EXPECT_EQ(5001u, c.conn_qual);
+	DAT_HANDLE_TYPE t;
+	ASSERT_OK(dat_get_handle_type(rsp, &t));
+	EXPECT_EQ(DAT_HANDLE_TYPE_RSP, t);
+
+	/* the kernel's refusals come back unchanged and make no handle */
+	const std::size_t handles = kdat::handles().size();
+	kernel.status_next(KDAT_IOC_RSP_CREATE,
+			   E(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED));
+	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED),
+		   dat_rsp_create(srv.ia, 5002, sep, srv.cr, &rsp2));
+	kernel.status_next(KDAT_IOC_RSP_CREATE, E(DAT_CONN_QUAL_IN_USE));
+	EXPECT_DAT(E(DAT_CONN_QUAL_IN_USE),
+		   dat_rsp_create(srv.ia, 5001, sep, srv.cr, &rsp2));
+	EXPECT_EQ(handles, kdat::handles().size());
+	EXPECT_EQ(nullptr, rsp2);
+
+	/* what never reaches the kernel: (ia, conn_qual, ep, evd, rsp) */
+	kernel.reset_counts();
+	EXPECT_DAT(ARG(2), dat_rsp_create(srv.ia, 0, sep, srv.cr, &rsp2));
+	EXPECT_DAT(ARG(2), dat_rsp_create(srv.ia, 65536, sep, srv.cr, &rsp2));
+	EXPECT_DAT(ARG(5), dat_rsp_create(srv.ia, 5002, sep, srv.cr, nullptr));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   dat_rsp_create(srv.ia, 5002, nullptr, srv.cr, &rsp2));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   dat_rsp_create(srv.ia, 5002, cep, srv.cr, &rsp2));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EVD_CR),
+		   dat_rsp_create(srv.ia, 5002, sep, cli.cr, &rsp2));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_IA),
+		   dat_rsp_create(srv.pz, 5002, sep, srv.cr, &rsp2));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+
+	/* a module without RSPs */
+	kernel.answer<kdat_ioc_version>(KDAT_IOC_VERSION, [](kdat_ioc_version &v) {
+		v.features &= ~KDAT_FEATURE_RSP;
+		return DAT_SUCCESS;
+	});
+	EXPECT_DAT(E(DAT_NOT_IMPLEMENTED),
+		   dat_rsp_create(srv.ia, 5002, sep, srv.cr, &rsp2));
+	EXPECT_EQ(0u, kernel.ioctls(KDAT_IOC_RSP_CREATE));
+	kernel.answer_raw(KDAT_IOC_VERSION, {});
+
+	DAT_RSP_PARAM rp;
+	kernel.reset_counts();
+	ASSERT_OK(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rp));
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_RSP_QUERY));
+	EXPECT_EQ(srv.ia, rp.ia_handle);
+	EXPECT_EQ(5001u, rp.conn_qual);
+	EXPECT_EQ(srv.cr, rp.evd_handle);
+	EXPECT_EQ(sep, rp.ep_handle);
+	EXPECT_DAT(ARG(2), dat_rsp_query(rsp, (DAT_RSP_PARAM_MASK)0x10, &rp));
+	EXPECT_DAT(ARG(3), dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, nullptr));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_RSP),
+		   dat_rsp_query(sep, DAT_RSP_FIELD_ALL, &rp));
+
+	/* a refused free keeps the handle */
+	kernel.status_next(KDAT_IOC_FREE, E(DAT_INVALID_STATE));
+	EXPECT_DAT(E(DAT_INVALID_STATE), dat_rsp_free(rsp));
+	kernel.reset_counts();
+	EXPECT_OK(dat_rsp_free(rsp));
+	auto f = kernel.last<kdat_ioc_free>(KDAT_IOC_FREE);
+	EXPECT_EQ(kdat::ktype::RSP, f.type);
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_RSP), dat_rsp_free(rsp));
+	EXPECT_EQ(1u, kernel.total_ioctls());
+	EXPECT_OK(dat_ep_free(sep));
+	EXPECT_OK(dat_ep_free(cep));
+}
+
+/*
+ * An RSP's request: the event names the RSP (also once it is freed), the
+ * CR query its reserved EP, and an accept with a NULL EP leaves the
+ * choice to the kernel (ID 0).
+ */
+TEST_F(Cm, RspRequestNamesTheRspAndItsEpAndNullAcceptSendsNoEp)
+{
+	DAT_EP_HANDLE sep = make_ep(srv);
+	DAT_RSP_HANDLE rsp;
+	ASSERT_OK(dat_rsp_create(srv.ia, 5004, sep, srv.cr, &rsp));
+	fake::CrInfo info;
+	info.local_ep = kid<kdat::Ep>(sep);
+	struct kdat_uevent u = {};
+	u.event_number = DAT_CONNECTION_REQUEST_EVENT;
+	u.cr = kernel.make_cr(ref<kdat::Ia>(srv.ia), info);
+	u.sp = kid<kdat::Rsp>(rsp);
+	u.conn_qual = 5004;
+	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.cr), u));
+	DAT_EVENT e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
+	auto &c = e.event_data.cr_arrival_event_data;
+	EXPECT_EQ(rsp, c.sp_handle.rsp_handle);
+	EXPECT_EQ(5004u, c.conn_qual);
+	DAT_CR_PARAM p;
+	ASSERT_OK(dat_cr_query(c.cr_handle, DAT_CR_FIELD_ALL, &p));
+	EXPECT_EQ(sep, p.local_ep_handle);
+
+	kernel.reset_counts();
+	ASSERT_OK(dat_cr_accept(c.cr_handle, nullptr, 0, nullptr));
+	auto a = kernel.last<kdat_ioc_cr_accept>(KDAT_IOC_CR_ACCEPT);
+	EXPECT_EQ(u.cr, a.cr);
+	EXPECT_EQ(0u, a.ep);
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_CR),
+		   dat_cr_query(c.cr_handle, DAT_CR_FIELD_ALL, &p));
+
+	/* a request still queued for a freed RSP names its old handle */
+	u.cr = kernel.make_cr(ref<kdat::Ia>(srv.ia), info);
+	const auto rsp_id = kid<kdat::Rsp>(rsp);
+	ASSERT_OK(dat_rsp_free(rsp));
+	u.sp = rsp_id;
+	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.cr), u));
+	e = next_event(srv.cr, DAT_CONNECTION_REQUEST_EVENT);
+	EXPECT_EQ(rsp, e.event_data.cr_arrival_event_data.sp_handle.rsp_handle);
+	EXPECT_OK(dat_cr_reject(e.event_data.cr_arrival_event_data.cr_handle));
+	EXPECT_OK(dat_ep_free(sep));
+}
+
 TEST_F(Cm, EpQueryStatusDisconnectAndResetTranslateTheKernel)
 {
 	DAT_EP_HANDLE cep = make_ep(cli);

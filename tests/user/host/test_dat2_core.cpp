@@ -629,7 +629,8 @@ TEST_F(Dat2Table, EventsComeBackInDat2Layout)
 	EXPECT_EQ(d2::DAT_SOFTWARE_EVENT, e.event_number);
 	EXPECT_EQ(evd, e.evd_handle);
 	EXPECT_EQ((void *)&x, e.event_data.software_event_data.pointer);
-	EXPECT_EQ(err2(d2::DAT_QUEUE_EMPTY), t->evd_dequeue_func(evd, &e));
+	// bare, as OFED's providers say it: dtest -p loops on == DAT_QUEUE_EMPTY
+	EXPECT_EQ(d2::DAT_QUEUE_EMPTY, t->evd_dequeue_func(evd, &e));
 
 	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(evd), software_event(&x)));
 	d2::DAT_COUNT more = -1;

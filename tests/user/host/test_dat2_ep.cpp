@@ -1638,7 +1638,7 @@ TEST_F(Dat2Ep, CrQueryAcceptAndRejectTranslate)
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
 
-/* PSPs: create (flags by name), query by mask, create_any and free; RSPs as the core answers. */
+/* PSPs: create (flags by name), query by mask, create_any and free; RSPs create, query by mask, free. */
 TEST_F(Dat2Ep, PspAndRspEntriesTranslate)
 {
 	DAT_PSP_HANDLE psp = nullptr;
@@ -1682,12 +1682,11 @@ TEST_F(Dat2Ep, PspAndRspEntriesTranslate)
 		  T().psp_create_any_func(srv.pz, &q, srv.cr, dat2::DAT_PSP_CONSUMER_FLAG, &any));
 	EXPECT_EQ(nullptr, any);
 
-	/* RSPs: kdat has none */
+	/* RSPs: libdat's, arguments and parameters converted */
 	DAT_EP_HANDLE ep = make_ep();
 	DAT_RSP_HANDLE rsp = nullptr;
 	kernel.reset_counts();
 	dat2::DAT_RSP_PARAM rp;
-	EXPECT_D2(kNotImpl, T().rsp_create_func(srv.ia, 5003, ep, srv.cr, &rsp));
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_IA),
 		  T().rsp_create_func(srv.pz, 5003, ep, srv.cr, &rsp));
 	EXPECT_EQ(nullptr, rsp);
@@ -1695,6 +1694,31 @@ TEST_F(Dat2Ep, PspAndRspEntriesTranslate)
 		  T().rsp_query_func(psp, dat2::DAT_RSP_FIELD_ALL, &rp));
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_RSP), T().rsp_free_func(psp));
 	EXPECT_EQ(0u, kernel.total_ioctls());
+	/* the kernel's refusal comes back as the DAT 2.0 code */
+	kernel.status_next(KDAT_IOC_RSP_CREATE,
+			   DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED));
+	EXPECT_D2(E2(dat2::DAT_INVALID_STATE, dat2::DAT_INVALID_STATE_EP_RESERVED),
+		  T().rsp_create_func(srv.ia, 5003, ep, srv.cr, &rsp));
+	EXPECT_EQ(nullptr, rsp);
+	ASSERT_D2(OK2, T().rsp_create_func(srv.ia, 5003, ep, srv.cr, &rsp));
+	auto rc = kernel.last<kdat_ioc_rsp_create>(KDAT_IOC_RSP_CREATE);
+	EXPECT_EQ(5003u, rc.conn_qual);
+	EXPECT_EQ(kid<kdat::Ep>(ep), rc.ep);
+	EXPECT_EQ(kid<kdat::Evd>(srv.cr), rc.evd);
+	std::memset(&rp, 0x5a, sizeof(rp));
+	ASSERT_D2(OK2, T().rsp_query_func(rsp, dat2::DAT_RSP_FIELD_ALL, &rp));
+	EXPECT_EQ(srv.ia, rp.ia_handle);
+	EXPECT_EQ(5003u, rp.conn_qual);
+	EXPECT_EQ(srv.cr, rp.evd_handle);
+	EXPECT_EQ(ep, rp.ep_handle);
+	std::memset(&rp, 0x5a, sizeof(rp));
+	ASSERT_D2(OK2, T().rsp_query_func(rsp, dat2::DAT_RSP_FIELD_EP_HANDLE, &rp));
+	EXPECT_EQ(ep, rp.ep_handle);
+	EXPECT_EQ(ptr(0x5a5a5a5a5a5a5a5aull), rp.ia_handle);
+	EXPECT_D2(OK2, T().rsp_free_func(rsp));
+	EXPECT_EQ(kdat::ktype::RSP,
+		  kernel.last<kdat_ioc_free>(KDAT_IOC_FREE).type);
+	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_RSP), T().rsp_free_func(rsp));
 
 	EXPECT_D2(OK2, T().psp_free_func(psp));
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_PSP), T().psp_free_func(psp));

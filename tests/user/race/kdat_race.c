@@ -2626,13 +2626,15 @@ static void fork_child_calls(int fd, struct side *s, uint32_t srq, uint32_t ep,
 		struct kdat_ioc_cr_accept cr_accept;
 		struct kdat_ioc_evd_ctl evd_ctl;
 		struct kdat_ioc_ep_modify ep_modify;
+		struct kdat_ioc_rsp_create rsp_create;
+		struct kdat_ioc_rsp_query rsp_query;
 	} a;
 	static char names[4][KDAT_NAME_LEN];
 	size_t used = 0;
 	unsigned int nr;
 	int i;
 
-	for (nr = 0; nr <= _IOC_NR(KDAT_IOC_EP_MODIFY); nr++) {
+	for (nr = 0; nr <= _IOC_NR(KDAT_IOC_RSP_QUERY); nr++) {
 		unsigned long cmd = 0;
 		size_t size = 0;
 		uint32_t st;
@@ -2697,6 +2699,10 @@ static void fork_child_calls(int fd, struct side *s, uint32_t srq, uint32_t ep,
 		C(KDAT_IOC_EVD_CTL, evd_ctl, a.evd_ctl.evd = s->swevd,
 		  a.evd_ctl.op = KDAT_EVD_CTL_WAKE);
 		C(KDAT_IOC_EP_MODIFY, ep_modify, a.ep_modify.ep = ep);
+		C(KDAT_IOC_RSP_CREATE, rsp_create, a.rsp_create.ia = s->ia,
+		  a.rsp_create.ep = ep, a.rsp_create.evd = s->crevd,
+		  a.rsp_create.conn_qual = 4243);
+		C(KDAT_IOC_RSP_QUERY, rsp_query, a.rsp_query.rsp = 1);
 #undef C
 		}
 		if (!cmd)
