@@ -161,6 +161,9 @@ DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 	u->hw_ver = attr.hardware_version_major;
 	if (kdat_srq_ep_pz_may_differ(ia->ibdev))
 		u->flags |= KDAT_UIA_SRQ_EP_PZ_DIFF;
+	u->flags |= KDAT_UIA_IB_EXT;
+	if (ia->ibdev->attrs.atomic_cap != IB_ATOMIC_NONE)
+		u->flags |= KDAT_UIA_ATOMICS;
 	u->fw_ver = (u64)attr.firmware_version_major << 32 |
 		    attr.firmware_version_minor;
 	u->max_eps = attr.max_eps;
@@ -752,6 +755,21 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 	case KDAT_POST_RDMA_READ:
 		ret = kdat_ib_ep_post_rdma_read(o, a->nseg, t, ck, &r, a->flags);
 		break;
+	case KDAT_POST_RDMA_WRITE_IMMED:
+		ret = kdat_ib_ep_post_rdma_write_immed(o, a->nseg, t, ck, &r,
+						       a->immed_data, a->flags);
+		break;
+	case KDAT_POST_CMP_AND_SWAP:
+	case KDAT_POST_FETCH_AND_ADD:
+		/* one local segment, the one the old value lands in */
+		if (a->nseg != 1) {
+			ret = KDAT_ERR(DAT_LENGTH_ERROR, 0);
+			break;
+		}
+		ret = kdat_ib_ep_post_atomic(o, a->op == KDAT_POST_CMP_AND_SWAP,
+					     a->compare_add, a->swap, t, ck, &r,
+					     a->flags);
+		break;
 	default:
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		break;
@@ -892,7 +910,8 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 	case _IOC_NR(KDAT_IOC_EP_POST): {
 		const struct kdat_ioc_ep_post *a = k;
 
-		return !a->pad && kdat_useg_pads_zero(a->seg, a->nseg);
+		return !a->pad && !a->reserved &&
+		       kdat_useg_pads_zero(a->seg, a->nseg);
 	}
 	case _IOC_NR(KDAT_IOC_SRQ_POST): {
 		const struct kdat_ioc_srq_post *a = k;

@@ -47,20 +47,43 @@ static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
 /* ---------------------------------------------------------------------- */
 /* Completions                                                             */
 
+/*
+ * The operation of a receive completion: a receive an RDMA Write with
+ * immediate data consumed, or a plain one; and the immediate data, if the
+ * sender gave one.  A failed completion's opcode is undefined: a receive.
+ */
+void kdat_dto_recv_op(const struct ib_wc *wc, DAT_DTO_COMPLETION_EVENT_DATA *d)
+{
+	d->kdat_operation = KDAT_DTO_OP_RECV;
+	if (wc->status != IB_WC_SUCCESS)
+		return;
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		d->kdat_operation = KDAT_DTO_OP_RECV_RDMA_IMMED;
+	if (wc->wc_flags & IB_WC_WITH_IMM) {
+		d->kdat_flags |= KDAT_DTO_F_IMMED;
+		d->kdat_immed_data = be32_to_cpu(wc->ex.imm_data);
+	}
+}
+
+/* @recv: a receive completion, else one of the send queue (w->op). */
 static void kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
-			      struct kdat_wr *w, struct ib_wc *wc, u32 len)
+			      struct kdat_wr *w, struct ib_wc *wc, u32 len,
+			      bool recv)
 {
 	DAT_EVENT ev = {};
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
 
 	if (!evd || (w->suppress && wc->status == IB_WC_SUCCESS))
 		return;
 	ev.event_number = DAT_DTO_COMPLETION_EVENT;
-	ev.event_data.dto_completion_event_data.ep_handle = ep;
-	ev.event_data.dto_completion_event_data.user_cookie = w->cookie;
-	ev.event_data.dto_completion_event_data.status =
-		kdat_dto_status(wc->status);
-	ev.event_data.dto_completion_event_data.transfered_length =
-		wc->status == IB_WC_SUCCESS ? len : 0;
+	d->ep_handle = ep;
+	d->user_cookie = w->cookie;
+	d->status = kdat_dto_status(wc->status);
+	d->transfered_length = wc->status == IB_WC_SUCCESS ? len : 0;
+	if (recv)
+		kdat_dto_recv_op(wc, d);
+	else
+		d->kdat_operation = w->op;
 	kdat_evd_post(evd, &ev, NULL, true);
 }
 
@@ -80,7 +103,8 @@ static void kdat_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kdat_wr copy = *w;
 
 	kdat_ring_pop(ep, &ep->sq);
-	kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length);
+	kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length,
+			  false);
 }
 
 static void kdat_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -90,7 +114,7 @@ static void kdat_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kdat_wr copy = *w;
 
 	kdat_ring_pop(ep, &ep->rq);
-	kdat_ep_dto_event(ep, ep->recv_evd, &copy, wc, wc->byte_len);
+	kdat_ep_dto_event(ep, ep->recv_evd, &copy, wc, wc->byte_len, true);
 }
 
 /* The drain marker of ib_drain_sq has its own cqe; nothing to do here. */
@@ -866,7 +890,7 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
 		r->posted++;
 		r->tail++;
 		spin_unlock_irq(&ep->lock);
-		kdat_ep_dto_event(ep, ep->recv_evd, &w, &wc, 0);
+		kdat_ep_dto_event(ep, ep->recv_evd, &w, &wc, 0, true);
 		spin_lock_irq(&ep->lock);
 	}
 	spin_unlock_irq(&ep->lock);
@@ -1111,23 +1135,61 @@ DAT_RETURN kdat_ib_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft,
 /* ---------------------------------------------------------------------- */
 /* Data transfer                                                           */
 
+/* What an IB-extension request adds to a send, RDMA Write or Read. */
+struct kdat_post_ext {
+	u32 immed_data;
+	u64 compare_add;
+	u64 swap;
+};
+
+static u8 kdat_wr_dto_op(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+		return KDAT_DTO_OP_RDMA_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return KDAT_DTO_OP_RDMA_WRITE_IMMED;
+	case IB_WR_RDMA_READ:
+		return KDAT_DTO_OP_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return KDAT_DTO_OP_CMP_AND_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return KDAT_DTO_OP_FETCH_AND_ADD;
+	default:
+		return KDAT_DTO_OP_SEND;
+	}
+}
+
+static bool kdat_wr_is_atomic(enum ib_wr_opcode op)
+{
+	return op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /*
- * Post one request (send, RDMA write or RDMA read).  @remote is NULL for a
- * send.  The local segments are read for a send or write and written by a
- * read, so they need the matching local privilege.
+ * Post one request (send, RDMA write or RDMA read, write with immediate
+ * data, atomic).  @remote is NULL for a send.  The local segments are read
+ * for a send or write and written by a read or an atomic, so they need the
+ * matching local privilege.  @flags_arg names the flags argument.
  */
 static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
-				       DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+				       DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 				       DAT_DTO_COOKIE cookie,
 				       const DAT_RMR_TRIPLET *remote,
-				       DAT_COMPLETION_FLAGS flags)
+				       const struct kdat_post_ext *ext,
+				       DAT_COMPLETION_FLAGS flags,
+				       DAT_RETURN_SUBTYPE flags_arg)
 {
-	DAT_MEM_PRIV_FLAGS need = op == IB_WR_RDMA_READ ?
-				  DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
-				  DAT_MEM_PRIV_LOCAL_READ_FLAG;
+	bool writes = op == IB_WR_RDMA_READ || kdat_wr_is_atomic(op);
+	DAT_MEM_PRIV_FLAGS need = writes ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+					   DAT_MEM_PRIV_LOCAL_READ_FLAG;
 	struct ib_sge sge[KDAT_EP_MAX_IOV];
 	const struct ib_send_wr *bad;
-	struct ib_rdma_wr wr = {};
+	union {
+		struct ib_send_wr wr;
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+	} u = {};
 	unsigned long irqflags;
 	struct kdat_wr *w;
 	DAT_RETURN ret;
@@ -1136,13 +1198,13 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 
 	if (n < 0 || n > ep->attr.max_request_iov ||
 	    (op == IB_WR_RDMA_READ && n > ep->attr.max_rdma_read_iov) ||
-	    (op == IB_WR_RDMA_WRITE && n > ep->attr.max_rdma_write_iov))
+	    ((op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM) &&
+	     n > ep->attr.max_rdma_write_iov))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (n && !iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (flags & ~KDAT_SEND_FLAGS)
-		return KDAT_ERR(DAT_INVALID_PARAMETER,
-				remote ? DAT_INVALID_ARG6 : DAT_INVALID_ARG5);
+		return KDAT_ERR(DAT_INVALID_PARAMETER, flags_arg);
 	for (i = 0; i < n; i++) {
 		ret = kdat_lmr_to_sge(ep->obj.ia, ep->pz, &iov[i], &sge[i],
 				      need);
@@ -1154,18 +1216,25 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
 	if (remote && len > remote->segment_length)
 		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
-	wr.wr.opcode = op;
-	wr.wr.sg_list = sge;
-	wr.wr.num_sge = n;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
+	u.wr.opcode = op;
+	u.wr.sg_list = sge;
+	u.wr.num_sge = n;
+	u.wr.send_flags = IB_SEND_SIGNALED;
 	if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG && op == IB_WR_SEND)
-		wr.wr.send_flags |= IB_SEND_SOLICITED;
+		u.wr.send_flags |= IB_SEND_SOLICITED;
 	if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG)
-		wr.wr.send_flags |= IB_SEND_FENCE;
-	if (remote) {
-		wr.remote_addr = remote->target_address;
-		wr.rkey = remote->rmr_context;
+		u.wr.send_flags |= IB_SEND_FENCE;
+	if (kdat_wr_is_atomic(op)) {
+		u.atomic.remote_addr = remote->target_address;
+		u.atomic.rkey = remote->rmr_context;
+		u.atomic.compare_add = ext->compare_add;
+		u.atomic.swap = ext->swap;
+	} else if (remote) {
+		u.rdma.remote_addr = remote->target_address;
+		u.rdma.rkey = remote->rmr_context;
 	}
+	if (op == IB_WR_RDMA_WRITE_WITH_IMM)
+		u.wr.ex.imm_data = cpu_to_be32(ext->immed_data);
 
 	spin_lock_irqsave(&ep->lock, irqflags);
 	if (ep->state != DAT_EP_STATE_CONNECTED || !ep->qp) {
@@ -1185,8 +1254,9 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 	w->cookie = cookie;
 	w->length = (u32)len;
 	w->suppress = flags & DAT_COMPLETION_SUPPRESS_FLAG;
-	wr.wr.wr_cqe = &w->cqe;
-	if (ib_post_send(ep->qp, &wr.wr, &bad)) {
+	w->op = kdat_wr_dto_op(op);
+	u.wr.wr_cqe = &w->cqe;
+	if (ib_post_send(ep->qp, &u.wr, &bad)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;
 	}
@@ -1202,7 +1272,7 @@ DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 				DAT_COMPLETION_FLAGS flags)
 {
 	return kdat_ep_post_request(to_ep(h), IB_WR_SEND, n, iov, cookie, NULL,
-				    flags);
+				    NULL, flags, DAT_INVALID_ARG5);
 }
 
 DAT_RETURN kdat_ib_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n,
@@ -1214,7 +1284,7 @@ DAT_RETURN kdat_ib_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n,
 	if (!remote)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	return kdat_ep_post_request(to_ep(h), IB_WR_RDMA_WRITE, n, iov, cookie,
-				    remote, flags);
+				    remote, NULL, flags, DAT_INVALID_ARG6);
 }
 
 DAT_RETURN kdat_ib_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n,
@@ -1230,7 +1300,59 @@ DAT_RETURN kdat_ib_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n,
 	if (!ep->attr.max_rdma_read_out)
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 	return kdat_ep_post_request(ep, IB_WR_RDMA_READ, n, iov, cookie,
-				    remote, flags);
+				    remote, NULL, flags, DAT_INVALID_ARG6);
+}
+
+/* kdat_ep_post_rdma_write_immed (kdat.h): arguments as its ARGn. */
+DAT_RETURN kdat_ib_ep_post_rdma_write_immed(DAT_EP_HANDLE h, DAT_COUNT n,
+					    DAT_LMR_TRIPLET *iov,
+					    DAT_DTO_COOKIE cookie,
+					    const DAT_RMR_TRIPLET *remote,
+					    u32 immed_data,
+					    DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_post_ext ext = { .immed_data = immed_data };
+
+	if (!remote)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	return kdat_ep_post_request(to_ep(h), IB_WR_RDMA_WRITE_WITH_IMM, n,
+				    iov, cookie, remote, &ext, flags,
+				    DAT_INVALID_ARG7);
+}
+
+/*
+ * kdat_ep_post_cmp_and_swap / _fetch_and_add (kdat.h).  Argument numbers
+ * are compare-and-swap's (ep, compare, swap, local, cookie, remote,
+ * flags); fetch-and-add has no swap, so from local on they are one less.
+ */
+DAT_RETURN kdat_ib_ep_post_atomic(DAT_EP_HANDLE h, bool cmp_swap,
+				  u64 compare_add, u64 swap,
+				  const DAT_LMR_TRIPLET *local,
+				  DAT_DTO_COOKIE cookie,
+				  const DAT_RMR_TRIPLET *remote,
+				  DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_post_ext ext = { .compare_add = compare_add, .swap = swap };
+	DAT_RETURN_SUBTYPE shift = cmp_swap ? 0 : 1;
+	struct kdat_ep *ep = to_ep(h);
+
+	if (!local)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4 - shift);
+	if (!remote || remote->target_address & 7)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6 - shift);
+	if (flags & ~KDAT_SEND_FLAGS)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7 - shift);
+	if (local->segment_length != sizeof(u64))
+		return KDAT_ERR(DAT_LENGTH_ERROR, 0);
+	if (ep->obj.ia->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
+		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+	/* an atomic is an RDMA Read as far as the initiator depth goes */
+	if (!ep->attr.max_rdma_read_out)
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	return kdat_ep_post_request(ep, cmp_swap ? IB_WR_ATOMIC_CMP_AND_SWP :
+						   IB_WR_ATOMIC_FETCH_AND_ADD,
+				    1, local, cookie, remote, &ext, flags,
+				    DAT_INVALID_ARG7 - shift);
 }
 
 DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,

@@ -198,6 +198,7 @@ struct kdat_pz {
 	struct kdat_obj obj;
 	struct ib_pd *pd;
 	atomic_t users;			/* EPs, SRQs, LMRs using it */
+	struct ib_mr *atomic_mr;	/* global rkey with atomics, or NULL */
 };
 
 bool kdat_remote_access(void);
@@ -318,6 +319,7 @@ struct kdat_wr {
 	u32 length;
 	u32 nsge;			/* receive ring: SGEs kept for late post */
 	bool suppress;			/* no event on success */
+	u8 op;				/* send ring: KDAT_DTO_OP_* */
 };
 
 /* Free-running indices; slot = index % size (size need not be 2^n). */
@@ -536,6 +538,22 @@ DAT_RETURN kdat_ib_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 				      DAT_DTO_COOKIE cookie,
 				      const DAT_RMR_TRIPLET *remote,
 				      DAT_COMPLETION_FLAGS flags);
+
+/* IB extensions (kdat.h kdat_ep_post_*); the handle is a kdat EP. */
+DAT_RETURN kdat_ib_ep_post_rdma_write_immed(DAT_EP_HANDLE ep, DAT_COUNT n,
+					    DAT_LMR_TRIPLET *iov,
+					    DAT_DTO_COOKIE cookie,
+					    const DAT_RMR_TRIPLET *remote,
+					    u32 immed_data,
+					    DAT_COMPLETION_FLAGS flags);
+DAT_RETURN kdat_ib_ep_post_atomic(DAT_EP_HANDLE ep, bool cmp_swap,
+				  u64 compare_add, u64 swap,
+				  const DAT_LMR_TRIPLET *local,
+				  DAT_DTO_COOKIE cookie,
+				  const DAT_RMR_TRIPLET *remote,
+				  DAT_COMPLETION_FLAGS flags);
+void kdat_dto_recv_op(const struct ib_wc *wc,
+		      DAT_DTO_COMPLETION_EVENT_DATA *d);
 DAT_RETURN kdat_ib_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state,
 				 DAT_BOOLEAN *recv_idle,
 				 DAT_BOOLEAN *request_idle);

@@ -18,11 +18,13 @@
 #include "kdat_core.h"
 
 #define KDAT_MEM_PRIV_REMOTE	(DAT_MEM_PRIV_REMOTE_READ_FLAG | \
-				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 #define KDAT_MEM_PRIV_ALL	(DAT_MEM_PRIV_LOCAL_READ_FLAG | \
 				 DAT_MEM_PRIV_REMOTE_READ_FLAG | \
 				 DAT_MEM_PRIV_LOCAL_WRITE_FLAG | \
-				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 
 DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
@@ -152,6 +154,8 @@ DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz_handle,
 		access |= IB_ACCESS_REMOTE_READ;
 	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	if (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
+		access |= IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_LOCAL_WRITE;
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
 		return ret;
@@ -187,6 +191,7 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 					  obj);
 	struct kdat_lmr *lmr;
 	struct kdat_pz *pz;
+	struct ib_mr *amr;
 	void *va = region.for_va;
 	DAT_RETURN ret;
 	u64 dma;
@@ -202,11 +207,18 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	if ((priv & KDAT_MEM_PRIV_REMOTE) && !kdat_remote_access())
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+
 	if (!lmr_handle || !lctx)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
 	ret = kdat_pz_use(ia, pz_handle, &pz);
 	if (ret != DAT_SUCCESS)
 		return ret;
+	/* remote atomics: the PZ's atomic DMA MR, if the device has one */
+	amr = READ_ONCE(pz->atomic_mr);
+	if ((priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG) && !amr) {
+		ret = KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
+		goto err_pz;
+	}
 	dma = ib_dma_map_single(ia->ibdev, va, length, DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(ia->ibdev, dma)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
@@ -218,7 +230,9 @@ DAT_RETURN kdat_ib_lmr_kcreate(DAT_IA_HANDLE h, DAT_MEM_TYPE type,
 	 * (pz.c); local triplets keep using the consumer's virtual address.
 	 */
 	ret = kdat_lmr_new(ia, pz, va, dma, length, priv, NULL,
-			   priv & KDAT_MEM_PRIV_REMOTE ?
+			   (priv & KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG) ?
+			   amr->rkey :
+			   (priv & KDAT_MEM_PRIV_REMOTE) ?
 			   pz->pd->unsafe_global_rkey : 0, &lmr);
 	if (ret != DAT_SUCCESS) {
 		ib_dma_unmap_single(ia->ibdev, dma, length, DMA_BIDIRECTIONAL);

@@ -29,6 +29,36 @@ bool kdat_remote_access(void)
 	return remote_access;
 }
 
+/*
+ * The PD's global rkey allows remote read and write only.  A kernel LMR
+ * that peers may run atomics on (KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG) gets the
+ * rkey of a second DMA MR with remote atomic access too, made as ib_core
+ * makes the PD's own (__ib_alloc_pd: the driver's get_dma_mr, released
+ * through its dereg_mr before the PD goes), on the same terms: only with
+ * remote_access, only where the device does atomics.  NULL otherwise.
+ */
+static struct ib_mr *kdat_pz_atomic_mr(struct ib_pd *pd)
+{
+	struct ib_device *dev = pd->device;
+	struct ib_mr *mr;
+
+	if (dev->attrs.atomic_cap == IB_ATOMIC_NONE || !dev->ops.get_dma_mr ||
+	    !dev->ops.dereg_mr)
+		return NULL;
+	mr = dev->ops.get_dma_mr(pd, IB_ACCESS_LOCAL_WRITE |
+				 IB_ACCESS_REMOTE_READ |
+				 IB_ACCESS_REMOTE_WRITE |
+				 IB_ACCESS_REMOTE_ATOMIC);
+	if (IS_ERR(mr))
+		return NULL;
+	mr->device = dev;
+	mr->pd = pd;
+	mr->type = IB_MR_TYPE_DMA;
+	mr->uobject = NULL;
+	mr->need_inval = false;
+	return mr;
+}
+
 static void kdat_pz_release(struct kdat_obj *obj)
 {
 	struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
@@ -96,6 +126,8 @@ DAT_RETURN kdat_ib_pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *pz_handle)
 	kdat_obj_init(&pz->obj, DAT_HANDLE_TYPE_PZ, ia->obj.provider, ia,
 		      kdat_pz_release);
 	pz->pd = pd;
+	if (remote_access && !ia->ufile)
+		pz->atomic_mr = kdat_pz_atomic_mr(pd);
 	if (kdat_obj_publish(&pz->obj)) {
 		kdat_pz_hw_destroy(pz);
 		kdat_obj_put(&pz->obj);
@@ -130,8 +162,11 @@ DAT_RETURN kdat_ib_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask,
 /* Release the ib_pd.  Idempotent: device removal and free may both call it. */
 void kdat_pz_hw_destroy(struct kdat_pz *pz)
 {
+	struct ib_mr *mr = xchg(&pz->atomic_mr, NULL);
 	struct ib_pd *pd = xchg(&pz->pd, NULL);
 
+	if (mr)
+		mr->device->ops.dereg_mr(mr, NULL);
 	if (pd)
 		ib_dealloc_pd(pd);
 }

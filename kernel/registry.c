@@ -275,6 +275,68 @@ DAT_RETURN kdat_ia_set_flags(DAT_IA_HANDLE h, DAT_UINT32 flags)
 }
 EXPORT_SYMBOL(kdat_ia_set_flags);
 
+/* The IB extensions: kdat's own calls, kdat EPs only (no provider slot). */
+#define KDAT_EP_CALL(h, call)						\
+	({								\
+		int __idx = kdat_call_begin();				\
+		struct kdat_obj *__o = kdat_obj_get_use((h),		\
+							DAT_HANDLE_TYPE_EP); \
+		DAT_RETURN __r = KDAT_ERR(DAT_INVALID_HANDLE,		\
+					  DAT_INVALID_HANDLE_EP);	\
+		if (__o) {						\
+			__r = (call);					\
+			kdat_obj_put_use(__o);				\
+		}							\
+		kdat_call_end(__idx);					\
+		__r;							\
+	})
+
+DAT_RETURN kdat_ep_post_rdma_write_immed(DAT_EP_HANDLE ep, DAT_COUNT n,
+					 DAT_LMR_TRIPLET *iov,
+					 DAT_DTO_COOKIE cookie,
+					 const DAT_RMR_TRIPLET *remote,
+					 DAT_UINT32 immed_data,
+					 DAT_COMPLETION_FLAGS flags)
+{
+	BUILD_BUG_ON(KDAT_DTO_OP_SEND != KDAT_UDTO_SEND ||
+		     KDAT_DTO_OP_RECV != KDAT_UDTO_RECV ||
+		     KDAT_DTO_OP_RDMA_WRITE != KDAT_UDTO_RDMA_WRITE ||
+		     KDAT_DTO_OP_RDMA_READ != KDAT_UDTO_RDMA_READ ||
+		     KDAT_DTO_OP_RDMA_WRITE_IMMED != KDAT_UDTO_RDMA_WRITE_IMMED ||
+		     KDAT_DTO_OP_RECV_RDMA_IMMED != KDAT_UDTO_RECV_RDMA_IMMED ||
+		     KDAT_DTO_OP_CMP_AND_SWAP != KDAT_UDTO_CMP_AND_SWAP ||
+		     KDAT_DTO_OP_FETCH_AND_ADD != KDAT_UDTO_FETCH_AND_ADD ||
+		     KDAT_DTO_F_IMMED != KDAT_UDTO_F_IMMED ||
+		     KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG !=
+		     KDAT_MEM_PRIV_REMOTE_ATOMIC);
+	return KDAT_EP_CALL(ep, kdat_ib_ep_post_rdma_write_immed(ep, n, iov,
+				cookie, remote, immed_data, flags));
+}
+EXPORT_SYMBOL(kdat_ep_post_rdma_write_immed);
+
+DAT_RETURN kdat_ep_post_cmp_and_swap(DAT_EP_HANDLE ep, DAT_UINT64 compare,
+				     DAT_UINT64 swap,
+				     const DAT_LMR_TRIPLET *local,
+				     DAT_DTO_COOKIE cookie,
+				     const DAT_RMR_TRIPLET *remote,
+				     DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_EP_CALL(ep, kdat_ib_ep_post_atomic(ep, true, compare, swap,
+				local, cookie, remote, flags));
+}
+EXPORT_SYMBOL(kdat_ep_post_cmp_and_swap);
+
+DAT_RETURN kdat_ep_post_fetch_and_add(DAT_EP_HANDLE ep, DAT_UINT64 add,
+				      const DAT_LMR_TRIPLET *local,
+				      DAT_DTO_COOKIE cookie,
+				      const DAT_RMR_TRIPLET *remote,
+				      DAT_COMPLETION_FLAGS flags)
+{
+	return KDAT_EP_CALL(ep, kdat_ib_ep_post_atomic(ep, false, add, 0,
+				local, cookie, remote, flags));
+}
+EXPORT_SYMBOL(kdat_ep_post_fetch_and_add);
+
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)
 {
 	struct kdat_obj *obj = kdat_obj_get_any(h);

@@ -190,6 +190,7 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_wc_status(wc->status);
 	ev.event_data.dto_completion_event_data.transfered_length =
 		wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
+	kdat_dto_recv_op(wc, &ev.event_data.dto_completion_event_data);
 
 	spin_lock_irqsave(&srq->lock, flags);
 	ev.event_data.dto_completion_event_data.user_cookie = buf->cookie;

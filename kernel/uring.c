@@ -176,6 +176,9 @@ static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
 		u->status = d->dto_completion_event_data.status;
 		u->cookie = d->dto_completion_event_data.user_cookie.as_64;
 		u->length = d->dto_completion_event_data.transfered_length;
+		u->dto_op = d->dto_completion_event_data.kdat_operation;
+		u->dto_flags = d->dto_completion_event_data.kdat_flags;
+		u->immed_data = d->dto_completion_event_data.kdat_immed_data;
 		break;
 	case DAT_CONNECTION_REQUEST_EVENT:
 		u->cr = kdat_uid(d->cr_arrival_event_data.cr_handle);

@@ -257,10 +257,10 @@ DAT_RETURN Ep::disconnect(std::uint64_t flags)
 
 DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
-		    std::uint64_t flags)
+		    std::uint64_t flags, const PostExt *x)
 {
 	struct kdat_ioc_ep_post p = {};
-	bool rdma = op == KDAT_POST_RDMA_READ || op == KDAT_POST_RDMA_WRITE;
+	bool rdma = op != KDAT_POST_SEND && op != KDAT_POST_RECV;
 
 	if (n < 0 || n > KDAT_MAX_IOV)
 		return bad_arg(2);
@@ -278,6 +278,11 @@ DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		p.rmr_context = remote_iov->rmr_context;
 		p.remote_addr = remote_iov->target_address;
 		p.remote_length = remote_iov->segment_length;
+	}
+	if (x) {
+		p.compare_add = x->compare_add;
+		p.swap = x->swap;
+		p.immed_data = x->immed_data;
 	}
 	to_useg(iov, n, p.seg);
 	return call(*ctx->dev, KDAT_IOC_EP_POST, p);

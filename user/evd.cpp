@@ -170,7 +170,7 @@ bool is_refusal(const struct kdat_uevent &u)
  * see it reaped the library has counted it too: the kernel counts a
  * buffer as unseen only for an event whose slot never went back.
  */
-bool Evd::pop(DAT_EVENT &ev)
+bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 {
 	struct kdat_uevent u;
 	std::shared_ptr<Srq> refused;
@@ -180,11 +180,13 @@ bool Evd::pop(DAT_EVENT &ev)
 		if (!synthetic.empty()) {
 			ev = synthetic.front();
 			synthetic.pop_front();
+			if (ext)
+				*ext = DtoExt{};
 			return true;
 		}
 		if (!ring.peek(u))
 			return false;
-		translate(u, ev, refused);
+		translate(u, ev, refused, ext);
 		ring.advance();
 	}
 	/* after consume_lock: it may make a system call */
@@ -200,10 +202,16 @@ static bool is_connection_event(std::uint32_t n)
 }
 
 void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
-		    std::shared_ptr<Srq> &refused)
+		    std::shared_ptr<Srq> &refused, DtoExt *ext)
 {
 	DAT_EVENT_DATA &d = ev.event_data;
 	Tomb t;
+
+	if (ext) {
+		*ext = DtoExt{};
+		if (u.event_number == DAT_DTO_COMPLETION_EVENT)
+			*ext = DtoExt{ u.dto_op, u.dto_flags, u.immed_data };
+	}
 
 	std::memset(&ev, 0, sizeof(ev));
 	ev.event_number = (DAT_EVENT_NUMBER)u.event_number;
@@ -276,17 +284,17 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 	}
 }
 
-DAT_RETURN Evd::dequeue(DAT_EVENT *event)
+DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 {
 	if (!event)
 		return bad_arg(2);
-	if (!pop(*event))
+	if (!pop(*event, ext))
 		return err(DAT_QUEUE_EMPTY);
 	return DAT_SUCCESS;
 }
 
 DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
-		     DAT_EVENT *event, DAT_COUNT *nmore)
+		     DAT_EVENT *event, DAT_COUNT *nmore, DtoExt *ext)
 {
 	using clock = std::chrono::steady_clock;
 
@@ -321,7 +329,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 			n = ring.available() + made;
 		}
 		if (n >= (std::uint32_t)threshold) {
-			if (pop(*event)) {
+			if (pop(*event, ext)) {
 				if (nmore)
 					*nmore = (DAT_COUNT)count();
 				return DAT_SUCCESS;

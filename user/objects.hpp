@@ -102,6 +102,25 @@ struct Tomb {
 	std::uint32_t recv_evd = 0, request_evd = 0;
 };
 
+/*
+ * What a DTO completion says beyond DAT 1.2's event (KDAT_FEATURE_IB_EXT):
+ * the operation (KDAT_UDTO_*, 0 from an older module or for an event the
+ * library made), KDAT_UDTO_F_* flags and the immediate data.  The DAT 2.0
+ * layer reads it (ib_ext.hpp); DAT 1.2 events do not carry it.
+ */
+struct DtoExt {
+	std::uint32_t op = 0;
+	std::uint32_t flags = 0;
+	std::uint32_t immed_data = 0;
+};
+
+/* The arguments an IB-extension post adds (kdat_ioc_ep_post's tail). */
+struct PostExt {
+	std::uint64_t compare_add = 0;
+	std::uint64_t swap = 0;
+	std::uint32_t immed_data = 0;
+};
+
 class Context {
 public:
 	Context(std::shared_ptr<Device> dev, DAT_PROVIDER *provider,
@@ -327,9 +346,11 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	/* Map the ring the kernel created (ring_offset, ring_size). */
 	DAT_RETURN attach(std::uint64_t offset, std::uint64_t size);
 
-	DAT_RETURN dequeue(DAT_EVENT *event);
+	/* @ext: where a DTO event's operation and immediate data go */
+	DAT_RETURN dequeue(DAT_EVENT *event, DtoExt *ext = nullptr);
 	DAT_RETURN wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
-			DAT_EVENT *event, DAT_COUNT *nmore);
+			DAT_EVENT *event, DAT_COUNT *nmore,
+			DtoExt *ext = nullptr);
 	DAT_RETURN query(std::uint64_t mask, DAT_EVD_PARAM *param);
 	DAT_RETURN resize(DAT_COUNT qlen);
 	DAT_RETURN post_se(const DAT_EVENT *event);
@@ -351,11 +372,11 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
 	/* @refused: the SRQ whose refused ring entry this event reports */
 	void translate(const struct kdat_uevent &u, DAT_EVENT &ev,
-		       std::shared_ptr<Srq> &refused);
+		       std::shared_ptr<Srq> &refused, DtoExt *ext = nullptr);
 
 
 private:
-	bool pop(DAT_EVENT &ev);
+	bool pop(DAT_EVENT &ev, DtoExt *ext = nullptr);
 	DAT_RETURN ctl(std::uint32_t op);	/* KDAT_IOC_EVD_CTL */
 };
 
@@ -535,10 +556,11 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 			   const DAT_PVOID pdata, std::uint64_t qos,
 			   std::uint64_t flags);
 	DAT_RETURN disconnect(std::uint64_t flags);
+	/* @x: the IB extensions' arguments (ib_ext.hpp) */
 	DAT_RETURN post(std::uint32_t op, DAT_COUNT n,
 			const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			const DAT_RMR_TRIPLET *remote_iov,
-			std::uint64_t flags);
+			std::uint64_t flags, const PostExt *x = nullptr);
 	DAT_RETURN get_status(DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
 			      DAT_BOOLEAN *request_idle);
 	DAT_RETURN reset();

@@ -672,6 +672,16 @@ typedef struct dat_dto_completion_event_data {
 	DAT_DTO_COOKIE			user_cookie;
 	DAT_DTO_COMPLETION_STATUS	status;
 	DAT_VLEN			transfered_length;
+#ifdef __KERNEL__
+	/*
+	 * kdat extension of the kernel flavour (<dat/kdat.h>): the
+	 * operation that completed (KDAT_DTO_OP_*), KDAT_DTO_F_* flags and
+	 * the immediate data of a receive that carried one (host order).
+	 */
+	DAT_UINT32			kdat_operation;
+	DAT_UINT32			kdat_flags;
+	DAT_UINT32			kdat_immed_data;
+#endif
 } DAT_DTO_COMPLETION_EVENT_DATA;
 
 typedef struct dat_rmr_bind_completion_event_data {

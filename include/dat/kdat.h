@@ -252,6 +252,73 @@ DAT_RETURN dat_lmr_kcreate(DAT_IA_HANDLE ia_handle,
  */
 DAT_RETURN kdat_ia_set_flags(DAT_IA_HANDLE ia_handle, DAT_UINT32 flags);
 
+/*
+ * IB extensions (what DAT 2.0 calls DAT_EXTENSION_IB): RDMA Write with
+ * immediate data, compare-and-swap and fetch-and-add, and the operation of
+ * every DTO completion (DAT_DTO_COMPLETION_EVENT_DATA.kdat_operation).
+ */
+enum kdat_dto_operation {
+	KDAT_DTO_OP_UNKNOWN		= 0,
+	KDAT_DTO_OP_SEND		= 1,
+	KDAT_DTO_OP_RECV		= 2,
+	KDAT_DTO_OP_RDMA_WRITE		= 3,
+	KDAT_DTO_OP_RDMA_READ		= 4,
+	KDAT_DTO_OP_RDMA_WRITE_IMMED	= 5,	/* the writer's completion */
+	KDAT_DTO_OP_RECV_RDMA_IMMED	= 6,	/* the receive it consumed */
+	KDAT_DTO_OP_CMP_AND_SWAP	= 7,
+	KDAT_DTO_OP_FETCH_AND_ADD	= 8
+};
+
+/* kdat_flags: kdat_immed_data is valid (a receive that carried one). */
+#define KDAT_DTO_F_IMMED		0x1
+
+/*
+ * LMR privilege: peers may run atomics on the region (DAT 2.0's
+ * DAT_IB_MEM_PRIV_REMOTE_ATOMIC).  A kernel LMR gets it on the terms of
+ * every remote privilege (the module's remote_access), from a DMA MR of
+ * its PZ with atomic access; a device without atomics:
+ * DAT_MODEL_NOT_SUPPORTED.
+ */
+#define KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG	0x40
+
+/*
+ * RDMA Write of @iov to @remote, which also consumes a receive at the peer
+ * whose completion carries @immed_data (KDAT_DTO_OP_RECV_RDMA_IMMED,
+ * KDAT_DTO_F_IMMED) and the length written.  Otherwise as
+ * dat_ep_post_rdma_write (the flags are ARG7).
+ */
+DAT_RETURN kdat_ep_post_rdma_write_immed(DAT_EP_HANDLE ep_handle,
+					 DAT_COUNT num_segments,
+					 DAT_LMR_TRIPLET *local_iov,
+					 DAT_DTO_COOKIE user_cookie,
+					 const DAT_RMR_TRIPLET *remote_iov,
+					 DAT_UINT32 immed_data,
+					 DAT_COMPLETION_FLAGS flags);
+
+/*
+ * Atomics on the 8 bytes at @remote (target_address aligned to 8, else
+ * DAT_INVALID_PARAMETER naming @remote; segment_length at least 8, else
+ * DAT_LENGTH_ERROR).  The value found there lands in the one local
+ * segment @local, which must be 8 bytes (else DAT_LENGTH_ERROR) of an LMR
+ * with local write.  Compare-and-swap writes @swap if the value equals
+ * @compare; fetch-and-add adds @add.  Each counts as one outstanding
+ * RDMA Read (max_rdma_read_out 0: DAT_INVALID_STATE); a device without
+ * atomics: DAT_MODEL_NOT_SUPPORTED.
+ */
+DAT_RETURN kdat_ep_post_cmp_and_swap(DAT_EP_HANDLE ep_handle,
+				     DAT_UINT64 compare, DAT_UINT64 swap,
+				     const DAT_LMR_TRIPLET *local,
+				     DAT_DTO_COOKIE user_cookie,
+				     const DAT_RMR_TRIPLET *remote,
+				     DAT_COMPLETION_FLAGS flags);
+
+DAT_RETURN kdat_ep_post_fetch_and_add(DAT_EP_HANDLE ep_handle,
+				      DAT_UINT64 add,
+				      const DAT_LMR_TRIPLET *local,
+				      DAT_DTO_COOKIE user_cookie,
+				      const DAT_RMR_TRIPLET *remote,
+				      DAT_COMPLETION_FLAGS flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,9 +115,24 @@ struct kdat_uevent {
 	__u32 status;		/* DAT_DTO_COMPLETION_STATUS */
 	__u64 cookie;		/* DTO: user cookie; SRQ async: cookie */
 	__u64 length;		/* DTO: transfered_length */
-	__u32 reason;		/* async: reason */
-	__u32 cr;		/* connection request: the CR */
-	__u32 sp;		/* connection request: the PSP or RSP */
+	/*
+	 * DTO events use none of reason, cr, sp: with KDAT_FEATURE_IB_EXT
+	 * their slots carry the operation that completed (KDAT_UDTO_*, 0
+	 * from a module without the feature), KDAT_UDTO_F_* flags and, with
+	 * KDAT_UDTO_F_IMMED, the immediate data of a receive (host order).
+	 */
+	union {
+		__u32 reason;	/* async: reason */
+		__u32 dto_op;	/* DTO: KDAT_UDTO_* */
+	};
+	union {
+		__u32 cr;	/* connection request: the CR */
+		__u32 dto_flags; /* DTO: KDAT_UDTO_F_* */
+	};
+	union {
+		__u32 sp;	/* connection request: the PSP or RSP */
+		__u32 immed_data; /* DTO with KDAT_UDTO_F_IMMED */
+	};
 	__u32 pdata_size;	/* connection events */
 	__u64 conn_qual;	/* connection request */
 	__u64 pointer;		/* software event */
@@ -125,10 +140,27 @@ struct kdat_uevent {
 	__u32 srq;		/* DTO: the SRQ the buffer came from, or 0 */
 };
 
+/* kdat_uevent.dto_op: the operation a DTO completion event is about. */
+#define KDAT_UDTO_UNKNOWN	0	/* module without KDAT_FEATURE_IB_EXT */
+#define KDAT_UDTO_SEND		1
+#define KDAT_UDTO_RECV		2	/* a send (with or without immediate) */
+#define KDAT_UDTO_RDMA_WRITE	3
+#define KDAT_UDTO_RDMA_READ	4
+#define KDAT_UDTO_RDMA_WRITE_IMMED 5	/* the requester's side */
+#define KDAT_UDTO_RECV_RDMA_IMMED 6	/* a receive an RDMA write with imm took */
+#define KDAT_UDTO_CMP_AND_SWAP	7
+#define KDAT_UDTO_FETCH_AND_ADD	8
+/* kdat_uevent.dto_flags */
+#define KDAT_UDTO_F_IMMED	0x1	/* immed_data is valid */
+
 /* ---- attributes ----------------------------------------------------------- */
 
 /* kdat_uia_attr.flags: an SRQ EP's PZ may differ from its SRQ's */
 #define KDAT_UIA_SRQ_EP_PZ_DIFF		0x1
+/* the module does the IB extensions (KDAT_FEATURE_IB_EXT) on this IA */
+#define KDAT_UIA_IB_EXT			0x2
+/* ... and the device does atomics (else they are DAT_MODEL_NOT_SUPPORTED) */
+#define KDAT_UIA_ATOMICS		0x4
 
 struct kdat_uia_attr {
 	char adapter_name[KDAT_NAME_LEN];
@@ -171,6 +203,13 @@ struct kdat_uep_attr {
 	__u32 pad;
 };
 
+/*
+ * kdat_ioc_lmr_create.priv: besides DAT 1.2's DAT_MEM_PRIV_* bits, with
+ * KDAT_FEATURE_IB_EXT, remote atomics (the value of DAT 2.0's
+ * DAT_IB_MEM_PRIV_REMOTE_ATOMIC).
+ */
+#define KDAT_MEM_PRIV_REMOTE_ATOMIC	0x40
+
 /* ---- ioctl arguments --------------------------------------------------- */
 
 /*
@@ -202,9 +241,17 @@ struct kdat_ioc_version {
  *        kdat_ioc_cr_query.local_ep
  */
 #define KDAT_FEATURE_RSP		(1ULL << 3)
+/*
+ *   IB_EXT  KDAT_POST_RDMA_WRITE_IMMED, _CMP_AND_SWAP, _FETCH_AND_ADD
+ *	     (kdat_ioc_ep_post's trailing fields), DTO events carry their
+ *	     operation and immediate data (kdat_uevent.dto_op ...), and
+ *	     KDAT_MEM_PRIV_REMOTE_ATOMIC in kdat_ioc_lmr_create.priv
+ */
+#define KDAT_FEATURE_IB_EXT		(1ULL << 4)
 #define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
 					 KDAT_FEATURE_SRQ_EP_BROKEN | \
-					 KDAT_FEATURE_RSP)
+					 KDAT_FEATURE_RSP | \
+					 KDAT_FEATURE_IB_EXT)
 
 struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;
@@ -422,6 +469,15 @@ struct kdat_ioc_ep_op {
 #define KDAT_POST_RECV		1
 #define KDAT_POST_RDMA_WRITE	2
 #define KDAT_POST_RDMA_READ	3
+/*
+ * With KDAT_FEATURE_IB_EXT.  An atomic takes one local 8-byte segment (the
+ * old remote value lands there; needs local write) and a remote address
+ * aligned to 8 (else DAT_INVALID_PARAMETER); it counts against
+ * max_rdma_read_out like an RDMA Read.
+ */
+#define KDAT_POST_RDMA_WRITE_IMMED 4	/* immed_data */
+#define KDAT_POST_CMP_AND_SWAP	5	/* compare_add = compare, swap */
+#define KDAT_POST_FETCH_AND_ADD	6	/* compare_add = the addend */
 
 struct kdat_ioc_ep_post {
 	struct kdat_ioc_hdr hdr;
@@ -435,6 +491,11 @@ struct kdat_ioc_ep_post {
 	__u64 remote_addr;
 	__u64 remote_length;
 	struct kdat_useg seg[KDAT_MAX_IOV];
+	/* from here on: only with KDAT_FEATURE_IB_EXT */
+	__u64 compare_add;
+	__u64 swap;
+	__u32 immed_data;	/* host order */
+	__u32 reserved;		/* zero */
 };
 
 struct kdat_ioc_ep_status {

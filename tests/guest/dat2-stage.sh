@@ -67,7 +67,6 @@ gap() {
 	case $1 in
 	dtest_cno) echo "CNOs (dat_cno_create) are not built in libdat" ;;
 	dapltest_L) echo "CNOs: the limit test's dat_cno_create" ;;
-	dtestx_rc) echo "DAT IB extensions (RDMA write with immediate, atomics) are not built" ;;
 	*) return 1 ;;
 	esac
 }

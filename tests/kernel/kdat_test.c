@@ -1504,6 +1504,405 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* IB extensions: write with immediate data, atomics, DTO operations    */
+
+#define DTO(ev)	((ev).event_data.dto_completion_event_data)
+
+/* A server buffer peers may read and write: its rmr_context and address. */
+static DAT_RETURN remote_target(struct pair *p, void *buf, size_t len,
+				DAT_LMR_HANDLE *lmr, DAT_RMR_TRIPLET *rt)
+{
+	DAT_REGION_DESCRIPTION r = { .for_va = buf };
+	DAT_LMR_CONTEXT lctx;
+	DAT_VLEN rsize;
+	DAT_RETURN ret;
+
+	ret = dat_lmr_kcreate(p->s.ia, DAT_MEM_TYPE_VIRTUAL, r, len, p->s.pz,
+			      DAT_MEM_PRIV_ALL_FLAG, DAT_MEM_OPTIMIZE_DONT_CARE,
+			      lmr, &lctx, &rt->rmr_context, &rsize,
+			      &rt->target_address);
+	rt->segment_length = len;
+	return ret;
+}
+
+/* A connected non-SRQ EP pair with RDMA Reads (and atomics) allowed. */
+static int rdma_pair(struct pair *p, DAT_EP_HANDLE *sep, DAT_EP_HANDLE *cep)
+{
+	DAT_EP_ATTR a = ep_attr();
+
+	a.max_rdma_read_in = 4;
+	a.max_rdma_read_out = 4;
+	if (pair_open(p, 0, 4) ||
+	    dat_ep_create(p->s.ia, p->s.pz, p->s.dto_evd, p->s.dto_evd,
+			  p->s.conn_evd, &a, sep) ||
+	    dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
+			  p->c.conn_evd, &a, cep))
+		return -ENOMEM;
+	return connect_one(p, *sep, *cep, 3);
+}
+
+/*
+ * RDMA Write with immediate data: the data lands where the writer said,
+ * the writer's completion says RDMA_WRITE_IMMED, and the peer's receive
+ * (its own buffer untouched) completes with the immediate data, its flag
+ * and the length written.
+ */
+static void t_ep_rdma_write_immed_delivers_immed_and_length(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u8 *target = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(target && !rdma_pair(&p, &sep, &cep), "setup");
+	CHECK_OK(remote_target(&p, target, 4096, &lmr, &rt));
+	memset(p.s.buf, 0x5a, 64);
+	t = seg(&p.s, 0, 64);
+	CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(7),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	memcpy(p.c.buf, "immediate-payload!", 18);
+	t = seg(&p.c, 0, 18);
+	rt.target_address += 100;
+	CHECK_OK(kdat_ep_post_rdma_write_immed(cep, 1, &t, cookie(5), &rt,
+					       0xdeadbeef,
+					       DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no write completion");
+	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+	      DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).user_cookie.as_64 == 5 &&
+	      DTO(ev).transfered_length == 18 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RDMA_WRITE_IMMED &&
+	      !(DTO(ev).kdat_flags & KDAT_DTO_F_IMMED),
+	      "write: status %d cookie %llu len %llu op %u flags %u",
+	      DTO(ev).status, DTO(ev).user_cookie.as_64,
+	      DTO(ev).transfered_length, DTO(ev).kdat_operation,
+	      DTO(ev).kdat_flags);
+	CHECK(next_event(p.s.dto_evd, &ev), "no receive completion");
+	CHECK(DTO(ev).ep_handle == sep && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).user_cookie.as_64 == 7 &&
+	      DTO(ev).transfered_length == 18 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RECV_RDMA_IMMED &&
+	      DTO(ev).kdat_flags == KDAT_DTO_F_IMMED &&
+	      DTO(ev).kdat_immed_data == 0xdeadbeef,
+	      "receive: cookie %llu len %llu op %u flags %u imm 0x%x",
+	      DTO(ev).user_cookie.as_64, DTO(ev).transfered_length,
+	      DTO(ev).kdat_operation, DTO(ev).kdat_flags,
+	      DTO(ev).kdat_immed_data);
+	CHECK(!memcmp(target + 100, "immediate-payload!", 18), "written data");
+	CHECK(((u8 *)p.s.buf)[0] == 0x5a, "the receive buffer was written");
+	/* the flags are the last argument (ARG7) */
+	CHECK_EXACT(kdat_ep_post_rdma_write_immed(cep, 1, &t, cookie(6), &rt, 1,
+						  DAT_COMPLETION_UNSIGNALLED_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
+	CHECK_EXACT(kdat_ep_post_rdma_write_immed(cep, 1, &t, cookie(6), NULL, 1,
+						  DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5));
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/* The same into an SRQ EP: the buffer comes from the SRQ, names the EP. */
+static void t_srq_rdma_write_immed_takes_srq_buffer(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_LMR_HANDLE lmr;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u8 *target = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(target && !pair_open(&p, 1, 4), "setup");
+	CHECK_OK(remote_target(&p, target, 4096, &lmr, &rt));
+	CHECK_OK(post_srq(&p, 0, 64, 11));
+	memcpy(p.c.buf, "srq-imm", 7);
+	t = seg(&p.c, 0, 7);
+	CHECK_OK(kdat_ep_post_rdma_write_immed(p.cep[0], 1, &t, cookie(1), &rt,
+					       0x1234,
+					       DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS,
+	      "write completion");
+	CHECK(next_event(p.s.dto_evd, &ev), "no receive completion");
+	CHECK(DTO(ev).ep_handle == p.sep[0] && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).user_cookie.as_64 == 11 &&
+	      DTO(ev).transfered_length == 7 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RECV_RDMA_IMMED &&
+	      DTO(ev).kdat_flags == KDAT_DTO_F_IMMED &&
+	      DTO(ev).kdat_immed_data == 0x1234,
+	      "receive: cookie %llu len %llu op %u flags %u imm 0x%x",
+	      DTO(ev).user_cookie.as_64, DTO(ev).transfered_length,
+	      DTO(ev).kdat_operation, DTO(ev).kdat_flags,
+	      DTO(ev).kdat_immed_data);
+	CHECK(!memcmp(target, "srq-imm", 7), "written data");
+	CHECK(srq_q(p.srq).available_dto_count == 0, "the buffer is taken");
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/*
+ * Every DTO completion names its operation: send and receive (with no
+ * immediate data), RDMA Write, RDMA Read, and a flushed receive.
+ */
+static void t_ep_dto_operation_per_event(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u8 *target = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(target && !rdma_pair(&p, &sep, &cep), "setup");
+	CHECK_OK(remote_target(&p, target, 4096, &lmr, &rt));
+	t = seg(&p.s, 0, 64);
+	CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(1),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	t = seg(&p.c, 0, 16);
+	CHECK_OK(dat_ep_post_send(cep, 1, &t, cookie(2),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_SEND && !DTO(ev).kdat_flags,
+	      "send: op %u", DTO(ev).kdat_operation);
+	CHECK(next_event(p.s.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RECV && !DTO(ev).kdat_flags,
+	      "receive: op %u flags %u", DTO(ev).kdat_operation,
+	      DTO(ev).kdat_flags);
+	CHECK_OK(dat_ep_post_rdma_write(cep, 1, &t, cookie(3), &rt,
+					DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RDMA_WRITE,
+	      "write: op %u", DTO(ev).kdat_operation);
+	CHECK_OK(dat_ep_post_rdma_read(cep, 1, &t, cookie(4), &rt,
+				       DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RDMA_READ,
+	      "read: op %u", DTO(ev).kdat_operation);
+	CHECK(no_event(p.s.dto_evd), "RDMA completed at the target");
+	/* a receive flushed by the EP's free is still a receive */
+	t = seg(&p.s, 0, 64);
+	CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(5),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK_OK(dat_ep_free(sep));
+	while (next_event(p.s.dto_evd, &ev) &&
+	       ev.event_number != DAT_DTO_COMPLETION_EVENT)
+		;
+	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+	      DTO(ev).status == DAT_DTO_ERR_FLUSHED &&
+	      DTO(ev).user_cookie.as_64 == 5 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_RECV,
+	      "flushed receive: status %d op %u", DTO(ev).status,
+	      DTO(ev).kdat_operation);
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/*
+ * Atomics' arguments, each refused with its exact code before anything is
+ * posted: a remote address not aligned to 8 (the remote triplet's ARGn), a
+ * local segment other than 8 bytes or a remote one shorter (LENGTH_ERROR),
+ * a local LMR without local write (PRIVILEGES_VIOLATION), NULL local or
+ * remote, bad flags, an EP with no RDMA Reads out (INVALID_STATE), a bad
+ * handle.
+ */
+static void t_ep_atomic_bad_arguments(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep, ep0;
+	DAT_LMR_HANDLE lmr, ro;
+	DAT_LMR_CONTEXT ro_ctx;
+	DAT_RMR_TRIPLET rt, bad;
+	DAT_LMR_TRIPLET t;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rsize;
+	DAT_VADDR raddr;
+	DAT_EVENT ev;
+	u8 *target = kzalloc(4096, GFP_KERNEL);
+	u8 *rbuf = kzalloc(64, GFP_KERNEL);
+
+	CHECK(target && rbuf && !rdma_pair(&p, &sep, &cep), "setup");
+	CHECK_OK(remote_target(&p, target, 4096, &lmr, &rt));
+	t = seg(&p.c, 0, 8);
+	bad = rt;
+	bad.target_address += 4;
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(cep, 1, 2, &t, cookie(1), &bad,
+					      DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6));
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), &bad,
+					       DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5));
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(cep, 1, 2, NULL, cookie(1), &rt,
+					      DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), NULL,
+					       DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5));
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(cep, 1, 2, &t, cookie(1), &rt,
+					      DAT_COMPLETION_UNSIGNALLED_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), &rt,
+					       DAT_COMPLETION_UNSIGNALLED_FLAG),
+		    DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6));
+	t.segment_length = 4;
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(cep, 1, 2, &t, cookie(1), &rt,
+					      DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_LENGTH_ERROR, 0));
+	t.segment_length = 16;
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), &rt,
+					       DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_LENGTH_ERROR, 0));
+	t.segment_length = 8;
+	bad = rt;
+	bad.segment_length = 4;
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(cep, 1, 2, &t, cookie(1), &bad,
+					      DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_LENGTH_ERROR, 0));
+	/* the old value is written: the local LMR needs local write */
+	r.for_va = rbuf;
+	CHECK_OK(dat_lmr_kcreate(p.c.ia, DAT_MEM_TYPE_VIRTUAL, r, 64, p.c.pz,
+				 DAT_MEM_PRIV_LOCAL_READ_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &ro, &ro_ctx,
+				 &rctx, &rsize, &raddr));
+	t = (DAT_LMR_TRIPLET){ .lmr_context = ro_ctx,
+			       .virtual_address = (DAT_VADDR)(uintptr_t)rbuf,
+			       .segment_length = 8 };
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), &rt,
+					       DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0));
+	/* outside its LMR */
+	t = seg(&p.c, (1 << 20) - 4, 8);
+	CHECK_RET(kdat_ep_post_fetch_and_add(cep, 1, &t, cookie(1), &rt,
+					     DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER);
+	CHECK_EXACT(kdat_ep_post_fetch_and_add(NULL, 1, &t, cookie(1), &rt,
+					       DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+	/* an EP without RDMA Reads out cannot have atomics outstanding */
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &ep0));
+	t = seg(&p.c, 0, 8);
+	CHECK_EXACT(kdat_ep_post_cmp_and_swap(ep0, 1, 2, &t, cookie(1), &rt,
+					      DAT_COMPLETION_DEFAULT_FLAG),
+		    DAT_ERROR(DAT_INVALID_STATE, 0));
+	CHECK(no_event(p.c.dto_evd), "a refused atomic completed");
+	(void)ev;
+out:
+	pair_close(&p);
+	kfree(target);
+	kfree(rbuf);
+}
+
+/*
+ * Compare-and-swap writes the swap value only if the target held the
+ * compare value, fetch-and-add adds; each returns the value it found in
+ * the 8-byte local segment and completes as its operation, on the
+ * initiator only.  The target is kernel memory whose LMR has remote
+ * atomics (the PZ's atomic DMA MR).
+ */
+static void t_ep_atomics_change_remote_memory_and_return_old_value(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_VLEN rsize;
+	DAT_EVENT ev;
+	u64 *target = kzalloc(4096, GFP_KERNEL);
+	u64 *res;
+
+	CHECK(target && !rdma_pair(&p, &sep, &cep), "setup");
+	r.for_va = target;
+	CHECK_OK(dat_lmr_kcreate(p.s.ia, DAT_MEM_TYPE_VIRTUAL, r, 4096, p.s.pz,
+				 DAT_MEM_PRIV_ALL_FLAG |
+				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG,
+				 DAT_MEM_OPTIMIZE_DONT_CARE, &lmr, &lctx,
+				 &rt.rmr_context, &rsize, &rt.target_address));
+	rt.target_address += 64;
+	rt.segment_length = 8;
+	target[8] = 0x12345;
+	res = (u64 *)p.c.buf;
+	*res = 0;
+	t = seg(&p.c, 0, 8);
+	CHECK_OK(kdat_ep_post_cmp_and_swap(cep, 0x12345, 0x98765, &t, cookie(1),
+					   &rt, DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no completion");
+	CHECK(DTO(ev).status == DAT_DTO_SUCCESS && DTO(ev).user_cookie.as_64 == 1 &&
+	      DTO(ev).transfered_length == 8 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_CMP_AND_SWAP,
+	      "cmp_swap: status %d op %u len %llu", DTO(ev).status,
+	      DTO(ev).kdat_operation, DTO(ev).transfered_length);
+	CHECK(*res == 0x12345 && READ_ONCE(target[8]) == 0x98765,
+	      "cmp_swap: old 0x%llx target 0x%llx", *res, target[8]);
+	/* no match: nothing swapped, the value found comes back */
+	CHECK_OK(kdat_ep_post_cmp_and_swap(cep, 0x1, 0x2, &t, cookie(2), &rt,
+					   DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev) && DTO(ev).status == DAT_DTO_SUCCESS,
+	      "second cmp_swap");
+	CHECK(*res == 0x98765 && READ_ONCE(target[8]) == 0x98765,
+	      "no match: old 0x%llx target 0x%llx", *res, target[8]);
+	CHECK_OK(kdat_ep_post_fetch_and_add(cep, 0x10, &t, cookie(3), &rt,
+					    DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no completion");
+	CHECK(DTO(ev).status == DAT_DTO_SUCCESS && DTO(ev).user_cookie.as_64 == 3 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_FETCH_AND_ADD,
+	      "fetch_add: status %d op %u", DTO(ev).status,
+	      DTO(ev).kdat_operation);
+	CHECK(*res == 0x98765 && READ_ONCE(target[8]) == 0x98775,
+	      "fetch_add: old 0x%llx target 0x%llx", *res, target[8]);
+	CHECK(target[7] == 0 && target[9] == 0, "neighbours touched");
+	CHECK(no_event(p.s.dto_evd), "the target saw an event");
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/*
+ * An atomic the target refuses (an LMR without remote atomics)
+ * completes with an error that still names the operation, and leaves the
+ * target and the local result buffer as they were.
+ */
+static void t_ep_atomic_refused_by_target_names_operation(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep, cep;
+	DAT_LMR_HANDLE lmr;
+	DAT_RMR_TRIPLET rt;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u64 *target = kzalloc(4096, GFP_KERNEL);
+
+	CHECK(target && !rdma_pair(&p, &sep, &cep), "setup");
+	CHECK_OK(remote_target(&p, target, 4096, &lmr, &rt));
+	target[0] = 0x12345;
+	*(u64 *)p.c.buf = 0x77;
+	t = seg(&p.c, 0, 8);
+	CHECK_OK(kdat_ep_post_cmp_and_swap(cep, 0x12345, 0x98765, &t, cookie(9),
+					   &rt, DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(next_event(p.c.dto_evd, &ev), "no completion");
+	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+	      DTO(ev).status != DAT_DTO_SUCCESS &&
+	      DTO(ev).user_cookie.as_64 == 9 &&
+	      DTO(ev).kdat_operation == KDAT_DTO_OP_CMP_AND_SWAP,
+	      "status %d cookie %llu op %u", DTO(ev).status,
+	      DTO(ev).user_cookie.as_64, DTO(ev).kdat_operation);
+	CHECK(target[0] == 0x12345 && *(u64 *)p.c.buf == 0x77,
+	      "target 0x%llx result 0x%llx", target[0], *(u64 *)p.c.buf);
+out:
+	pair_close(&p);
+	kfree(target);
+}
+
+/* ------------------------------------------------------------------ */
 /* EP attributes: defaults, checks, error subtypes                     */
 
 /*
@@ -3341,6 +3740,12 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_peer_disconnect_reports_disconnected),
 	CASE(t_ep_post_recv_before_connect_completes_once),
 	CASE(t_ep_rdma_write_and_read),
+	CASE(t_ep_rdma_write_immed_delivers_immed_and_length),
+	CASE(t_srq_rdma_write_immed_takes_srq_buffer),
+	CASE(t_ep_dto_operation_per_event),
+	CASE(t_ep_atomic_bad_arguments),
+	CASE(t_ep_atomics_change_remote_memory_and_return_old_value),
+	CASE(t_ep_atomic_refused_by_target_names_operation),
 	CASE(t_evd_upcalls_deliver_and_modify_upcall),
 	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),

@@ -336,6 +336,85 @@ void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept
 	}
 }
 
+void ib_ext_attr2(std::uint32_t kflags, ::dat2::DAT_IA_ATTR &out) noexcept
+{
+	if (!(kflags & KDAT_UIA_IB_EXT))
+		return;
+	out.extension_supported = ::dat2::DAT_EXTENSION_IB;
+	out.extension_version = DAT_IB_EXTENSION_VERSION;
+}
+
+void dto_ext2(std::uint32_t op, std::uint32_t flags, std::uint32_t immed,
+	      ::dat2::DAT_EVENT &ev) noexcept
+{
+	namespace d2 = ::dat2;
+	auto &d = ev.event_data.dto_completion_event_data;
+	d2::DAT_IB_EXTENSION_EVENT_DATA x;
+	bool ext = true;
+	std::uint32_t dop = d2::DAT_DTO_SEND;
+
+	if (ev.event_number != d2::DAT_DTO_COMPLETION_EVENT)
+		return;
+	std::memset(&x, 0, sizeof(x));
+	switch (op) {
+	case KDAT_UDTO_RECV:
+		dop = d2::DAT_DTO_RECEIVE;
+		ext = flags & KDAT_UDTO_F_IMMED;	/* a send with immediate */
+		if (ext) {
+			dop = d2::DAT_IB_DTO_RECV_MSG_IMMED;
+			x.type = d2::DAT_IB_RECV_IMMED_DATA;
+		}
+		break;
+	case KDAT_UDTO_RDMA_WRITE:
+		dop = d2::DAT_DTO_RDMA_WRITE;
+		ext = false;
+		break;
+	case KDAT_UDTO_RDMA_READ:
+		dop = d2::DAT_DTO_RDMA_READ;
+		ext = false;
+		break;
+	case KDAT_UDTO_RDMA_WRITE_IMMED:
+		dop = d2::DAT_IB_DTO_RDMA_WRITE_IMMED;
+		x.type = d2::DAT_IB_RDMA_WRITE_IMMED;
+		break;
+	case KDAT_UDTO_RECV_RDMA_IMMED:
+		dop = d2::DAT_IB_DTO_RECV_IMMED;
+		x.type = d2::DAT_IB_RDMA_WRITE_IMMED_DATA;
+		break;
+	case KDAT_UDTO_CMP_AND_SWAP:
+		dop = d2::DAT_IB_DTO_CMP_SWAP;
+		x.type = d2::DAT_IB_CMP_AND_SWAP;
+		break;
+	case KDAT_UDTO_FETCH_AND_ADD:
+		dop = d2::DAT_IB_DTO_FETCH_ADD;
+		x.type = d2::DAT_IB_FETCH_AND_ADD;
+		break;
+	default:	/* KDAT_UDTO_SEND, or an older module's 0 */
+		ext = false;
+		break;
+	}
+	d.operation = as_enum<d2::DAT_DTOS>(dop);
+	if (!ext)
+		return;
+	ev.event_number = as_enum<d2::DAT_EVENT_NUMBER>(d2::DAT_IB_DTO_EVENT);
+	x.status = d.status == d2::DAT_DTO_SUCCESS ? d2::DAT_OP_SUCCESS :
+						    d2::DAT_IB_OP_ERR;
+	if (flags & KDAT_UDTO_F_IMMED)
+		x.val.immed.data = immed;
+	static_assert(sizeof(x) <= sizeof(ev.event_extension_data));
+	std::memcpy(ev.event_extension_data, &x, sizeof(x));
+}
+
+DAT_RETURN ext_status(DAT_RETURN r) noexcept
+{
+	std::uint32_t sub = DAT_GET_SUBTYPE(r);
+
+	if (DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER &&
+	    sub >= DAT_INVALID_ARG2 && sub < DAT_INVALID_ARG10)
+		return (DAT_RETURN)((r & ~0xffffu) | (sub + 1));
+	return r;
+}
+
 void event1(const ::dat2::DAT_EVENT &in, DAT_EVENT &out) noexcept
 {
 	std::memset(&out, 0, sizeof(out));
@@ -553,29 +632,41 @@ struct NamedAttrs {
 	const DAT_NAMED_ATTR *base;	/* DAT 1.2's list (static) */
 	DAT_COUNT base_n;
 	std::string mtu;
+	std::uint32_t kflags;
 	std::vector<::dat2::DAT_NAMED_ATTR> v;
 };
 
 std::mutex named_lock;
 std::list<NamedAttrs> named_lists;	/* never shrinks: handed out */
 
-const NamedAttrs &named2(const DAT_PROVIDER_ATTR &in, const std::string &mtu)
+const NamedAttrs &named2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
+			 std::uint32_t kflags)
 {
 	std::lock_guard<std::mutex> g(named_lock);
 
 	for (const NamedAttrs &n : named_lists)
 		if (n.base == in.provider_specific_attr &&
-		    n.base_n == in.num_provider_specific_attr && n.mtu == mtu)
+		    n.base_n == in.num_provider_specific_attr && n.mtu == mtu &&
+		    n.kflags == kflags)
 			return n;
 	NamedAttrs &a = named_lists.emplace_back();
 	a.base = in.provider_specific_attr;
 	a.base_n = in.num_provider_specific_attr;
 	a.mtu = mtu;
+	a.kflags = kflags;
 	for (DAT_COUNT i = 0; i < in.num_provider_specific_attr; i++)
 		a.v.push_back({ in.provider_specific_attr[i].name,
 				in.provider_specific_attr[i].value });
 	if (!a.mtu.empty())
 		a.v.push_back({ "DAT_IB_TRANSPORT_MTU", a.mtu.c_str() });
+	if (kflags & KDAT_UIA_IB_EXT) {
+		const char *atomics =
+			(kflags & KDAT_UIA_ATOMICS) ? "TRUE" : "FALSE";
+
+		a.v.push_back({ DAT_IB_ATTR_IMMED_DATA, "TRUE" });
+		a.v.push_back({ DAT_IB_ATTR_CMP_AND_SWAP, atomics });
+		a.v.push_back({ DAT_IB_ATTR_FETCH_AND_ADD, atomics });
+	}
 	return a;
 }
 
@@ -671,10 +762,10 @@ std::string transport_mtu(const std::string &sys, const char *adapter)
 }
 
 void provider_specific2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
-			::dat2::DAT_PROVIDER_ATTR &out)
+			::dat2::DAT_PROVIDER_ATTR &out, std::uint32_t kflags) noexcept
 {
 	try {
-		const NamedAttrs &n = named2(in, mtu);
+		const NamedAttrs &n = named2(in, mtu, kflags);
 		out.num_provider_specific_attr = (DAT_COUNT)n.v.size();
 		out.provider_specific_attr =
 			const_cast<::dat2::DAT_NAMED_ATTR *>(n.v.data());

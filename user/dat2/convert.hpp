@@ -7,6 +7,8 @@
 
 #include "dat2.hpp"
 
+#include <uapi/kdat_abi.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -78,6 +80,8 @@ inline constexpr BitPair kMemPriv[] = {
 	{ ::dat2::DAT_MEM_PRIV_REMOTE_READ_FLAG, ::DAT_MEM_PRIV_REMOTE_READ_FLAG },
 	{ ::dat2::DAT_MEM_PRIV_LOCAL_WRITE_FLAG, ::DAT_MEM_PRIV_LOCAL_WRITE_FLAG },
 	{ ::dat2::DAT_MEM_PRIV_REMOTE_WRITE_FLAG, ::DAT_MEM_PRIV_REMOTE_WRITE_FLAG },
+	/* the IB extension's, kdat's extension of DAT 1.2 */
+	{ ::dat2::DAT_IB_MEM_PRIV_REMOTE_ATOMIC, KDAT_MEM_PRIV_REMOTE_ATOMIC },
 };
 
 /* A DAT 1.2 status as DAT 2.0 spells it (type and subtype by name). */
@@ -129,6 +133,40 @@ int handle_type2(DAT_HANDLE_TYPE t) noexcept;
  * A CR arrival's truncate_flag is DAT_FALSE (kdat never truncates).
  */
 void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept;
+/*
+ * What kdat says of a DTO completion beyond DAT 1.2 (kdat_uevent.dto_op,
+ * dto_flags, immed_data) applied to the DAT 2.0 event event2 made of it:
+ * `operation` by name (DAT_DTO_SEND for an unknown one, an older module's),
+ * and the IB extension's completions - RDMA Write with immediate data on
+ * either side, a receive that carried immediate data, compare-and-swap,
+ * fetch-and-add - become DAT_IB_DTO_EVENT with DAT_IB_EXTENSION_EVENT_DATA
+ * in event_extension_data (type, status DAT_OP_SUCCESS or DAT_IB_OP_ERR,
+ * the immediate data).  Other events are left alone.
+ */
+void dto_ext2(std::uint32_t op, std::uint32_t flags, std::uint32_t immed,
+	      ::dat2::DAT_EVENT &ev) noexcept;
+
+/*
+ * dat_extension_op's DAT_IB_* operations and what they take, as read from
+ * its variable arguments (ia.cpp); @op is a KDAT_POST_* value.
+ */
+struct ExtPost {
+	std::uint32_t op;
+	DAT_COUNT n;
+	const ::dat2::DAT_LMR_TRIPLET *iov;
+	::dat2::DAT_DTO_COOKIE cookie;
+	const ::dat2::DAT_RMR_TRIPLET *remote;
+	std::uint64_t compare_add, swap;
+	std::uint32_t immed;
+	std::uint64_t flags;
+};
+
+/*
+ * A status of the kernel's kdat_ep_post_* (arguments numbered as theirs)
+ * as dat_extension_op's (ep, op, then theirs: one more from the second on).
+ */
+DAT_RETURN ext_status(DAT_RETURN r) noexcept;
+
 /* A DAT 2.0 event (what dat_evd_post_se takes) as DAT 1.2's. */
 void event1(const ::dat2::DAT_EVENT &in, DAT_EVENT &out) noexcept;
 
@@ -155,6 +193,13 @@ std::uint64_t completion_flags2(std::uint64_t in) noexcept;
  * DAT 1.2 query's.
  */
 void ia_attr2(const DAT_IA_ATTR &in, ::dat2::DAT_IA_ATTR &out) noexcept;
+/*
+ * The IB extension in the IA attributes of an IA whose KDAT_UIA_* flags
+ * are @kflags: with KDAT_UIA_IB_EXT, extension_supported DAT_EXTENSION_IB
+ * and extension_version DAT_IB_EXTENSION_VERSION (what the installed
+ * header defines); else none (what ia_attr2 says).
+ */
+void ib_ext_attr2(std::uint32_t kflags, ::dat2::DAT_IA_ATTR &out) noexcept;
 void provider_attr2(const DAT_PROVIDER_ATTR &in,
 		    const ::dat2::DAT_PROVIDER_INFO &info,
 		    ::dat2::DAT_PROVIDER_ATTR &out) noexcept;
@@ -173,11 +218,15 @@ std::string transport_mtu(const std::string &sys, const char *adapter);
 /*
  * The provider-specific attributes of a DAT 2.0 provider attribute set:
  * DAT 1.2's, plus DAT_IB_TRANSPORT_MTU = @mtu if not empty (dtestsrq
- * sizes its buffers by it).  Storage lives as long as the process (one
- * list per MTU value seen).
+ * sizes its buffers by it), and with KDAT_UIA_IB_EXT in @kflags the IB
+ * extension's DAT_IB_IMMED_DATA, DAT_IB_CMP_AND_SWAP, DAT_IB_FETCH_AND_ADD
+ * ("TRUE"; the atomics "FALSE" without KDAT_UIA_ATOMICS), as OFED's
+ * providers report them (dtestx reads them).  Storage lives as long as
+ * the process (one list per distinct set).
  */
 void provider_specific2(const DAT_PROVIDER_ATTR &in, const std::string &mtu,
-			::dat2::DAT_PROVIDER_ATTR &out);
+			::dat2::DAT_PROVIDER_ATTR &out,
+			std::uint32_t kflags = 0) noexcept;
 
 /* ---- the provider (provider.cpp) ------------------------------------- */
 

@@ -252,4 +252,8 @@ inline ::dat2::DAT_RETURN run(F &&f) noexcept
 void fill_srq(::dat2::DAT_PROVIDER &t);
 void fill_cm(::dat2::DAT_PROVIDER &t);
 
+/* The IB extension (ib_ext.cpp): one post, and the table's entry. */
+::dat2::DAT_RETURN post_ext2(::dat2::DAT_HANDLE h, const ExtPost &p) noexcept;
+::dat2::DAT_HANDLE_EXTENDEDOP_FUNC extendedop_func() noexcept;
+
 } // namespace kdat::dat2p

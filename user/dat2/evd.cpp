@@ -5,6 +5,7 @@
 // it back in DAT 2.0's layout (event2, convert.cpp); handles are the same
 // pointers in both worlds.
 #include "convert.hpp"
+#include "ib_ext.hpp"
 
 #include <cstring>
 
@@ -71,11 +72,14 @@ d2::DAT_RETURN evd_wait2(d2::DAT_EVD_HANDLE evd, d2::DAT_TIMEOUT timeout,
 			 d2::DAT_COUNT *nmore)
 {
 	DAT_EVENT e1;
-	DAT_RETURN r = ::dat_evd_wait(evd, timeout, threshold,
-				      event ? &e1 : nullptr, nmore);
+	::kdat::DtoExt x;
+	DAT_RETURN r = ::kdat::evd_wait_ext(evd, timeout, threshold,
+					    event ? &e1 : nullptr, nmore, x);
 
-	if (r == DAT_SUCCESS)
+	if (r == DAT_SUCCESS) {
 		event2(e1, *event);
+		dto_ext2(x.op, x.flags, x.immed_data, *event);
+	}
 	return ret2(r);
 }
 
@@ -96,10 +100,13 @@ d2::DAT_RETURN evd_post_se2(d2::DAT_EVD_HANDLE evd, const d2::DAT_EVENT *event)
 d2::DAT_RETURN evd_dequeue2(d2::DAT_EVD_HANDLE evd, d2::DAT_EVENT *event)
 {
 	DAT_EVENT e1;
-	DAT_RETURN r = ::dat_evd_dequeue(evd, event ? &e1 : nullptr);
+	::kdat::DtoExt x;
+	DAT_RETURN r = ::kdat::evd_dequeue_ext(evd, event ? &e1 : nullptr, x);
 
-	if (r == DAT_SUCCESS)
+	if (r == DAT_SUCCESS) {
 		event2(e1, *event);
+		dto_ext2(x.op, x.flags, x.immed_data, *event);
+	}
 	// OFED's providers answer an empty queue with the bare type, no
 	// error class, and DAT 2.0 programs test for it with == (dtest -p)
 	if (DAT_GET_TYPE(r) == DAT_QUEUE_EMPTY)

@@ -8,6 +8,8 @@
 #include "convert.hpp"
 
 #include "dispatch.hpp"
+#include "ep_convert.hpp"
+#include "ib_ext.hpp"
 
 #include <cstring>
 #include <new>
@@ -102,15 +104,22 @@ d2::DAT_RETURN ia_query2(d2::DAT_IA_HANDLE ia, d2::DAT_EVD_HANDLE *async_evd,
 				      pattr ? &p1 : nullptr);
 	if (r != DAT_SUCCESS)
 		return ret2(r);
-	if (ia_mask)
+	/* the IB extension, where the module does it (KDAT_UIA_IB_EXT) */
+	std::uint32_t kflags = 0;
+	r = ::kdat::ia_kernel_flags(ia, kflags);
+	if (r != DAT_SUCCESS)
+		return ret2(r);
+	if (ia_mask) {
 		ia_attr2(a1, *ia_attr);
+		ib_ext_attr2(kflags, *ia_attr);
+	}
 	if (pmask) {
 		provider_attr2(p1, info_of(ia), *pattr);
 		char adapter[sizeof(a1.adapter_name) + 1] = {};
 		std::memcpy(adapter, a1.adapter_name, sizeof(a1.adapter_name));
 		provider_specific2(p1, transport_mtu("/sys",
 						     adapter),
-				   *pattr);
+				   *pattr, kflags);
 	}
 	return d2::DAT_SUCCESS;
 } catch (const std::bad_alloc &) {
@@ -268,12 +277,6 @@ d2::DAT_RETURN ia_ha_related2(d2::DAT_IA_HANDLE ia, const d2::DAT_NAME_PTR,
 	return ret2(err(DAT_MODEL_NOT_SUPPORTED));
 }
 
-/* no extension is reported (extension_supported NONE): never called */
-d2::DAT_RETURN extendedop2(d2::DAT_HANDLE, d2::DAT_EXTENDED_OP, va_list)
-{
-	return ret2(err(DAT_NOT_IMPLEMENTED));
-}
-
 } // namespace
 
 d2::DAT_IA_OPEN_FUNC ia_open_for(bool thread_safe) noexcept
@@ -300,7 +303,7 @@ void fill_ia(d2::DAT_PROVIDER &t)
 	t.cno_fd_create_func = cno_fd_create2;
 	t.cno_trigger_func = cno_trigger2;
 	t.ia_ha_related_func = ia_ha_related2;
-	t.handle_extendedop_func = extendedop2;
+	t.handle_extendedop_func = extendedop_func();
 }
 
 } // namespace kdat::dat2p

@@ -63,15 +63,28 @@ static void cycle(const char *kia, DAT_BOOLEAN ts)
 	CHECK(p.is_thread_safe == ts, "is_thread_safe %d", p.is_thread_safe);
 	CHECK(p.srq_supported == DAT_TRUE, "srq_supported");
 	CHECK(a.max_srqs > 0, "max_srqs %d", a.max_srqs);
-	CHECK(a.extension_supported == DAT_EXTENSION_NONE, "no extensions");
-	{	/* what dtestsrq sizes its buffers by */
-		int i, mtu = 0;
+	/* the kernel's IB extensions; rxe does atomics */
+	CHECK(a.extension_supported == DAT_EXTENSION_IB, "IB extension %d",
+	      (int)a.extension_supported);
+	CHECK(a.extension_version > 0, "extension_version %d",
+	      (int)a.extension_version);
+	{	/* what dtestsrq sizes its buffers by, what dtestx reads */
+		int i, mtu = 0, ib = 0;
 
-		for (i = 0; i < p.num_provider_specific_attr; i++)
-			if (!strcmp(p.provider_specific_attr[i].name,
-				    "DAT_IB_TRANSPORT_MTU"))
-				mtu = atoi(p.provider_specific_attr[i].value);
+		for (i = 0; i < p.num_provider_specific_attr; i++) {
+			const char *n = p.provider_specific_attr[i].name;
+			const char *v = p.provider_specific_attr[i].value;
+
+			if (!strcmp(n, "DAT_IB_TRANSPORT_MTU"))
+				mtu = atoi(v);
+			if ((!strcmp(n, "DAT_IB_IMMED_DATA") ||
+			     !strcmp(n, "DAT_IB_CMP_AND_SWAP") ||
+			     !strcmp(n, "DAT_IB_FETCH_AND_ADD")) &&
+			    !strcmp(v, "TRUE"))
+				ib++;
+		}
 		CHECK(mtu >= 256, "DAT_IB_TRANSPORT_MTU %d", mtu);
+		CHECK(ib == 3, "%d of the 3 IB extension attributes TRUE", ib);
 	}
 
 	r = dat_pz_create(ia, &pz);

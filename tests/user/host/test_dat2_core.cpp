@@ -188,7 +188,14 @@ TEST(Dat2Convert, FlagsAndMasksByName)
 	DAT_MEM_PRIV_FLAGS p;
 	ASSERT_TRUE(mem_priv1(d2::DAT_MEM_PRIV_ALL_FLAG, p));
 	EXPECT_EQ((std::uint64_t)DAT_MEM_PRIV_ALL_FLAG, (std::uint64_t)p);
-	EXPECT_FALSE(mem_priv1(d2::DAT_MEM_PRIV_EXTENSION_BASE, p));
+	/* the IB extension's remote atomics: kdat's extension of DAT 1.2 */
+	ASSERT_TRUE(mem_priv1((std::uint64_t)d2::DAT_MEM_PRIV_ALL_FLAG |
+			      (std::uint64_t)d2::DAT_IB_MEM_PRIV_REMOTE_ATOMIC, p));
+	EXPECT_EQ((std::uint64_t)(DAT_MEM_PRIV_ALL_FLAG |
+				  KDAT_MEM_PRIV_REMOTE_ATOMIC), (std::uint64_t)p);
+	EXPECT_EQ((std::uint64_t)d2::DAT_IB_MEM_PRIV_REMOTE_ATOMIC,
+		  mem_priv2(KDAT_MEM_PRIV_REMOTE_ATOMIC));
+	EXPECT_FALSE(mem_priv1(d2::DAT_MEM_PRIV_EXTENSION_BASE << 1, p));
 
 	std::uint64_t m;
 	ASSERT_TRUE(lmr_mask1(d2::DAT_LMR_FIELD_ALL, m));

@@ -1724,3 +1724,338 @@ TEST_F(Dat2Ep, PspAndRspEntriesTranslate)
 	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_PSP), T().psp_free_func(psp));
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
+
+/* ------------------------------------------------------------------ */
+/* The IB extension (user/dat2/ib_ext.cpp, dto_ext2, ib_ext_attr2)      */
+
+namespace {
+
+using kdat::dat2p::dto_ext2;
+using kdat::dat2p::ext_status;
+
+dat2::DAT_IB_EXTENSION_EVENT_DATA ext_of(const dat2::DAT_EVENT &e)
+{
+	dat2::DAT_IB_EXTENSION_EVENT_DATA x;
+	std::memcpy(&x, e.event_extension_data, sizeof(x));
+	return x;
+}
+
+dat2::DAT_EVENT dto2(dat2::DAT_DTO_COMPLETION_STATUS st = dat2::DAT_DTO_SUCCESS)
+{
+	dat2::DAT_EVENT e;
+	std::memset(&e, 0, sizeof(e));
+	e.event_number = dat2::DAT_DTO_COMPLETION_EVENT;
+	e.event_data.dto_completion_event_data.status = st;
+	e.event_data.dto_completion_event_data.transfered_length = 256;
+	return e;
+}
+
+/* The whole DAT 2.0 table (this file's table2() has the EP family only). */
+dat2::DAT_PROVIDER &full()
+{
+	kdat::dat2p::fill_provider_table();
+	return kdat::dat2p::provider_table;
+}
+
+/* dat_extension_op as libdat2 calls the table: the operation's va_list */
+dat2::DAT_RETURN ext_op(DAT_HANDLE h, int op, ...)
+{
+	va_list ap;
+	va_start(ap, op);
+	dat2::DAT_RETURN r = full().handle_extendedop_func(
+		h, (dat2::DAT_EXTENDED_OP)op, ap);
+	va_end(ap);
+	return r;
+}
+
+} // namespace
+
+/* Every operation kdat reports, as DAT 2.0 and its IB extension name it. */
+TEST(Dat2IbExt, DtoOperationsAndExtendedEventsByName)
+{
+	const struct {
+		std::uint32_t op, flags;
+		int number;		/* DAT 2.0 event number */
+		int operation;		/* DAT_DTOS */
+		int type;		/* DAT_IB_EXT_TYPE, -1: no extension data */
+	} cases[] = {
+		{ KDAT_UDTO_UNKNOWN, 0, dat2::DAT_DTO_COMPLETION_EVENT, dat2::DAT_DTO_SEND, -1 },
+		{ KDAT_UDTO_SEND, 0, dat2::DAT_DTO_COMPLETION_EVENT, dat2::DAT_DTO_SEND, -1 },
+		{ KDAT_UDTO_RECV, 0, dat2::DAT_DTO_COMPLETION_EVENT, dat2::DAT_DTO_RECEIVE, -1 },
+		{ KDAT_UDTO_RDMA_WRITE, 0, dat2::DAT_DTO_COMPLETION_EVENT, dat2::DAT_DTO_RDMA_WRITE, -1 },
+		{ KDAT_UDTO_RDMA_READ, 0, dat2::DAT_DTO_COMPLETION_EVENT, dat2::DAT_DTO_RDMA_READ, -1 },
+		{ KDAT_UDTO_RDMA_WRITE_IMMED, 0, dat2::DAT_IB_DTO_EVENT,
+		  dat2::DAT_IB_DTO_RDMA_WRITE_IMMED, dat2::DAT_IB_RDMA_WRITE_IMMED },
+		{ KDAT_UDTO_RECV_RDMA_IMMED, KDAT_UDTO_F_IMMED, dat2::DAT_IB_DTO_EVENT,
+		  dat2::DAT_IB_DTO_RECV_IMMED, dat2::DAT_IB_RDMA_WRITE_IMMED_DATA },
+		{ KDAT_UDTO_RECV, KDAT_UDTO_F_IMMED, dat2::DAT_IB_DTO_EVENT,
+		  dat2::DAT_IB_DTO_RECV_MSG_IMMED, dat2::DAT_IB_RECV_IMMED_DATA },
+		{ KDAT_UDTO_CMP_AND_SWAP, 0, dat2::DAT_IB_DTO_EVENT,
+		  dat2::DAT_IB_DTO_CMP_SWAP, dat2::DAT_IB_CMP_AND_SWAP },
+		{ KDAT_UDTO_FETCH_AND_ADD, 0, dat2::DAT_IB_DTO_EVENT,
+		  dat2::DAT_IB_DTO_FETCH_ADD, dat2::DAT_IB_FETCH_AND_ADD },
+	};
+	for (const auto &c : cases) {
+		for (auto st : { dat2::DAT_DTO_SUCCESS, dat2::DAT_DTO_ERR_FLUSHED }) {
+			dat2::DAT_EVENT e = dto2(st);
+			dto_ext2(c.op, c.flags, 0x7777, e);
+			const auto &d = e.event_data.dto_completion_event_data;
+			EXPECT_EQ(c.number, (int)e.event_number) << c.op;
+			EXPECT_EQ(c.operation, (int)d.operation) << c.op;
+			EXPECT_EQ(st, d.status) << c.op;
+			EXPECT_EQ(256u, d.transfered_length) << c.op;
+			auto x = ext_of(e);
+			if (c.type < 0) {
+				dat2::DAT_UINT64 zero[8] = {};
+				EXPECT_EQ(0, std::memcmp(zero, e.event_extension_data,
+							 sizeof(zero))) << c.op;
+				continue;
+			}
+			EXPECT_EQ(c.type, (int)x.type) << c.op;
+			EXPECT_EQ(st == dat2::DAT_DTO_SUCCESS ? dat2::DAT_OP_SUCCESS :
+								 dat2::DAT_IB_OP_ERR,
+				  x.status) << c.op;
+			EXPECT_EQ(c.flags ? 0x7777u : 0u, x.val.immed.data) << c.op;
+		}
+	}
+	/* other events are left alone */
+	dat2::DAT_EVENT e;
+	std::memset(&e, 0, sizeof(e));
+	e.event_number = dat2::DAT_SOFTWARE_EVENT;
+	dto_ext2(KDAT_UDTO_CMP_AND_SWAP, KDAT_UDTO_F_IMMED, 1, e);
+	EXPECT_EQ(dat2::DAT_SOFTWARE_EVENT, e.event_number);
+	EXPECT_EQ(0u, ext_of(e).val.immed.data);
+}
+
+/* The kernel calls' argument numbers become dat_extension_op's (+1). */
+TEST(Dat2IbExt, StatusesNameDatExtensionOpsArguments)
+{
+	EXPECT_EQ(DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7),
+		  ext_status(DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6)));
+	EXPECT_EQ(DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3),
+		  ext_status(DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2)));
+	EXPECT_EQ(DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP),
+		  ext_status(DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP)));
+	EXPECT_EQ(DAT_ERROR(DAT_LENGTH_ERROR, 0),
+		  ext_status(DAT_ERROR(DAT_LENGTH_ERROR, 0)));
+	EXPECT_EQ(DAT_SUCCESS, ext_status(DAT_SUCCESS));
+}
+
+/* The IA attributes advertise the extension only where the module has it. */
+TEST(Dat2IbExt, AttributesFollowTheKernelsFlags)
+{
+	dat2::DAT_IA_ATTR a;
+	std::memset(&a, 0, sizeof(a));
+	a.extension_supported = dat2::DAT_EXTENSION_NONE;
+	kdat::dat2p::ib_ext_attr2(0, a);
+	EXPECT_EQ(dat2::DAT_EXTENSION_NONE, a.extension_supported);
+	EXPECT_EQ(0, a.extension_version);
+	kdat::dat2p::ib_ext_attr2(KDAT_UIA_IB_EXT, a);
+	EXPECT_EQ(dat2::DAT_EXTENSION_IB, a.extension_supported);
+	EXPECT_EQ(DAT_IB_EXTENSION_VERSION, a.extension_version);
+
+	DAT_PROVIDER_ATTR p1 = {};
+	dat2::DAT_PROVIDER_ATTR p{};
+	auto value = [&](const char *name) -> std::string {
+		for (int i = 0; i < p.num_provider_specific_attr; i++)
+			if (!std::strcmp(p.provider_specific_attr[i].name, name))
+				return p.provider_specific_attr[i].value;
+		return "(none)";
+	};
+	kdat::dat2p::provider_specific2(p1, "", p, 0);
+	EXPECT_EQ(0, p.num_provider_specific_attr);
+	kdat::dat2p::provider_specific2(p1, "", p, KDAT_UIA_IB_EXT);
+	EXPECT_EQ("TRUE", value(DAT_IB_ATTR_IMMED_DATA));
+	EXPECT_EQ("FALSE", value(DAT_IB_ATTR_CMP_AND_SWAP));
+	EXPECT_EQ("FALSE", value(DAT_IB_ATTR_FETCH_AND_ADD));
+	kdat::dat2p::provider_specific2(p1, "1024", p,
+					KDAT_UIA_IB_EXT | KDAT_UIA_ATOMICS);
+	EXPECT_EQ("TRUE", value(DAT_IB_ATTR_IMMED_DATA));
+	EXPECT_EQ("TRUE", value(DAT_IB_ATTR_CMP_AND_SWAP));
+	EXPECT_EQ("TRUE", value(DAT_IB_ATTR_FETCH_AND_ADD));
+	EXPECT_EQ("1024", value("DAT_IB_TRANSPORT_MTU"));
+	EXPECT_EQ("(none)", value(DAT_IB_ATTR_COUNTERS));
+}
+
+/* dat_ia_query through the table: what the module's IA_QUERY says. */
+TEST_F(Dat2Ep, IaQueryAdvertisesTheIbExtensionOfTheModule)
+{
+	dat2::DAT_IA_ATTR a;
+	dat2::DAT_PROVIDER_ATTR p{};
+	ASSERT_D2(OK2, full().ia_query_func(srv.ia, nullptr, dat2::v_DAT_IA_FIELD_ALL, &a,
+					 dat2::v_DAT_PROVIDER_FIELD_ALL, &p));
+	EXPECT_EQ(dat2::DAT_EXTENSION_NONE, a.extension_supported);
+	kernel.answer<struct kdat_ioc_ia_query>(KDAT_IOC_IA_QUERY,
+						[](struct kdat_ioc_ia_query &q) {
+		q.attr.flags |= KDAT_UIA_IB_EXT | KDAT_UIA_ATOMICS;
+		return DAT_SUCCESS;
+	});
+	ASSERT_D2(OK2, full().ia_query_func(srv.ia, nullptr, dat2::v_DAT_IA_FIELD_ALL, &a,
+					 dat2::v_DAT_PROVIDER_FIELD_ALL, &p));
+	EXPECT_EQ(dat2::DAT_EXTENSION_IB, a.extension_supported);
+	EXPECT_EQ(DAT_IB_EXTENSION_VERSION, a.extension_version);
+	int found = 0;
+	for (int i = 0; i < p.num_provider_specific_attr; i++)
+		if (!std::strcmp(p.provider_specific_attr[i].name, DAT_IB_ATTR_CMP_AND_SWAP) ||
+		    !std::strcmp(p.provider_specific_attr[i].name, DAT_IB_ATTR_FETCH_AND_ADD))
+			found += !std::strcmp(p.provider_specific_attr[i].value, "TRUE");
+	EXPECT_EQ(2, found);
+	kernel.answer_raw(KDAT_IOC_IA_QUERY, {});
+}
+
+/*
+ * dat_extension_op's three IB operations reach the kernel's EP_POST with
+ * their arguments; NULL triplets, the kernel's refusals (renumbered) and
+ * operations kdat does not do answer in DAT 2.0's values.
+ */
+TEST_F(Dat2Ep, ExtensionOpsReachTheKernelsEpPost)
+{
+	DAT_EP_HANDLE ep = make_ep();
+	const auto ep_id = kid<kdat::Ep>(ep);
+	dat2::DAT_LMR_TRIPLET segs[2] = { srv.seg(0, 256), srv.seg(512, 8) };
+	dat2::DAT_RMR_TRIPLET remote = { 0x123000ull, 256, 0x77 };
+
+	kernel.reset_counts();
+	ASSERT_D2(OK2, ext_op(ep, dat2::DAT_IB_RDMA_WRITE_IMMED_OP, (DAT_COUNT)2,
+			      segs, cookie2(0x9999), &remote, (DAT_UINT32)0x1111,
+			      dat2::DAT_COMPLETION_BARRIER_FENCE_FLAG));
+	auto p = kernel.last<kdat_ioc_ep_post>(KDAT_IOC_EP_POST);
+	EXPECT_EQ(ep_id, p.ep);
+	EXPECT_EQ((__u32)KDAT_POST_RDMA_WRITE_IMMED, p.op);
+	EXPECT_EQ(2u, p.nseg);
+	EXPECT_EQ(0x9999u, p.cookie);
+	EXPECT_EQ(0x1111u, p.immed_data);
+	EXPECT_EQ(0x77u, p.rmr_context);
+	EXPECT_EQ(0x123000u, p.remote_addr);
+	EXPECT_EQ(256u, p.remote_length);
+	EXPECT_EQ(segs[1].virtual_address, p.seg[1].addr);
+	EXPECT_EQ((__u32)DAT_COMPLETION_BARRIER_FENCE_FLAG, p.flags);
+
+	ASSERT_D2(OK2, ext_op(ep, dat2::DAT_IB_CMP_AND_SWAP_OP,
+			      (DAT_UINT64)0x12345, (DAT_UINT64)0x98765, &segs[1],
+			      cookie2(3333), &remote, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	p = kernel.last<kdat_ioc_ep_post>(KDAT_IOC_EP_POST);
+	EXPECT_EQ((__u32)KDAT_POST_CMP_AND_SWAP, p.op);
+	EXPECT_EQ(1u, p.nseg);
+	EXPECT_EQ(0x12345u, p.compare_add);
+	EXPECT_EQ(0x98765u, p.swap);
+	EXPECT_EQ(3333u, p.cookie);
+	EXPECT_EQ(segs[1].virtual_address, p.seg[0].addr);
+	EXPECT_EQ(8u, p.seg[0].length);
+
+	ASSERT_D2(OK2, ext_op(ep, dat2::DAT_IB_FETCH_AND_ADD_OP, (DAT_UINT64)0x100,
+			      &segs[1], cookie2(0x7777), &remote,
+			      dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	p = kernel.last<kdat_ioc_ep_post>(KDAT_IOC_EP_POST);
+	EXPECT_EQ((__u32)KDAT_POST_FETCH_AND_ADD, p.op);
+	EXPECT_EQ(0x100u, p.compare_add);
+	EXPECT_EQ(0u, p.swap);
+	EXPECT_EQ(0u, p.reserved);
+	EXPECT_EQ(3u, kernel.total_ioctls());
+
+	/* NULL triplets, in dat_extension_op's numbering (ep 1, op 2, ...) */
+	kernel.reset_counts();
+	EXPECT_D2(ARG2(5), ext_op(ep, dat2::DAT_IB_CMP_AND_SWAP_OP, (DAT_UINT64)1,
+				  (DAT_UINT64)2, (dat2::DAT_LMR_TRIPLET *)nullptr,
+				  cookie2(0), &remote, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(7), ext_op(ep, dat2::DAT_IB_CMP_AND_SWAP_OP, (DAT_UINT64)1,
+				  (DAT_UINT64)2, &segs[1], cookie2(0),
+				  (dat2::DAT_RMR_TRIPLET *)nullptr,
+				  dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(4), ext_op(ep, dat2::DAT_IB_FETCH_AND_ADD_OP, (DAT_UINT64)1,
+				  (dat2::DAT_LMR_TRIPLET *)nullptr, cookie2(0), &remote,
+				  dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(6), ext_op(ep, dat2::DAT_IB_RDMA_WRITE_IMMED_OP, (DAT_COUNT)1,
+				  segs, cookie2(0), (dat2::DAT_RMR_TRIPLET *)nullptr,
+				  (DAT_UINT32)1, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(4), ext_op(ep, dat2::DAT_IB_RDMA_WRITE_IMMED_OP, (DAT_COUNT)1,
+				  (dat2::DAT_LMR_TRIPLET *)nullptr, cookie2(0), &remote,
+				  (DAT_UINT32)1, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(ARG2(3), ext_op(ep, dat2::DAT_IB_RDMA_WRITE_IMMED_OP,
+				  (DAT_COUNT)(KDAT_MAX_IOV + 1), segs, cookie2(0),
+				  &remote, (DAT_UINT32)1, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(BAD2(dat2::DAT_INVALID_HANDLE_EP),
+		  ext_op(srv.pz, dat2::DAT_IB_FETCH_AND_ADD_OP, (DAT_UINT64)1,
+			 &segs[1], cookie2(0), &remote,
+			 dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	/* the kernel's verdict, renumbered: its remote triplet is our ARG7 */
+	kernel.status_next(KDAT_IOC_EP_POST,
+			   DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6));
+	EXPECT_D2(ARG2(7), ext_op(ep, dat2::DAT_IB_CMP_AND_SWAP_OP, (DAT_UINT64)1,
+				  (DAT_UINT64)2, &segs[1], cookie2(0), &remote,
+				  dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	kernel.status_next(KDAT_IOC_EP_POST, DAT_ERROR(DAT_LENGTH_ERROR, 0));
+	EXPECT_D2(E2(dat2::DAT_LENGTH_ERROR),
+		  ext_op(ep, dat2::DAT_IB_FETCH_AND_ADD_OP, (DAT_UINT64)1, &segs[0],
+			 cookie2(0), &remote, dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	/* what kdat does not do: UD, counters, collectives */
+	EXPECT_D2(E2(dat2::DAT_NOT_IMPLEMENTED),
+		  ext_op(srv.ia, dat2::DAT_QUERY_COUNTERS_OP, 0, (DAT_UINT64 *)nullptr, 0));
+	EXPECT_D2(E2(dat2::DAT_NOT_IMPLEMENTED),
+		  ext_op(ep, dat2::DAT_IB_UD_SEND_OP, (DAT_COUNT)1, segs,
+			 (void *)nullptr, cookie2(0), dat2::DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+}
+
+/* A ring entry's operation and immediate data reach the DAT 2.0 event. */
+TEST_F(Dat2Ep, IbCompletionsDequeueAsDatIbDtoEvents)
+{
+	DAT_EP_HANDLE ep = make_ep();
+	const auto ep_id = kid<kdat::Ep>(ep);
+	auto evd = ref<kdat::Evd>(srv.dto);
+	auto u = dto_event(ep_id, 4, 256);
+	u.dto_op = KDAT_UDTO_RECV_RDMA_IMMED;
+	u.dto_flags = KDAT_UDTO_F_IMMED;
+	u.immed_data = 0x7777;
+	ASSERT_TRUE(kernel.inject(evd, u));
+	u = dto_event(ep_id, 3333, 8);
+	u.dto_op = KDAT_UDTO_CMP_AND_SWAP;
+	ASSERT_TRUE(kernel.inject(evd, u));
+	u = dto_event(ep_id, 5, 16);
+	u.dto_op = KDAT_UDTO_RECV;
+	ASSERT_TRUE(kernel.inject(evd, u));
+
+	dat2::DAT_EVENT e;
+	ASSERT_D2(OK2, full().evd_dequeue_func(srv.dto, &e));
+	EXPECT_EQ((int)dat2::DAT_IB_DTO_EVENT, (int)e.event_number);
+	EXPECT_EQ(ep, e.event_data.dto_completion_event_data.ep_handle);
+	EXPECT_EQ(4u, e.event_data.dto_completion_event_data.user_cookie.as_64);
+	EXPECT_EQ(256u, e.event_data.dto_completion_event_data.transfered_length);
+	EXPECT_EQ(dat2::DAT_IB_RDMA_WRITE_IMMED_DATA, ext_of(e).type);
+	EXPECT_EQ(0x7777u, ext_of(e).val.immed.data);
+	dat2::DAT_COUNT more = -1;
+	ASSERT_D2(OK2, full().evd_wait_func(srv.dto, 0, 1, &e, &more));
+	EXPECT_EQ((int)dat2::DAT_IB_DTO_EVENT, (int)e.event_number);
+	EXPECT_EQ(dat2::DAT_IB_CMP_AND_SWAP, ext_of(e).type);
+	EXPECT_EQ((int)dat2::DAT_IB_DTO_CMP_SWAP,
+		  (int)e.event_data.dto_completion_event_data.operation);
+	EXPECT_EQ(1, more);
+	ASSERT_D2(OK2, full().evd_dequeue_func(srv.dto, &e));
+	EXPECT_EQ(dat2::DAT_DTO_COMPLETION_EVENT, e.event_number);
+	EXPECT_EQ(dat2::DAT_DTO_RECEIVE, e.event_data.dto_completion_event_data.operation);
+	EXPECT_D2(OK2, T().ep_free_func(ep));
+}
+
+/* DAT_IB_MEM_PRIV_REMOTE_ATOMIC reaches the kernel as its remote atomics. */
+TEST_F(Dat2Ep, RemoteAtomicPrivilegeReachesTheKernel)
+{
+	std::vector<char> b(4096);
+	DAT_REGION_DESCRIPTION r;
+	r.for_va = b.data();
+	dat2::DAT_REGION_DESCRIPTION r2;
+	std::memcpy(&r2, &r, sizeof(r2));
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+	dat2::DAT_VLEN len;
+	dat2::DAT_VADDR addr;
+	ASSERT_D2(OK2, full().lmr_create_func(
+			       srv.ia, dat2::DAT_MEM_TYPE_VIRTUAL, r2, b.size(), srv.pz,
+			       (dat2::DAT_MEM_PRIV_FLAGS)((int)dat2::DAT_MEM_PRIV_ALL_FLAG |
+							  (int)dat2::DAT_IB_MEM_PRIV_REMOTE_ATOMIC),
+			       dat2::DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &len, &addr));
+	auto c = kernel.last<kdat_ioc_lmr_create>(KDAT_IOC_LMR_CREATE);
+	EXPECT_EQ((__u32)(DAT_MEM_PRIV_ALL_FLAG | KDAT_MEM_PRIV_REMOTE_ATOMIC), c.priv);
+	EXPECT_D2(OK2, full().lmr_free_func(lmr));
+}
