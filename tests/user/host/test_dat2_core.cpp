@@ -658,9 +658,10 @@ TEST_F(Dat2Table, BadHandlesAndWhatKdatDoesNotDo)
 		  t->ia_ha_related_func(ia, (d2::DAT_NAME_PTR)"x", &answer));
 	d2::DAT_FD fd;
 	d2::DAT_CNO_HANDLE cno;
-	EXPECT_EQ(err2(d2::DAT_NOT_IMPLEMENTED), t->cno_fd_create_func(ia, &fd, &cno));
-	EXPECT_EQ(err2(d2::DAT_NOT_IMPLEMENTED),
-		  t->cno_create_func(ia, d2::DAT_OS_WAIT_PROXY_AGENT{}, &cno));
+	EXPECT_EQ(err2(d2::DAT_MODEL_NOT_SUPPORTED),
+		  t->cno_fd_create_func(ia, &fd, &cno));
+	EXPECT_EQ(err2(d2::DAT_INVALID_HANDLE, d2::DAT_INVALID_HANDLE_IA),
+		  t->cno_fd_create_func(junk, &fd, &cno));
 	EXPECT_EQ(err2(d2::DAT_INVALID_HANDLE, d2::DAT_INVALID_HANDLE_CNO),
 		  t->cno_trigger_func(junk, nullptr));
 	d2::DAT_EVD_HANDLE evd;
