@@ -212,14 +212,20 @@ DEFINE_IOC(free, struct kdat_ioc_free)
 		[KDAT_HANDLE_TYPE_CNO] = DAT_INVALID_HANDLE_CNO,
 	};
 	u32 type = a->type;
+	DAT_RETURN ret;
 
 	if (type >= KDAT_NTYPES)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	type = array_index_nospec(type, KDAT_NTYPES);
 	if (!subtype[type])
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	return kdat_ufree(c->uf, a->handle, type, kdat_uobj_destroy,
-			  HANDLE_ERR(subtype[type]));
+	ret = kdat_ufree(c->uf, a->handle, type, kdat_uobj_destroy,
+			 HANDLE_ERR(subtype[type]));
+	/* a CNO busy with a dat_cno_wait is in use too (as OFED's says) */
+	if (type == KDAT_HANDLE_TYPE_CNO &&
+	    ret == KDAT_ERR(DAT_INVALID_STATE, 0))
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+	return ret;
 }
 
 /*
