@@ -65,8 +65,7 @@ echo "# time dat2 kdat: $((SECONDS - t0)) s"
 # plain PASS (and the line here is stale).
 gap() {
 	case $1 in
-	dtest_cno) echo "CNOs (dat_cno_create) are not built in libdat" ;;
-	dapltest_L) echo "CNOs: the limit test's dat_cno_create" ;;
+	dapltest_L) echo "the limit test creates its EPs (limit_ep, limit_rsp) with a connection EVD of another IA opened on the same device; kdat's objects belong to one IA (DAT_INVALID_HANDLE_EVD_CONN); its CNOs pass (limit_cno)" ;;
 	dapltest_T_rsp) echo "RSPs (dat_rsp_create) are not built in kdat" ;;
 	dtestx_rc) echo "DAT IB extensions (RDMA write with immediate, atomics) are not built" ;;
 	dtest_poll) echo "dtest -p stops polling for its send's completion at a status other than exactly DAT_QUEUE_EMPTY; kdat's first dequeue after the send is empty (the completion comes through the kernel's CQ poller) and says DAT_ERROR(DAT_QUEUE_EMPTY, 0)" ;;
