@@ -14,7 +14,7 @@
  *
  *   Every object belongs to one IA and sits on the IA's object list so an
  *   abrupt close or a device removal can tear everything down in
- *   dependency order: EP, CR, PSP, SRQ, LMR, EVD, PZ.
+ *   dependency order: EP, CR, PSP, SRQ, LMR, EVD, PZ, CNO (user IAs).
  */
 #ifndef KDAT_CORE_H
 #define KDAT_CORE_H
