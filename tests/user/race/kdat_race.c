@@ -2080,8 +2080,9 @@ static void *cnorace_toggler(void *p)
  * software events to the EVD of the moment, one attaches, detaches,
  * enables and disables that EVD, while the main thread replaces the EVD
  * (create, attach, free) and tries to free the CNO (refused: an anchor
- * EVD the toggler never touches holds it).  Every answer is one the calls may give;
- * nothing is left behind.
+ * EVD the toggler never touches holds it).  Every answer is one the
+ * calls may give (a wait that meets a refused free's claim gets
+ * DAT_INVALID_HANDLE, as every call does); nothing is left behind.
  */
 static void case_cno_wait_vs_notify_post_free(void)
 {
