@@ -213,16 +213,23 @@ DEFINE_IOC(free, struct kdat_ioc_free)
 		[DAT_HANDLE_TYPE_PZ] = DAT_INVALID_HANDLE_PZ,
 		[DAT_HANDLE_TYPE_RSP] = DAT_INVALID_HANDLE_RSP,
 		[DAT_HANDLE_TYPE_SRQ] = DAT_INVALID_HANDLE_SRQ,
+		[KDAT_HANDLE_TYPE_CNO] = DAT_INVALID_HANDLE_CNO,
 	};
 	u32 type = a->type;
+	DAT_RETURN ret;
 
 	if (type >= KDAT_NTYPES)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	type = array_index_nospec(type, KDAT_NTYPES);
 	if (!subtype[type])
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	return kdat_ufree(c->uf, a->handle, type, kdat_uobj_destroy,
-			  HANDLE_ERR(subtype[type]));
+	ret = kdat_ufree(c->uf, a->handle, type, kdat_uobj_destroy,
+			 HANDLE_ERR(subtype[type]));
+	/* a CNO busy with a dat_cno_wait is in use too (as OFED's says) */
+	if (type == KDAT_HANDLE_TYPE_CNO &&
+	    ret == KDAT_ERR(DAT_INVALID_STATE, 0))
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+	return ret;
 }
 
 /*
@@ -311,10 +318,12 @@ DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
 	kdat_uevd_collect(evd);
 	t = a->timeout_us == U32_MAX ? MAX_SCHEDULE_TIMEOUT :
 	    usecs_to_jiffies(a->timeout_us);
+	kdat_cno_evd_wait(evd, true);	/* a waited EVD triggers no CNO */
 	t = wait_event_interruptible_timeout(evd->uring->wq,
 					     kdat_uevd_woken(evd, a->threshold,
 							     seq, a->wake_seq),
 					     t);
+	kdat_cno_evd_wait(evd, false);
 	a->count = kdat_uevd_count(evd);
 	if (t < 0)
 		ret = KDAT_ERR(DAT_INTERRUPTED_CALL, 0);
@@ -878,6 +887,66 @@ DEFINE_IOC(rsp_query, struct kdat_ioc_rsp_query)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Consumer Notification Objects (cno.c)                                   */
+
+DEFINE_IOC(cno_create, struct kdat_ioc_cno_create)
+{
+	struct kdat_cno *cno;
+	DAT_RETURN ret;
+	GET_IA(a->ia);
+
+	ret = kdat_cno_create(container_of(ia_o, struct kdat_ia, obj), &cno);
+	if (ret == DAT_SUCCESS) {
+		a->cno = kdat_uid(cno);
+		kdat_ucall_created(c, &cno->obj);
+	}
+	return ret;
+}
+
+DEFINE_IOC(cno_wait, struct kdat_ioc_cno_wait)
+{
+	struct kdat_obj *o = kdat_uget(c->uf, a->cno, KDAT_HANDLE_TYPE_CNO);
+	DAT_RETURN ret;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_CNO);
+	ret = kdat_cno_wait(container_of(o, struct kdat_cno, obj),
+			    a->timeout_us, &a->evd);
+	kdat_uput(o);
+	return ret;
+}
+
+DEFINE_IOC(evd_notify, struct kdat_ioc_evd_notify)
+{
+	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
+	struct kdat_obj *co = NULL;
+	DAT_RETURN ret;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_EVD_ASYNC);
+	if (a->flags & ~KDAT_EVD_NOTIFY_FLAGS_ALL) {
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto out;
+	}
+	if (a->cno) {
+		co = kdat_uget(c->uf, a->cno, KDAT_HANDLE_TYPE_CNO);
+		if (!co) {
+			ret = HANDLE_ERR(DAT_INVALID_HANDLE_CNO);
+			goto out;
+		}
+	}
+	ret = kdat_evd_set_cno(container_of(o, struct kdat_evd, obj),
+			       co ? container_of(co, struct kdat_cno, obj) :
+				    NULL,
+			       a->flags & KDAT_EVD_NOTIFY_ENABLED);
+	if (co)
+		kdat_uput(co);
+out:
+	kdat_uput(o);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Dispatch                                                                */
 
 /*
@@ -927,6 +996,16 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 		const struct kdat_ioc_ep_modify *a = k;
 
 		return !a->pad && !a->attr.pad;
+	}
+	case _IOC_NR(KDAT_IOC_CNO_WAIT): {
+		const struct kdat_ioc_cno_wait *a = k;
+
+		return !a->pad;
+	}
+	case _IOC_NR(KDAT_IOC_EVD_NOTIFY): {
+		const struct kdat_ioc_evd_notify *a = k;
+
+		return !a->pad;
 	}
 	case _IOC_NR(KDAT_IOC_CR_QUERY): {
 		const struct kdat_ioc_cr_query *a = k;
@@ -995,6 +1074,9 @@ static const struct {
 	IOC(KDAT_IOC_CR_ACCEPT, cr_accept, struct kdat_ioc_cr_accept),
 	IOC(KDAT_IOC_EVD_CTL, evd_ctl, struct kdat_ioc_evd_ctl),
 	IOC(KDAT_IOC_EP_MODIFY, ep_modify, struct kdat_ioc_ep_modify),
+	IOC(KDAT_IOC_CNO_CREATE, cno_create, struct kdat_ioc_cno_create),
+	IOC_SLEEPS(KDAT_IOC_CNO_WAIT, cno_wait, struct kdat_ioc_cno_wait),
+	IOC(KDAT_IOC_EVD_NOTIFY, evd_notify, struct kdat_ioc_evd_notify),
 	IOC(KDAT_IOC_RSP_CREATE, rsp_create, struct kdat_ioc_rsp_create),
 	IOC(KDAT_IOC_RSP_QUERY, rsp_query, struct kdat_ioc_rsp_query),
 };

@@ -219,6 +219,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	spin_lock_init(&evd->lock);
 	xa_init(&evd->srqs);
 	init_waitqueue_head(&evd->upcall_wq);
+	INIT_LIST_HEAD(&evd->cno_node);
 	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
 	evd->flags = flags;
 	evd->qlen = qlen;
@@ -441,6 +442,7 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	evd->policy = DAT_UPCALL_DISABLE;
 	evd->dead = true;
 	spin_unlock_irqrestore(&evd->lock, flags);
+	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
 	cancel_work_sync(&evd->upcall_work);
 	kdat_evd_hw_destroy(evd);

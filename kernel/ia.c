@@ -170,6 +170,10 @@ static void kdat_evd_hw_destroy_obj(struct kdat_obj *obj)
 	kdat_evd_hw_destroy(container_of(obj, struct kdat_evd, obj));
 }
 
+static void kdat_no_hw_destroy(struct kdat_obj *obj)
+{
+}
+
 static void kdat_rsp_hw_destroy_obj(struct kdat_obj *obj)
 {
 	kdat_psp_hw_destroy(container_of(obj, struct kdat_psp, obj));
@@ -185,6 +189,8 @@ static const struct kdat_type_ops kdat_teardown_ops[] = {
 	{ DAT_HANDLE_TYPE_LMR, kdat_ib_lmr_free, kdat_lmr_hw_destroy_obj },
 	{ DAT_HANDLE_TYPE_EVD, kdat_ib_evd_free, kdat_evd_hw_destroy_obj },
 	{ DAT_HANDLE_TYPE_PZ, kdat_ib_pz_free, kdat_pz_hw_destroy_obj },
+	/* after the EVDs that hold them; no hardware */
+	{ KDAT_HANDLE_TYPE_CNO, kdat_cno_free, kdat_no_hw_destroy },
 };
 
 /* Destroy @obj through its type's free; the caller holds the claim. */

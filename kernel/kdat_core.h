@@ -14,7 +14,7 @@
  *
  *   Every object belongs to one IA and sits on the IA's object list so an
  *   abrupt close or a device removal can tear everything down in
- *   dependency order: RSP, EP, CR, PSP, SRQ, LMR, EVD, PZ.
+ *   dependency order: RSP, EP, CR, PSP, SRQ, LMR, EVD, PZ, CNO (user IAs).
  */
 #ifndef KDAT_CORE_H
 #define KDAT_CORE_H
@@ -38,8 +38,13 @@
 #define KDAT_VERSION_MINOR	0
 #define KDAT_PROVIDER_NAME	"kdat_ib"
 
-/* Number of handle types we count (DAT_HANDLE_TYPE_SRQ is the last we use). */
-#define KDAT_NTYPES		(DAT_HANDLE_TYPE_SRQ + 1)
+/*
+ * Number of handle types we count.  CNOs are uDAPL only: the kernel
+ * flavour's DAT_HANDLE_TYPE has none, so theirs follows the last one
+ * (the number /dev/kdat's KDAT_TYPE_CNO names).
+ */
+#define KDAT_HANDLE_TYPE_CNO	((DAT_HANDLE_TYPE)(DAT_HANDLE_TYPE_SRQ + 1))
+#define KDAT_NTYPES		(KDAT_HANDLE_TYPE_CNO + 1)
 
 struct kdat_ia;
 struct kdat_evd;
@@ -242,6 +247,16 @@ struct kdat_evd {
 	 * after its EP and SRQ were freed, and it names the SRQ's memory.
 	 */
 	struct xarray srqs;
+	/*
+	 * Under lock: the CNO this (user) EVD triggers, referenced and
+	 * counted in its users; on cno->evds through cno_node (also under
+	 * cno->lock); whether it is disabled (dat_evd_disable) and how many
+	 * dat_evd_wait waiters sleep in the kernel: neither triggers (cno.c).
+	 */
+	struct kdat_cno *cno;
+	struct list_head cno_node;
+	bool cno_disabled;
+	int uwaiters;
 };
 
 void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
@@ -439,6 +454,27 @@ void kdat_cr_hw_destroy(struct kdat_cr *cr);
 u32 kdat_ep_busy_subtype(DAT_EP_STATE state);
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
 void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen);
+
+/* ---- CNO (cno.c): Consumer Notification Objects, user IAs only ---- */
+struct kdat_cno {
+	struct kdat_obj obj;
+	spinlock_t lock;		/* inside evd->lock */
+	struct list_head evds;		/* EVDs feeding it, under lock */
+	struct kdat_evd *trig;		/* lock: triggered by, or NULL */
+	atomic_t users;			/* EVDs holding it */
+	bool dead;			/* lock: freed */
+	wait_queue_head_t wq;		/* dat_cno_wait */
+};
+
+DAT_RETURN kdat_cno_create(struct kdat_ia *ia, struct kdat_cno **cnop);
+DAT_RETURN kdat_cno_free(DAT_HANDLE h);
+DAT_RETURN kdat_cno_wait(struct kdat_cno *cno, u32 timeout_us, u32 *evd);
+DAT_RETURN kdat_evd_set_cno(struct kdat_evd *evd, struct kdat_cno *cno,
+			    bool enabled);
+void kdat_evd_drop_cno(struct kdat_evd *evd);
+void kdat_cno_evd_posted(struct kdat_evd *evd);
+void kdat_cno_evd_wait(struct kdat_evd *evd, bool begin);
+void kdat_cno_wake_ia(struct kdat_ia *ia);
 
 /* ---- /dev/kdat (chardev.c, uobj.c, uring.c) ---- */
 int kdat_chardev_init(void);

@@ -76,6 +76,7 @@ static const char *const kdat_type_names[KDAT_NTYPES] = {
 	[DAT_HANDLE_TYPE_LMR] = "lmr",	[DAT_HANDLE_TYPE_PSP] = "psp",
 	[DAT_HANDLE_TYPE_PZ] = "pz",	[DAT_HANDLE_TYPE_RMR] = "rmr",
 	[DAT_HANDLE_TYPE_RSP] = "rsp",	[DAT_HANDLE_TYPE_SRQ] = "srq",
+	[KDAT_HANDLE_TYPE_CNO] = "cno",
 };
 
 /*

@@ -255,6 +255,7 @@ static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 		r->ktail++;
 		evd->overflowed = false;
 		smp_store_release(&h->tail, r->ktail);
+		kdat_cno_evd_posted(evd);
 	}
 	spin_unlock_irqrestore(&evd->lock, flags);
 
@@ -392,6 +393,7 @@ void kdat_uevd_wake_ia(struct kdat_ia *ia)
 			wake_up_all(&evd->uring->wq);
 	}
 	mutex_unlock(&ia->lock);
+	kdat_cno_wake_ia(ia);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -168,7 +168,7 @@ inline DAT_RETURN on_builtin(DAT_HANDLE h, Core core, F &&f, A... a) noexcept
 /*
  * The built-in provider's table entries (fill_builtin_table(), registry.cpp):
  * one C++ implementation per call, defined with its family.  The
- * CNO/RMR/RSP calls on their own handles and dat_get_handle_type have
+ * RMR/RSP calls on their own handles and dat_get_handle_type have
  * none: the built-in provider never makes such a handle (the table points
  * those at the core, which finds no built-in handle of that type).
  */
@@ -182,6 +182,10 @@ Fn<DAT_IA_CLOSE_FUNC> ia_close;
 Fn<DAT_SET_CONSUMER_CONTEXT_FUNC> set_consumer_context;
 Fn<DAT_GET_CONSUMER_CONTEXT_FUNC> get_consumer_context;
 Fn<DAT_CNO_CREATE_FUNC> cno_create;
+Fn<DAT_CNO_MODIFY_AGENT_FUNC> cno_modify_agent;
+Fn<DAT_CNO_QUERY_FUNC> cno_query;
+Fn<DAT_CNO_FREE_FUNC> cno_free;
+Fn<DAT_CNO_WAIT_FUNC> cno_wait;
 Fn<DAT_CR_QUERY_FUNC> cr_query;
 Fn<DAT_CR_ACCEPT_FUNC> cr_accept;
 Fn<DAT_CR_REJECT_FUNC> cr_reject;

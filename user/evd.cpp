@@ -2,7 +2,7 @@
 //
 // Event Dispatchers: dat_evd_create, _query, _resize, _post_se,
 // _dequeue, _wait, _enable, _disable, _set_unwaitable,
-// _clear_unwaitable, _modify_cno, _free; and the (unimplemented) CNOs.
+// _clear_unwaitable, _modify_cno, _free (CNOs: cno.cpp).
 //
 // Each EVD has an event ring the kernel writes and we read without a
 // system call (ring.hpp).  dat_evd_wait blocks in the kernel
@@ -74,8 +74,12 @@ DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 	/* DAT_HW_DEFAULT (the provider chooses) goes to the kernel as is */
 	if (qlen <= 0 && qlen != DAT_HW_DEFAULT)
 		return bad_arg(2);
-	if (cno != DAT_HANDLE_NULL)	/* this provider makes no CNO */
-		return bad_handle(DAT_INVALID_HANDLE_CNO);
+	std::shared_ptr<Cno> cno_obj;
+	if (cno != DAT_HANDLE_NULL) {
+		cno_obj = lookup<Cno>(cno);
+		if (!cno_obj || cno_obj->ctx != ctx)
+			return bad_handle(DAT_INVALID_HANDLE_CNO);
+	}
 	if (!flags || (flags & ~kEvdFlagsAll))
 		return bad_arg(4);
 	if (!evd_handle)
@@ -99,6 +103,11 @@ DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 	r = evd->attach(c.ring_offset, c.ring_size);
 	if (!ok(r))
 		return r;
+	if (cno_obj) {
+		r = evd->set_cno(std::move(cno_obj));
+		if (!ok(r))
+			return r;
+	}
 	ctx->publish(evd);
 	owner.release();
 	*evd_handle = evd->handle();
@@ -134,6 +143,44 @@ DAT_RETURN Evd::ctl(std::uint32_t op)
 	c.evd = kid;
 	c.op = op;
 	return call(*ctx->dev, KDAT_IOC_EVD_CTL, c);
+}
+
+/* What the kernel must know for the CNO: which, and whether enabled. */
+static DAT_RETURN notify(Evd &e, std::uint32_t cno_kid, bool on)
+{
+	struct kdat_ioc_evd_notify n = {};
+
+	n.evd = e.kid;
+	n.cno = cno_kid;
+	n.flags = on ? KDAT_EVD_NOTIFY_ENABLED : 0;
+	return call(*e.ctx->dev, KDAT_IOC_EVD_NOTIFY, n);
+}
+
+/* Only an EVD with a CNO tells the kernel: nothing else depends on it. */
+DAT_RETURN Evd::set_enabled(bool on)
+{
+	std::lock_guard<std::mutex> g(notify_lock);
+
+	if (cno) {
+		DAT_RETURN r = notify(*this, cno->kid, on);
+		if (!ok(r))
+			return r;
+	}
+	enabled = on;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::set_cno(std::shared_ptr<Cno> c)
+{
+	std::lock_guard<std::mutex> g(notify_lock);
+
+	if (c || cno) {
+		DAT_RETURN r = notify(*this, c ? c->kid : 0, enabled);
+		if (!ok(r))
+			return r;
+	}
+	cno = std::move(c);
+	return DAT_SUCCESS;
 }
 
 DAT_RETURN Evd::set_waitable(bool on)
@@ -384,7 +431,10 @@ DAT_RETURN Evd::query(std::uint64_t mask, DAT_EVD_PARAM *param)
 		(waitable ? DAT_EVD_STATE_WAITABLE :
 			    DAT_EVD_STATE_UNWAITABLE) |
 		DAT_EVD_STATE_CONFIG_THRESHOLD);
-	param->cno_handle = DAT_HANDLE_NULL;
+	{
+		std::lock_guard<std::mutex> g(notify_lock);
+		param->cno_handle = cno ? cno->handle() : DAT_HANDLE_NULL;
+	}
 	param->evd_flags = flags;
 	return DAT_SUCCESS;
 }
@@ -491,15 +541,20 @@ DAT_RETURN evd_clear_unwaitable(DAT_EVD_HANDLE evd)
 			    set_waitable(true), evd);
 }
 
-/* This provider makes no CNO: only "none" is a valid CNO. */
+/* DAT_HANDLE_NULL detaches the EVD from its CNO. */
 DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
 {
 	return on_builtin<Evd>(
 		evd, dat_evd_modify_cno,
-		[&](Evd &) -> DAT_RETURN {
-			if (cno != DAT_HANDLE_NULL)
-				return bad_handle(DAT_INVALID_HANDLE_CNO);
-			return DAT_SUCCESS;
+		[&](Evd &e) -> DAT_RETURN {
+			std::shared_ptr<Cno> c;
+			if (cno != DAT_HANDLE_NULL) {
+				c = lookup<Cno>(cno);
+				if (!c || c->ctx != e.ctx)
+					return bad_handle(
+						DAT_INVALID_HANDLE_CNO);
+			}
+			return e.set_cno(std::move(c));
 		},
 		evd, cno);
 }
@@ -507,20 +562,6 @@ DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno)
 DAT_RETURN evd_free(DAT_EVD_HANDLE evd)
 {
 	return KDAT_BUILTIN(Evd, evd, dat_evd_free, free(), evd);
-}
-
-/*
- * Consumer Notification Objects.  The built-in provider has none (EVDs
- * are waited on directly, or all at once through dat_kdat_get_fd):
- * dat_cno_create on its IA is DAT_NOT_IMPLEMENTED, and no CNO handle of
- * it ever exists.
- */
-DAT_RETURN cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
-		      DAT_CNO_HANDLE *cno)
-{
-	return on_builtin<Ia>(
-		ia, dat_cno_create,
-		[](Ia &) { return err(DAT_NOT_IMPLEMENTED); }, ia, agent, cno);
 }
 
 } // namespace kdat::builtin
@@ -622,7 +663,7 @@ DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd)
 		DAT_HANDLE_TYPE_EVD, EVD_BAD, erased(evd), evd);
 }
 
-/* Consumer Notification Objects: only a loaded provider may have them. */
+/* Consumer Notification Objects (the built-in provider's: cno.cpp). */
 
 DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
 			  DAT_CNO_HANDLE *cno)

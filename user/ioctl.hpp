@@ -111,7 +111,7 @@ private:
  */
 namespace ktype {
 constexpr uint32_t CR = 0, EP = 1, EVD = 2, IA = 3, LMR = 4, PSP = 5, PZ = 6,
-		   RMR = 7, RSP = 8, SRQ = 9;
+		   RMR = 7, RSP = 8, SRQ = 9, CNO = KDAT_TYPE_CNO;
 }
 
 } // namespace kdat

@@ -51,6 +51,7 @@ namespace kdat {
 struct Evd;
 struct Srq;
 struct Ia;
+struct Cno;
 
 /* What the library knows of an LMR to check SRQ posts before the kernel. */
 struct LmrInfo {
@@ -315,6 +316,24 @@ struct Ia : ObjectOf<DAT_HANDLE_TYPE_IA, ktype::IA> {
 			      std::uint64_t flags, DAT_PSP_HANDLE *psp_handle);
 	DAT_RETURN rsp_create(DAT_CONN_QUAL qual, DAT_EP_HANDLE ep,
 			      DAT_EVD_HANDLE evd, DAT_RSP_HANDLE *rsp_handle);
+	DAT_RETURN cno_create(DAT_OS_WAIT_PROXY_AGENT agent,
+			      DAT_CNO_HANDLE *cno_handle);
+};
+
+/*
+ * A Consumer Notification Object: the kernel's CNO (kernel/cno.c), which
+ * the kernel triggers where it writes an event to an EVD of it.
+ */
+struct Cno : ObjectOf<DAT_HANDLE_TYPE_CNO, ktype::CNO> {
+	using ObjectOf::ObjectOf;
+
+	std::mutex agent_lock;
+	DAT_OS_WAIT_PROXY_AGENT agent = { nullptr, nullptr };	/* agent_lock */
+
+	DAT_RETURN query(std::uint64_t mask, DAT_CNO_PARAM *param);
+	DAT_RETURN modify_agent(DAT_OS_WAIT_PROXY_AGENT a);
+	DAT_RETURN wait(DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd);
+	DAT_RETURN free();
 };
 
 struct Pz : ObjectOf<DAT_HANDLE_TYPE_PZ, ktype::PZ> {
@@ -355,12 +374,16 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	DAT_RETURN resize(DAT_COUNT qlen);
 	DAT_RETURN post_se(const DAT_EVENT *event);
 	DAT_RETURN free();
-	DAT_RETURN set_enabled(bool on)
-	{
-		enabled = on;
-		return DAT_SUCCESS;
-	}
+	DAT_RETURN set_enabled(bool on);
 	DAT_RETURN set_waitable(bool on);
+
+	/*
+	 * dat_evd_modify_cno; the kernel knows the CNO and, while there is
+	 * one, whether the EVD is enabled (KDAT_IOC_EVD_NOTIFY).
+	 */
+	std::mutex notify_lock;
+	std::shared_ptr<Cno> cno;		/* notify_lock */
+	DAT_RETURN set_cno(std::shared_ptr<Cno> c);
 
 	/* Events ready to be dequeued. */
 	std::uint32_t count();

@@ -402,6 +402,10 @@ void fill_builtin_table(DAT_PROVIDER &t)
 	t.set_consumer_context_func = builtin::set_consumer_context;
 	t.get_consumer_context_func = builtin::get_consumer_context;
 	t.cno_create_func = builtin::cno_create;
+	t.cno_modify_agent_func = builtin::cno_modify_agent;
+	t.cno_query_func = builtin::cno_query;
+	t.cno_free_func = builtin::cno_free;
+	t.cno_wait_func = builtin::cno_wait;
 	t.cr_query_func = builtin::cr_query;
 	t.cr_accept_func = builtin::cr_accept;
 	t.cr_reject_func = builtin::cr_reject;
@@ -458,10 +462,6 @@ void fill_builtin_table(DAT_PROVIDER &t)
 	t.srq_set_lw_func = builtin::srq_set_lw;
 	/* registry knowledge, and calls on handles it never makes */
 	t.get_handle_type_func = dat_get_handle_type;
-	t.cno_modify_agent_func = dat_cno_modify_agent;
-	t.cno_query_func = dat_cno_query;
-	t.cno_free_func = dat_cno_free;
-	t.cno_wait_func = dat_cno_wait;
 	t.rmr_query_func = dat_rmr_query;
 	t.rmr_bind_func = dat_rmr_bind;
 	t.rmr_free_func = dat_rmr_free;

@@ -237,6 +237,11 @@ struct kdat_ioc_version {
  */
 #define KDAT_FEATURE_SRQ_EP_BROKEN	(1ULL << 1)
 /*
+ *   CNO            Consumer Notification Objects: KDAT_IOC_CNO_CREATE,
+ *		    KDAT_IOC_CNO_WAIT, KDAT_IOC_EVD_NOTIFY, KDAT_TYPE_CNO
+ */
+#define KDAT_FEATURE_CNO		(1ULL << 2)
+/*
  *   RSP  KDAT_IOC_RSP_CREATE/_QUERY, KDAT_IOC_FREE of DAT_HANDLE_TYPE_RSP,
  *        kdat_ioc_cr_query.local_ep
  */
@@ -250,6 +255,7 @@ struct kdat_ioc_version {
 #define KDAT_FEATURE_IB_EXT		(1ULL << 4)
 #define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
 					 KDAT_FEATURE_SRQ_EP_BROKEN | \
+					 KDAT_FEATURE_CNO | \
 					 KDAT_FEATURE_RSP | \
 					 KDAT_FEATURE_IB_EXT)
 
@@ -552,6 +558,54 @@ struct kdat_ioc_ep_modify {
 	struct kdat_uep_attr attr;
 };
 
+/* ---- Consumer Notification Objects (KDAT_FEATURE_CNO) ---------------- */
+
+/*
+ * kdat_ioc_free.type of a CNO: the kernel flavour's DAT_HANDLE_TYPE has no
+ * CNO (kDAPL has none), so it gets the number after DAT_HANDLE_TYPE_SRQ.
+ */
+#define KDAT_TYPE_CNO		10
+
+struct kdat_ioc_cno_create {
+	struct kdat_ioc_hdr hdr;
+	__u32 ia;
+	__u32 cno;		/* out */
+};
+
+/*
+ * dat_cno_wait: block until the CNO is triggered (DAT_SUCCESS, @evd names
+ * the EVD that triggered it, or 0 if that EVD is gone by now), the
+ * timeout ends (DAT_TIMEOUT_EXPIRED), a signal (DAT_INTERRUPTED_CALL) or
+ * the IA closes (DAT_INVALID_STATE_CNO_DEAD).  A CNO is triggered when an
+ * event is written to an enabled EVD of it that has no dat_evd_wait
+ * waiter in the kernel; a wait also returns at once for such an EVD that
+ * still holds unconsumed events (the trigger it raised was consumed).
+ */
+struct kdat_ioc_cno_wait {
+	struct kdat_ioc_hdr hdr;
+	__u32 cno;
+	__u32 timeout_us;	/* 0xffffffff: forever */
+	__u32 evd;		/* out */
+	__u32 pad;
+};
+
+/*
+ * dat_evd_modify_cno / dat_evd_create's cno, and dat_evd_enable /
+ * _disable as far as the CNO cares: @cno (0: none) becomes the EVD's CNO
+ * and KDAT_EVD_NOTIFY_ENABLED says whether the EVD is enabled.  An EVD
+ * holds its CNO (dat_cno_free: DAT_INVALID_STATE_CNO_IN_USE).
+ */
+struct kdat_ioc_evd_notify {
+	struct kdat_ioc_hdr hdr;
+	__u32 evd;
+	__u32 cno;
+	__u32 flags;		/* KDAT_EVD_NOTIFY_* */
+	__u32 pad;
+};
+
+#define KDAT_EVD_NOTIFY_ENABLED	0x1
+#define KDAT_EVD_NOTIFY_FLAGS_ALL KDAT_EVD_NOTIFY_ENABLED
+
 /* dat_rsp_create (KDAT_FEATURE_RSP) */
 struct kdat_ioc_rsp_create {
 	struct kdat_ioc_hdr hdr;
@@ -602,6 +656,9 @@ struct kdat_ioc_rsp_query {
 #define KDAT_IOC_CR_ACCEPT	_IOWR(KDAT_IOC_MAGIC, 0x1a, struct kdat_ioc_cr_accept)
 #define KDAT_IOC_EVD_CTL	_IOWR(KDAT_IOC_MAGIC, 0x1b, struct kdat_ioc_evd_ctl)
 #define KDAT_IOC_EP_MODIFY	_IOWR(KDAT_IOC_MAGIC, 0x1c, struct kdat_ioc_ep_modify)
+#define KDAT_IOC_CNO_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x1d, struct kdat_ioc_cno_create)
+#define KDAT_IOC_CNO_WAIT	_IOWR(KDAT_IOC_MAGIC, 0x1e, struct kdat_ioc_cno_wait)
+#define KDAT_IOC_EVD_NOTIFY	_IOWR(KDAT_IOC_MAGIC, 0x1f, struct kdat_ioc_evd_notify)
 #define KDAT_IOC_RSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x20, struct kdat_ioc_rsp_create)
 #define KDAT_IOC_RSP_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x21, struct kdat_ioc_rsp_query)
 

@@ -201,7 +201,7 @@ d2::DAT_RETURN pz_free2(d2::DAT_PZ_HANDLE pz)
 	return ret2(::dat_pz_free(pz));
 }
 
-/* ---- CNO: what libdat does (no CNO is ever made) ---- */
+/* ---- CNO: libdat's (the kernel's CNO) ---- */
 
 d2::DAT_RETURN cno_create2(d2::DAT_IA_HANDLE ia, d2::DAT_OS_WAIT_PROXY_AGENT a,
 			   d2::DAT_CNO_HANDLE *cno)
@@ -252,20 +252,24 @@ d2::DAT_RETURN cno_wait2(d2::DAT_CNO_HANDLE cno, d2::DAT_TIMEOUT t,
 	return ret2(::dat_cno_wait(cno, t, evd));
 }
 
-/* DAT 2.0 only: an fd CNO, a CNO trigger; there is no CNO at all */
+/*
+ * DAT 2.0 only: a CNO with a file descriptor, and dat_cno_trigger (the
+ * EVD of the last trigger, without waiting).  Not models kdat's CNOs
+ * have: DAT_MODEL_NOT_SUPPORTED, as OFED's providers answer both.
+ */
 d2::DAT_RETURN cno_fd_create2(d2::DAT_IA_HANDLE ia, d2::DAT_FD *,
 			      d2::DAT_CNO_HANDLE *)
 {
 	if (!handles().find(ia, DAT_HANDLE_TYPE_IA))
 		return ret2(bad_handle(DAT_INVALID_HANDLE_IA));
-	return ret2(err(DAT_NOT_IMPLEMENTED));
+	return ret2(err(DAT_MODEL_NOT_SUPPORTED));
 }
 
 d2::DAT_RETURN cno_trigger2(d2::DAT_CNO_HANDLE cno, d2::DAT_EVD_HANDLE *)
 {
 	if (!handles().find(cno, DAT_HANDLE_TYPE_CNO))
 		return ret2(bad_handle(DAT_INVALID_HANDLE_CNO));
-	return ret2(err(DAT_NOT_IMPLEMENTED));
+	return ret2(err(DAT_MODEL_NOT_SUPPORTED));
 }
 
 /* DAT 2.0 only: high availability is not a model kdat has */

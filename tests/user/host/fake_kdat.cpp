@@ -25,7 +25,7 @@ Kernel *g_current;
 
 /* kernel-flavour DAT_HANDLE_TYPE numbers, as KDAT_IOC_FREE names them */
 constexpr u32 T_CR = 0, T_EP = 1, T_EVD = 2, T_IA = 3, T_LMR = 4, T_PSP = 5,
-	      T_PZ = 6, T_RSP = 8, T_SRQ = 9;
+	      T_PZ = 6, T_RSP = 8, T_SRQ = 9, T_CNO = KDAT_TYPE_CNO;
 
 /* The ABI's rule for an ID that names no live object of the type. */
 DAT_RETURN bad_id(u32 type)
@@ -42,6 +42,7 @@ DAT_RETURN bad_id(u32 type)
 	case T_PZ: sub = DAT_INVALID_HANDLE_PZ; break;
 	case T_SRQ: sub = DAT_INVALID_HANDLE_SRQ; break;
 	case T_RSP: sub = DAT_INVALID_HANDLE_RSP; break;
+	case T_CNO: sub = DAT_INVALID_HANDLE_CNO; break;
 	}
 	return DAT_ERROR(DAT_INVALID_HANDLE, sub);
 }
@@ -608,6 +609,10 @@ bool reserved_zero(unsigned long req, const void *arg)
 		auto *a = static_cast<const kdat_ioc_cr_query *>(arg);
 		return zero(a->pad, sizeof(a->pad)) && !a->reserved;
 	}
+	case KDAT_IOC_CNO_WAIT:
+		return !static_cast<const kdat_ioc_cno_wait *>(arg)->pad;
+	case KDAT_IOC_EVD_NOTIFY:
+		return !static_cast<const kdat_ioc_evd_notify *>(arg)->pad;
 	default:
 		return true;
 	}
@@ -630,7 +635,8 @@ bool known(unsigned long req)
 	case KDAT_IOC_PSP_CREATE: case KDAT_IOC_CR_QUERY:
 	case KDAT_IOC_CR_ACCEPT: case KDAT_IOC_EVD_CTL:
 	case KDAT_IOC_EP_MODIFY: case KDAT_IOC_RSP_CREATE:
-	case KDAT_IOC_RSP_QUERY:
+	case KDAT_IOC_RSP_QUERY: case KDAT_IOC_CNO_CREATE:
+	case KDAT_IOC_CNO_WAIT: case KDAT_IOC_EVD_NOTIFY:
 		return true;
 	default:
 		return false;
@@ -861,6 +867,28 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 	case KDAT_IOC_EVD_POST_SE: {
 		ARGS(struct kdat_ioc_evd_post_se);
 		return get(a.evd, T_EVD) ? (DAT_RETURN)DAT_SUCCESS : bad_id(T_EVD);
+	}
+	case KDAT_IOC_CNO_CREATE: {
+		ARGS(struct kdat_ioc_cno_create);
+		if (!get(a.ia, T_IA))
+			return bad_id(T_IA);
+		a.cno = add(T_CNO, a.ia);
+		return DAT_SUCCESS;
+	}
+	case KDAT_IOC_CNO_WAIT: {
+		/* no trigger of its own: a test scripts the answer */
+		ARGS(struct kdat_ioc_cno_wait);
+		if (!get(a.cno, T_CNO))
+			return bad_id(T_CNO);
+		return DAT_ERROR(DAT_TIMEOUT_EXPIRED, 0);
+	}
+	case KDAT_IOC_EVD_NOTIFY: {
+		ARGS(struct kdat_ioc_evd_notify);
+		if (!get(a.evd, T_EVD))
+			return bad_id(T_EVD);
+		if (a.cno && !get(a.cno, T_CNO))
+			return bad_id(T_CNO);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_LMR_CREATE: {
 		ARGS(struct kdat_ioc_lmr_create);

@@ -666,14 +666,85 @@ TEST_F(Dat2Table, BadHandlesAndWhatKdatDoesNotDo)
 		  t->ia_ha_related_func(ia, (d2::DAT_NAME_PTR)"x", &answer));
 	d2::DAT_FD fd;
 	d2::DAT_CNO_HANDLE cno;
-	EXPECT_EQ(err2(d2::DAT_NOT_IMPLEMENTED), t->cno_fd_create_func(ia, &fd, &cno));
-	EXPECT_EQ(err2(d2::DAT_NOT_IMPLEMENTED),
-		  t->cno_create_func(ia, d2::DAT_OS_WAIT_PROXY_AGENT{}, &cno));
+	EXPECT_EQ(err2(d2::DAT_MODEL_NOT_SUPPORTED),
+		  t->cno_fd_create_func(ia, &fd, &cno));
+	EXPECT_EQ(err2(d2::DAT_INVALID_HANDLE, d2::DAT_INVALID_HANDLE_IA),
+		  t->cno_fd_create_func(junk, &fd, &cno));
 	EXPECT_EQ(err2(d2::DAT_INVALID_HANDLE, d2::DAT_INVALID_HANDLE_CNO),
 		  t->cno_trigger_func(junk, nullptr));
 	d2::DAT_EVD_HANDLE evd;
 	EXPECT_EQ(err2(d2::DAT_INVALID_PARAMETER, d2::DAT_INVALID_ARG4),
 		  t->evd_create_func(ia, 8, nullptr,
 				     (d2::DAT_EVD_FLAGS)d2::DAT_EVD_EXTENSION_BASE, &evd));
+	close();
+}
+
+/*
+ * CNOs through the DAT 2.0 table: libdat's CNO (the kernel's) with the
+ * DAT 2.0 parameter layout (proxy_type AGENT, the agent in the union); an
+ * EVD's cno both ways; a wait naming the EVD; the fd CNO and
+ * dat_cno_trigger are DAT_MODEL_NOT_SUPPORTED, as on OFED's providers.
+ */
+namespace {
+void agent2(d2::DAT_PVOID, d2::DAT_EVD_HANDLE) {}
+} // namespace
+
+TEST_F(Dat2Table, CnosTranslateToLibdatsCnos)
+{
+	open("rxe0");
+	int data;
+	d2::DAT_OS_WAIT_PROXY_AGENT a = { &data, agent2 };
+	d2::DAT_CNO_HANDLE cno = nullptr;
+	ASSERT_EQ(d2::DAT_SUCCESS, t->cno_create_func(ia, a, &cno));
+	EXPECT_EQ(t, face(cno));
+	d2::DAT_CNO_PARAM p;
+	std::memset(&p, 0xff, sizeof(p));
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->cno_query_func(cno, d2::DAT_CNO_FIELD_ALL, &p));
+	EXPECT_EQ(d2::DAT_PROXY_TYPE_AGENT, p.proxy_type);
+	EXPECT_EQ((void *)&data, p.proxy.agent.instance_data);
+	EXPECT_EQ(&agent2, p.proxy.agent.proxy_agent_func);
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->cno_modify_agent_func(cno, d2::DAT_OS_WAIT_PROXY_AGENT{}));
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->cno_query_func(cno, d2::DAT_CNO_FIELD_ALL, &p));
+	EXPECT_EQ(nullptr, p.proxy.agent.proxy_agent_func);
+
+	d2::DAT_EVD_HANDLE evd = nullptr, got = nullptr;
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->evd_create_func(ia, 8, cno, d2::DAT_EVD_DTO_FLAG, &evd));
+	EXPECT_EQ(kid<kdat::Cno>(cno),
+		  kernel.last<kdat_ioc_evd_notify>(KDAT_IOC_EVD_NOTIFY).cno);
+	d2::DAT_EVD_PARAM ep;
+	ASSERT_EQ(d2::DAT_SUCCESS,
+		  t->evd_query_func(evd, d2::DAT_EVD_FIELD_CNO, &ep));
+	EXPECT_EQ(cno, ep.cno_handle);
+	const std::uint32_t ekid = kid<kdat::Evd>(evd);
+	kernel.answer<kdat_ioc_cno_wait>(KDAT_IOC_CNO_WAIT, [ekid](auto &w) {
+		w.evd = ekid;
+		return (DAT_RETURN)DAT_SUCCESS;
+	});
+	ASSERT_EQ(d2::DAT_SUCCESS, t->cno_wait_func(cno, 1000, &got));
+	EXPECT_EQ(evd, got);
+	kernel.answer_raw(KDAT_IOC_CNO_WAIT, {});
+	EXPECT_EQ(err2(d2::DAT_TIMEOUT_EXPIRED), t->cno_wait_func(cno, 0, &got));
+
+	EXPECT_EQ(err2(d2::DAT_MODEL_NOT_SUPPORTED),
+		  t->cno_trigger_func(cno, &got));
+	d2::DAT_FD fd;
+	d2::DAT_CNO_HANDLE fcno;
+	EXPECT_EQ(err2(d2::DAT_MODEL_NOT_SUPPORTED),
+		  t->cno_fd_create_func(ia, &fd, &fcno));
+
+	kernel.status_next(KDAT_IOC_FREE,
+			   DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE));
+	EXPECT_EQ(err2(d2::DAT_INVALID_STATE, d2::DAT_INVALID_STATE_CNO_IN_USE),
+		  t->cno_free_func(cno));
+	ASSERT_EQ(d2::DAT_SUCCESS, t->evd_modify_cno_func(evd, nullptr));
+	EXPECT_EQ(0u, kernel.last<kdat_ioc_evd_notify>(KDAT_IOC_EVD_NOTIFY).cno);
+	ASSERT_EQ(d2::DAT_SUCCESS, t->evd_free_func(evd));
+	ASSERT_EQ(d2::DAT_SUCCESS, t->cno_free_func(cno));
+	EXPECT_EQ(err2(d2::DAT_INVALID_HANDLE, d2::DAT_INVALID_HANDLE_CNO),
+		  t->cno_free_func(cno));
 	close();
 }

@@ -327,9 +327,6 @@ TEST_F(Evd, QueryResizeFree)
 		   dat_evd_free(s.async));
 	EXPECT_OK(dat_evd_modify_cno(se, nullptr));
 	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_CNO), dat_evd_modify_cno(se, &e));
-	DAT_CNO_HANDLE cno;
-	EXPECT_DAT(E(DAT_NOT_IMPLEMENTED),
-		   dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	/* all of it the library's: the EVD state is not the kernel's */
 	EXPECT_EQ(0u, kernel.total_ioctls());
 

@@ -2004,6 +2004,169 @@ static void case_evd_wait_vs_evd_free(void)
 }
 
 /* ======================================================================= */
+/* CNO waits racing triggers, EVD attach/detach/enable and EVD frees       */
+/* ======================================================================= */
+
+struct cnorace {
+	int fd;
+	uint32_t cno;
+	atomic_uint evd;	/* the EVD of the moment (may be freed any time) */
+	atomic_bool stop;
+	atomic_long woke, timeouts, posts, toggles, transient_ih;
+	atomic_uint bad_wait, bad_post, bad_toggle;
+};
+
+static void *cnorace_waiter(void *p)
+{
+	struct cnorace *x = p;
+
+	while (!atomic_load(&x->stop)) {
+		struct kdat_ioc_cno_wait w = { .cno = x->cno, .timeout_us = 2000 };
+		uint32_t st = KIOC(x->fd, KDAT_IOC_CNO_WAIT, &w);
+
+		if (st == DAT_SUCCESS)
+			atomic_fetch_add(&x->woke, 1);
+		else if (ST_IS(st, DAT_TIMEOUT_EXPIRED))
+			atomic_fetch_add(&x->timeouts, 1);
+		/* a refused CNO free holds its claim for a moment (object.c) */
+		else if (ST_IS(st, S_IH))
+			atomic_fetch_add(&x->transient_ih, 1);
+		else
+			atomic_store(&x->bad_wait, st);
+	}
+	return NULL;
+}
+
+static void *cnorace_poster(void *p)
+{
+	struct cnorace *x = p;
+
+	while (!atomic_load(&x->stop)) {
+		uint32_t st = k_post_se(x->fd, atomic_load(&x->evd), 1);
+
+		/* freed under us, or full: nobody dequeues */
+		if (ALLOW(st, S_OK, S_IH, DAT_QUEUE_FULL))
+			atomic_fetch_add(&x->posts, 1);
+		else
+			atomic_store(&x->bad_post, st);
+	}
+	return NULL;
+}
+
+static void *cnorace_toggler(void *p)
+{
+	struct cnorace *x = p;
+	uint64_t rng = 23 ^ (uint64_t)getpid();
+
+	while (!atomic_load(&x->stop)) {
+		uint64_t r = rnd(&rng);
+		struct kdat_ioc_evd_notify n = {
+			.evd = atomic_load(&x->evd),
+			.cno = r & 1 ? x->cno : 0,
+			.flags = r & 2 ? KDAT_EVD_NOTIFY_ENABLED : 0,
+		};
+		uint32_t st = KIOC(x->fd, KDAT_IOC_EVD_NOTIFY, &n);
+
+		if (ALLOW(st, S_OK, S_IH))
+			atomic_fetch_add(&x->toggles, 1);
+		else
+			atomic_store(&x->bad_toggle, st);
+	}
+	return NULL;
+}
+
+/*
+ * One CNO; a thread waits on it over and over (2 ms timeouts), one posts
+ * software events to the EVD of the moment, one attaches, detaches,
+ * enables and disables that EVD, while the main thread replaces the EVD
+ * (create, attach, free) and tries to free the CNO (refused: an anchor
+ * EVD the toggler never touches holds it).  Every answer is one the
+ * calls may give (a wait that meets a refused free's claim gets
+ * DAT_INVALID_HANDLE, as every call does); nothing is left behind.
+ */
+static void case_cno_wait_vs_notify_post_free(void)
+{
+	int fd = kdat_open(), it, n = iters(300), refused = 0;
+	static struct cnorace x;
+	struct kdat_ioc_cno_create cc = { 0 };
+	struct kring ring, old, aring;
+	pthread_t tw, tp, tt;
+	uint32_t st, evd, anchor;
+	struct kdat_ioc_evd_notify an = { .flags = KDAT_EVD_NOTIFY_ENABLED };
+	struct side s;
+
+	memset(&x, 0, sizeof(x));
+	open_side(fd, "rxe0", &s);
+	x.fd = fd;
+	cc.ia = s.ia;
+	st = KIOC(fd, KDAT_IOC_CNO_CREATE, &cc);
+	REQUIRE(st == DAT_SUCCESS, "cno_create: %s", ST(st));
+	x.cno = cc.cno;
+	st = k_evd(fd, s.ia, 8, DAT_EVD_SOFTWARE_FLAG, &anchor, &aring);
+	REQUIRE(st == DAT_SUCCESS, "evd: %s", ST(st));
+	an.evd = anchor;
+	an.cno = x.cno;
+	st = KIOC(fd, KDAT_IOC_EVD_NOTIFY, &an);
+	REQUIRE(st == DAT_SUCCESS, "attach: %s", ST(st));
+	st = k_evd(fd, s.ia, 8, DAT_EVD_SOFTWARE_FLAG, &evd, &ring);
+	REQUIRE(st == DAT_SUCCESS, "evd: %s", ST(st));
+	atomic_store(&x.evd, evd);
+	pthread_create(&tw, NULL, cnorace_waiter, &x);
+	pthread_create(&tp, NULL, cnorace_poster, &x);
+	pthread_create(&tt, NULL, cnorace_toggler, &x);
+	for (it = 0; it < n && !kr_failed(); it++) {
+		uint32_t next, prev = atomic_load(&x.evd);
+		struct kdat_ioc_evd_notify nt = { .flags = KDAT_EVD_NOTIFY_ENABLED };
+
+		st = k_evd(fd, s.ia, 8, DAT_EVD_SOFTWARE_FLAG, &next, &old);
+		CHECK(st == DAT_SUCCESS, "iteration %d: evd: %s", it, ST(st));
+		if (st != DAT_SUCCESS)
+			break;
+		nt.evd = next;
+		nt.cno = x.cno;
+		st = KIOC(fd, KDAT_IOC_EVD_NOTIFY, &nt);
+		CHECK(st == DAT_SUCCESS, "iteration %d: attach: %s", it, ST(st));
+		atomic_store(&x.evd, next);
+		st = k_free(fd, x.cno, KDAT_TYPE_CNO);
+		CHECK(st == DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE),
+		      "iteration %d: CNO free with an EVD attached: %s", it, ST(st));
+		refused++;
+		/* the old EVD goes; an ioctl inside it makes the free wait a turn */
+		do
+			st = k_free(fd, prev, KT_EVD);
+		while (ST_IS(st, S_IS));
+		CHECK(st == DAT_SUCCESS, "iteration %d: EVD free: %s", it, ST(st));
+		kr_unmap(&ring);
+		ring = old;
+	}
+	atomic_store(&x.stop, true);
+	pthread_join(tw, NULL);
+	pthread_join(tp, NULL);
+	pthread_join(tt, NULL);
+	CHECK(!atomic_load(&x.bad_wait), "cno_wait said %s", ST(atomic_load(&x.bad_wait)));
+	CHECK(!atomic_load(&x.bad_post), "post_se said %s", ST(atomic_load(&x.bad_post)));
+	CHECK(!atomic_load(&x.bad_toggle), "evd_notify said %s",
+	      ST(atomic_load(&x.bad_toggle)));
+	/* the EVDs still hold the CNO: free them, then the CNO goes */
+	st = k_free(fd, atomic_load(&x.evd), KT_EVD);
+	CHECK(st == DAT_SUCCESS, "last EVD free: %s", ST(st));
+	kr_unmap(&ring);
+	st = k_free(fd, x.cno, KDAT_TYPE_CNO);
+	CHECK(st == DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE),
+	      "CNO free with the anchor EVD attached: %s", ST(st));
+	st = k_free(fd, anchor, KT_EVD);
+	CHECK(st == DAT_SUCCESS, "anchor EVD free: %s", ST(st));
+	kr_unmap(&aring);
+	st = k_free(fd, x.cno, KDAT_TYPE_CNO);
+	CHECK(st == DAT_SUCCESS, "CNO free with no EVD and no waiter: %s", ST(st));
+	kr_pass_note("%d EVDs replaced, %ld wakes, %ld timeouts, %ld posts, %ld toggles, %d CNO frees refused, %ld transient INVALID_HANDLE waits",
+		     it, atomic_load(&x.woke), atomic_load(&x.timeouts),
+		     atomic_load(&x.posts), atomic_load(&x.toggles), refused,
+		     atomic_load(&x.transient_ih));
+	close(fd);
+}
+
+/* ======================================================================= */
 /* SRQ resize, set_lw, query racing receive completions and SRQ free      */
 /* ======================================================================= */
 
@@ -3052,6 +3215,7 @@ static const struct kcase cases[] = {
 	{ "process_kill_vs_ioctls", case_process_kill_vs_ioctls },
 	{ "poll_vs_evd_free", case_poll_vs_evd_free },
 	{ "evd_wait_vs_evd_free", case_evd_wait_vs_evd_free },
+	{ "cno_wait_vs_notify_post_free", case_cno_wait_vs_notify_post_free },
 	{ "srq_ops_vs_traffic_and_free", case_srq_ops_vs_traffic_and_free },
 	{ "ep_connect_accept_disconnect_reset_free",
 	  case_ep_connect_accept_disconnect_reset_free },
