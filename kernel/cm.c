@@ -771,6 +771,7 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	struct kdat_obj *o;
 	struct kdat_ep *ep;
 	DAT_EP_STATE state;
+	bool reserved;
 	DAT_RETURN ret;
 
 	/* (ia, conn_qual, ep, evd, rsp_handle) */
@@ -806,13 +807,14 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	state = ep->state;
-	if (state == DAT_EP_STATE_UNCONNECTED && !ep->cm_id) {
+	reserved = state == DAT_EP_STATE_UNCONNECTED && !ep->cm_id;
+	if (reserved) {
 		ep->state = DAT_EP_STATE_RESERVED;
 		ep->rsp = rsp;
 	}
 	spin_unlock_irq(&ep->lock);
 	mutex_unlock(&ep->op_lock);
-	if (state != DAT_EP_STATE_UNCONNECTED) {
+	if (!reserved) {
 		kdat_sp_free(rsp, DAT_INVALID_HANDLE_RSP);
 		kdat_obj_put(&rsp->obj);
 		ret = KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(state));

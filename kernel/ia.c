@@ -419,9 +419,15 @@ void kdat_ia_close(struct kdat_ia *ia, int held)
 	if (ia->uops)
 		ia->uops->ia_closing(ia);
 	kdat_obj_claim_wait(&ia->obj, held);
+	/*
+	 * The async EVD goes last, but a CNO it holds goes with the other
+	 * children: let it go now (no call can attach it again).
+	 */
+	aevd = rcu_dereference_protected(ia->async_evd, true);
+	if (aevd)
+		kdat_evd_drop_cno(aevd);
 	kdat_ia_free_children(ia);
 
-	aevd = rcu_dereference_protected(ia->async_evd, true);
 	if (aevd) {
 		kdat_obj_hold(&aevd->obj);
 		if (kdat_obj_claim_wait(&aevd->obj, 0))

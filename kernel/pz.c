@@ -159,16 +159,22 @@ DAT_RETURN kdat_ib_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
-/* Release the ib_pd.  Idempotent: device removal and free may both call it. */
+/*
+ * Release the ib_pd and its atomic MR.  Idempotent: device removal and
+ * free may both call it.  Whoever takes the PD owns both, so the MR is
+ * always gone before its PD is.
+ */
 void kdat_pz_hw_destroy(struct kdat_pz *pz)
 {
-	struct ib_mr *mr = xchg(&pz->atomic_mr, NULL);
 	struct ib_pd *pd = xchg(&pz->pd, NULL);
+	struct ib_mr *mr;
 
+	if (!pd)
+		return;
+	mr = xchg(&pz->atomic_mr, NULL);
 	if (mr)
-		mr->device->ops.dereg_mr(mr, NULL);
-	if (pd)
-		ib_dealloc_pd(pd);
+		WARN_ON(mr->device->ops.dereg_mr(mr, NULL));
+	ib_dealloc_pd(pd);
 }
 
 /* The destroy claim is held (object.c): this runs once per PZ. */

@@ -120,6 +120,7 @@ dapltest_P_rw_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - 
 dapltest_P_rr_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m b RR 4096 1 | Total Time
 dapltest_P_rr_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m p RR 4096 1 | Total Time
 dapltest_L | - | - | - | - | - | dapltest -T L -D @C -w 2 -m 50 | LMR of .* bytes OK|Limitation Test +limit_size_lmr
+dapltest_L_w1 | - | - | - | - | - | dapltest -T L -D @C -m 50 | LMR of .* bytes OK|Limitation Test +limit_size_lmr
 dapltest_F_hwconn | - | - | - | - | - | dapltest -T F -D @C -f hwconn | @FFT:4
 dapltest_F_endpoint | - | - | - | - | - | dapltest -T F -D @C -f endpoint | @FFT:3
 dapltest_F_pz | - | - | - | - | - | dapltest -T F -D @C -f pz | @FFT:3

@@ -243,6 +243,11 @@ static size_t build(struct fz *f, unsigned int nr, void *arg)
 		struct kdat_ioc_cr_accept acc;
 		struct kdat_ioc_evd_ctl ctl;
 		struct kdat_ioc_ep_modify mod;
+		struct kdat_ioc_cno_create cnoc;
+		struct kdat_ioc_cno_wait cnow;
+		struct kdat_ioc_evd_notify evn;
+		struct kdat_ioc_rsp_create rspc;
+		struct kdat_ioc_rsp_query rspq;
 	} *a = arg;
 	size_t sz = 0;
 
@@ -392,7 +397,7 @@ static size_t build(struct fz *f, unsigned int nr, void *arg)
 		break;
 	case 0x16:
 		a->epost.ep = pick_id(f, KT_EP);
-		a->epost.op = CHANCE(f, 8) ? (uint32_t)R(f) : (uint32_t)(R(f) % 4);
+		a->epost.op = CHANCE(f, 8) ? (uint32_t)R(f) : (uint32_t)(R(f) % 7);
 		a->epost.flags = (uint32_t)(CHANCE(f, 6) ? R(f) : R(f) % 8);
 		a->epost.nseg = CHANCE(f, 8) ? (uint32_t)R(f) : (uint32_t)(R(f) % 5);
 		a->epost.cookie = R(f);
@@ -401,7 +406,13 @@ static size_t build(struct fz *f, unsigned int nr, void *arg)
 		a->epost.remote_addr = R(f);
 		a->epost.remote_length = pick_len(f);
 		fill_segs(f, a->epost.seg, KDAT_MAX_IOV);
-		sz = sizeof(a->epost);
+		a->epost.compare_add = R(f);
+		a->epost.swap = R(f);
+		a->epost.immed_data = (uint32_t)R(f);
+		a->epost.reserved = pick_pad(f);
+		/* an older library's size now and then: no extension fields */
+		sz = CHANCE(f, 4) ? offsetof(struct kdat_ioc_ep_post, compare_add) :
+				    sizeof(a->epost);
 		break;
 	case 0x17:
 		a->est.ep = pick_id(f, KT_EP);
@@ -440,6 +451,33 @@ static size_t build(struct fz *f, unsigned int nr, void *arg)
 		a->mod.attr.max_rdma_read_out = pick_count(f, 4);
 		a->mod.attr.pad = pick_pad(f);
 		sz = sizeof(a->mod);
+		break;
+	case 0x1d:
+		a->cnoc.ia = pick_id(f, KT_IA);
+		sz = sizeof(a->cnoc);
+		break;
+	case 0x1e:
+		a->cnow.cno = pick_id(f, KDAT_TYPE_CNO);
+		a->cnow.pad = pick_pad(f);
+		sz = sizeof(a->cnow);
+		break;
+	case 0x1f:
+		a->evn.evd = pick_id(f, KT_EVD);
+		a->evn.cno = CHANCE(f, 3) ? 0 : pick_id(f, KDAT_TYPE_CNO);
+		a->evn.flags = CHANCE(f, 6) ? (uint32_t)R(f) : (uint32_t)(R(f) % 2);
+		a->evn.pad = pick_pad(f);
+		sz = sizeof(a->evn);
+		break;
+	case 0x20:
+		a->rspc.ia = pick_id(f, KT_IA);
+		a->rspc.ep = pick_id(f, KT_EP);
+		a->rspc.conn_qual = pick_qual(f);
+		a->rspc.evd = pick_id(f, KT_EVD);
+		sz = sizeof(a->rspc);
+		break;
+	case 0x21:
+		a->rspq.rsp = pick_id(f, KT_RSP);
+		sz = sizeof(a->rspq);
 		break;
 	default:
 		sz = 8 + R(f) % 512;
@@ -507,6 +545,15 @@ static void harvest(struct fz *f, unsigned int nr, void *arg, uint32_t size)
 		if (HAS(struct kdat_ioc_psp_create, psp))
 			know(k, ((struct kdat_ioc_psp_create *)arg)->psp, KT_PSP);
 		break;
+	case 0x1d:
+		if (HAS(struct kdat_ioc_cno_create, cno))
+			know(k, ((struct kdat_ioc_cno_create *)arg)->cno,
+			     KDAT_TYPE_CNO);
+		break;
+	case 0x20:
+		if (HAS(struct kdat_ioc_rsp_create, rsp))
+			know(k, ((struct kdat_ioc_rsp_create *)arg)->rsp, KT_RSP);
+		break;
 	default:
 		break;
 	}
@@ -565,7 +612,7 @@ static void fuzz_mmap(struct fz *f)
 
 static void one_ioctl(struct fz *f, uint8_t *arg)
 {
-	unsigned int nr = (unsigned int)(R(f) % 0x1d), dir = _IOC_READ | _IOC_WRITE;
+	unsigned int nr = (unsigned int)(R(f) % (_IOC_NR(KDAT_IOC_RSP_QUERY) + 1)), dir = _IOC_READ | _IOC_WRITE;
 	unsigned int type = KDAT_IOC_MAGIC, isize;
 	uint32_t hsize;
 	size_t sz;
@@ -621,6 +668,8 @@ static void one_ioctl(struct fz *f, uint8_t *arg)
 	/* never block for long: whatever the command looks like */
 	if (nr == _IOC_NR(KDAT_IOC_EVD_WAIT))
 		((struct kdat_ioc_evd_wait *)arg)->timeout_us = (uint32_t)(R(f) % 2000);
+	if (nr == _IOC_NR(KDAT_IOC_CNO_WAIT))
+		((struct kdat_ioc_cno_wait *)arg)->timeout_us = (uint32_t)(R(f) % 2000);
 	((struct kdat_ioc_hdr *)arg)->size = hsize;
 	((struct kdat_ioc_hdr *)arg)->status = (uint32_t)R(f);
 	if (CHANCE(f, 200))

@@ -245,6 +245,28 @@ TEST_F(Cno, FreeRefusedWhileAnEvdHoldsIt)
 	EXPECT_EQ(0, kdat_counter("cno")) << "no CNO left behind";
 }
 
+/*
+ * The IA's async EVD may hold a CNO too.  An abrupt close frees the
+ * async EVD last, after the CNOs: the CNO must not stay behind (it was
+ * refused as in use, and the IA leaked with it).
+ */
+TEST_F(Cno, AnAsyncEvdsCnoGoesWithAnAbruptClose)
+{
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	ASSERT_RET(DAT_SUCCESS, dat_ia_query(s.ia, &async, 0, nullptr, 0,
+					      nullptr));
+	ASSERT_NE(DAT_HANDLE_NULL, async);
+	DAT_CNO_HANDLE c = cno();
+	ASSERT_RET(DAT_SUCCESS, dat_evd_modify_cno(async, c));
+	EXPECT_RET(DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE),
+		   dat_cno_free(c));
+	ASSERT_RET(DAT_SUCCESS, dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	s.ia = DAT_HANDLE_NULL;
+	EXPECT_TRUE(wait_for([&] { return live_objects() == baseline; }))
+		<< live_objects() << " live objects, expected " << baseline;
+	EXPECT_EQ(0, kdat_counter("cno")) << "no CNO left behind";
+}
+
 TEST_F(Cno, BadHandlesAndExactCodes)
 {
 	DAT_CNO_HANDLE c = cno();
