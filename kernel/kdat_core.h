@@ -34,8 +34,14 @@
 #include <dat/kdat.h>
 #include "uring.h"
 
+/*
+ * The kDAPL provider's version.  1.1: the kernel flavour's
+ * DAT_DTO_COMPLETION_EVENT_DATA carries kdat_operation, kdat_flags and
+ * kdat_immed_data, so DAT_EVENT grew; a consumer module built against
+ * 1.0 headers must be rebuilt (modversions refuses to load it).
+ */
 #define KDAT_VERSION_MAJOR	1
-#define KDAT_VERSION_MINOR	0
+#define KDAT_VERSION_MINOR	1
 #define KDAT_PROVIDER_NAME	"kdat_ib"
 
 /*
