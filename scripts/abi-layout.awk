@@ -21,6 +21,9 @@ body {
 	sub(/^[ \t]+/, "", line); sub(/[ \t]+$/, "", line)
 	if (line == "" || line ~ /^(\/\*|\*)/)
 		next
+	# an anonymous union: its members are the struct's, at their offsets
+	if (line == "union {" || line == "};")
+		next
 	if (match(line, /^(__[us](8|16|32|64)|char|struct kdat_[a-z0-9_]+) +/) && line ~ /;$/) {
 		decl = substr(line, RLENGTH + 1)
 		sub(/;$/, "", decl)

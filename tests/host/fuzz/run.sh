@@ -38,12 +38,11 @@ if [[ -z $CXX || -z $CC ]]; then
 	exit 1
 fi
 
-# libdat's sources, as user/CMakeLists.txt lists them, instrumented.
+# libdat's sources (every user/*.cpp, as user/CMakeLists.txt builds
+# them), instrumented.
 build_lib() {
 	local objs=() s o
-	for s in user/cm.cpp user/device.cpp user/ep.cpp user/evd.cpp \
-		user/handles.cpp user/ia.cpp user/lmr.cpp user/pz.cpp \
-		user/registry.cpp user/srq.cpp; do
+	for s in user/*.cpp; do
 		o=$OUT/obj/$(basename "$s" .cpp).o
 		mkdir -p "$OUT/obj"
 		if [[ ! $o -nt $s ]] || [[ -n $(find user include -newer "$o" -name '*.h*' -print -quit) ]]; then

@@ -232,16 +232,31 @@ DAT_CHECK(offsetof(DAT_EVENT, event_number) == 0)
 DAT_CHECK(sizeof(DAT_HANDLE) == 8)
 DAT_CHECK(offsetof(DAT_ASYNCH_ERROR_EVENT_DATA, reason) == 8)
 DAT_CHECK(sizeof(DAT_ASYNCH_ERROR_EVENT_DATA) == 16)
+#ifdef __KERNEL__
+/* kDAPL 1.1: the kernel flavour's kdat_operation, kdat_flags, kdat_immed_data */
+DAT_CHECK(offsetof(DAT_DTO_COMPLETION_EVENT_DATA, kdat_operation) == 32)
+DAT_CHECK(offsetof(DAT_DTO_COMPLETION_EVENT_DATA, kdat_immed_data) == 40)
+DAT_CHECK(sizeof(DAT_DTO_COMPLETION_EVENT_DATA) == 48)
+#else
 DAT_CHECK(sizeof(DAT_DTO_COMPLETION_EVENT_DATA) == 32)
+#endif
 DAT_CHECK(offsetof(DAT_DTO_COMPLETION_EVENT_DATA, status) == 16)
 DAT_CHECK(offsetof(DAT_DTO_COMPLETION_EVENT_DATA, transfered_length) == 24)
 DAT_CHECK(sizeof(DAT_CR_ARRIVAL_EVENT_DATA) == 32)
 DAT_CHECK(offsetof(DAT_CR_ARRIVAL_EVENT_DATA, cr_handle) == 24)
 DAT_CHECK(sizeof(DAT_CONNECTION_EVENT_DATA) == 24)
+#ifdef __KERNEL__
+DAT_CHECK(sizeof(DAT_EVENT_DATA) == 48)
+#else
 DAT_CHECK(sizeof(DAT_EVENT_DATA) == 32)
+#endif
 DAT_CHECK(offsetof(DAT_EVENT, evd_handle) == 8)
 DAT_CHECK(offsetof(DAT_EVENT, event_data) == 16)
+#ifdef __KERNEL__
+DAT_CHECK(sizeof(DAT_EVENT) == 64)
+#else
 DAT_CHECK(sizeof(DAT_EVENT) == 48)
+#endif
 DAT_CHECK(sizeof(DAT_SRQ_PARAM) == 48)
 DAT_CHECK(offsetof(DAT_SRQ_PARAM, max_recv_dtos) == 24)
 DAT_CHECK(offsetof(DAT_SRQ_PARAM, outstanding_dto_count) == 40)
