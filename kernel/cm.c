@@ -430,6 +430,18 @@ static bool kdat_cr_claim(struct kdat_cr *cr)
 	return mine;
 }
 
+/* A shared use of the EP @h of @ia, or NULL if it is no live EP of it. */
+static struct kdat_ep *kdat_ia_ep_get_use(struct kdat_ia *ia, DAT_EP_HANDLE h)
+{
+	struct kdat_obj *o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_EP);
+
+	if (o && o->ia != ia) {
+		kdat_obj_put_use(o);
+		o = NULL;
+	}
+	return o ? container_of(o, struct kdat_ep, obj) : NULL;
+}
+
 DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 			     DAT_COUNT pdata_size, const DAT_PVOID pdata)
 {
@@ -440,7 +452,6 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	u8 wire[KDAT_REP_PDATA_MAX + 1];
 	DAT_EP_STATE want = DAT_EP_STATE_UNCONNECTED;
 	struct rdma_cm_id *id;
-	struct kdat_obj *o;
 	struct kdat_ep *ep;
 	DAT_RETURN ret;
 	int err;
@@ -460,14 +471,9 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		ep_handle = cr->ep;
 		want = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
 	}
-	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
-	if (o && o->ia != ia) {
-		kdat_obj_put_use(o);
-		o = NULL;
-	}
-	if (!o)
+	ep = kdat_ia_ep_get_use(ia, ep_handle);
+	if (!ep)
 		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-	ep = container_of(o, struct kdat_ep, obj);
 	mutex_lock(&ep->op_lock);
 	if (kdat_ia_dead(ia)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
@@ -768,7 +774,6 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
 	struct kdat_psp *rsp;
-	struct kdat_obj *o;
 	struct kdat_ep *ep;
 	DAT_EP_STATE state;
 	bool reserved;
@@ -780,22 +785,17 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	if (!rsp_handle)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	/* a use: a free of the EP cannot run until the EP is reserved */
-	o = kdat_obj_get_use(ep_handle, DAT_HANDLE_TYPE_EP);
-	if (o && o->ia != ia) {
-		kdat_obj_put_use(o);
-		o = NULL;
-	}
-	if (!o)
+	ep = kdat_ia_ep_get_use(ia, ep_handle);
+	if (!ep)
 		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-	ep = container_of(o, struct kdat_ep, obj);
 	spin_lock_irq(&ep->lock);
 	state = ep->state;
 	spin_unlock_irq(&ep->lock);
 	if (state != DAT_EP_STATE_UNCONNECTED) {
-		kdat_obj_put_use(o);
+		kdat_obj_put_use(&ep->obj);
 		return KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(state));
 	}
-	kdat_obj_hold(o);		/* the RSP's reference */
+	kdat_obj_hold(&ep->obj);		/* the RSP's reference */
 	ret = kdat_sp_create(ia, DAT_HANDLE_TYPE_RSP, qual, evd_handle, ep, 0,
 			     &rsp);
 	if (ret != DAT_SUCCESS)
@@ -823,7 +823,7 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	*rsp_handle = rsp;
 	kdat_obj_put(&rsp->obj);
 out:
-	kdat_obj_put_use(o);
+	kdat_obj_put_use(&ep->obj);
 	return ret;
 }
 
