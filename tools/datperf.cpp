@@ -42,8 +42,15 @@
 #else
 #define DATPERF_VERBS 0
 #endif
+#if DATPERF_VERBS && __has_include(<rdma/rdma_cma.h>)
+#include <rdma/rdma_cma.h>
+#define DATPERF_RDMACM 1
+#else
+#define DATPERF_RDMACM 0
+#endif
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -78,7 +85,7 @@ constexpr std::uint32_t kMagic = 0x44415450;	/* "DATP": our connect data */
 constexpr DAT_TIMEOUT kPoll = 200'000;		/* 200 ms: check for abort */
 
 enum class Role { server, client, loopback };
-enum class Mode { rate, post_cost, post_parts };
+enum class Mode { rate, post_cost, post_parts, send_cost, lat, bidir };
 enum class PostPath { ring, ioctl };
 
 const char *path_name(PostPath p)
@@ -103,6 +110,7 @@ struct Options {
 	std::vector<PostPath> paths{ PostPath::ring };
 	int timeout = 30;		/* seconds without any progress */
 	bool json = false;
+	bool event = false;		/* --lat/--bidir: sleep in dat_evd_wait */
 	int progress = -1;		/* -1: when stderr is a terminal */
 
 	/* resolved from the above before a run */
@@ -499,7 +507,13 @@ private:
 struct ClientResult {
 	long sent = 0;
 	Clock::time_point start, end;	/* first send, last send completion */
+	double create_secs = 0;		/* dat_ep_create of every EP */
+	double connect_secs = 0;	/* first dat_ep_connect to the last EP up */
 };
+
+/* Connection requests a client keeps in flight at once (thousands at once
+ * would only queue in rdma_cm and run into its timeouts). */
+constexpr int kConnectWindow = 64;
 
 class Client {
 public:
@@ -536,12 +550,16 @@ public:
 		done_.assign(n, 0);
 		for (int i = 0; i < n; i++)
 			msgs_[i] = o_.iters;	/* per EP, as perftest's -n */
+		auto t0 = Clock::now();
 		for (int i = 0; i < n; i++) {
 			ok(dat_ep_create(c_.ia, c_.pz, DAT_HANDLE_NULL, evd_, evd_, &a,
 					 &ep_[i]), "dat_ep_create");
-			connect(i);
+			index_[ep_[i]] = i;
 		}
+		auto t1 = Clock::now();
 		wait_connected();
+		res.create_secs = seconds(t1 - t0);
+		res.connect_secs = seconds(Clock::now() - t1);
 
 		res.start = Clock::now();
 		for (int i = 0; i < n; i++)
@@ -585,18 +603,22 @@ private:
 
 	int index(DAT_EP_HANDLE h) const
 	{
-		for (std::size_t i = 0; i < ep_.size(); i++)
-			if (ep_[i] == h)
-				return (int)i;
-		throw std::runtime_error("event for an unknown endpoint");
+		auto it = index_.find(h);
+		if (it == index_.end())
+			throw std::runtime_error("event for an unknown endpoint");
+		return it->second;
 	}
 
-	/* All EPs connected; a refused connection is retried (the server
-	 * may not listen yet when it runs in another process). */
+	/* All EPs connected, at most kConnectWindow requests in flight; a
+	 * refused connection is retried (the server may not listen yet when
+	 * it runs in another process). */
 	void wait_connected()
 	{
 		const int n = o_.eps;
-		int up = 0;
+		int up = 0, next = 0;
+
+		while (next < n && next < kConnectWindow)
+			connect(next++);
 		Deadline dl(o_.timeout);
 		std::vector<Clock::time_point> retry_at(n);
 		std::vector<bool> waiting(n, false);
@@ -617,6 +639,8 @@ private:
 			if (e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) {
 				up++;
 				dl.touch();
+				if (next < n)
+					connect(next++);
 			} else if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
 				   e.event_number <= DAT_CONNECTION_EVENT_UNREACHABLE) {
 				int i = index(e.event_data.connect_event_data.ep_handle);
@@ -704,6 +728,7 @@ private:
 	Side c_;
 	DAT_EVD_HANDLE evd_ = DAT_HANDLE_NULL;
 	std::vector<DAT_EP_HANDLE> ep_;
+	std::unordered_map<DAT_EP_HANDLE, int> index_;
 	std::vector<long> msgs_, posted_, done_;
 };
 
@@ -717,6 +742,7 @@ struct RateRow {
 	long flushed = 0, async_events = 0;
 	DAT_SRQ_PARAM srq{};
 	bool have_srq = false;
+	double create_secs = -1, connect_secs = -1;	/* client side */
 };
 
 RateRow run_rate(Options &o, PostPath path)
@@ -730,6 +756,8 @@ RateRow run_rate(Options &o, PostPath path)
 		ClientResult c = Client(o).run(p);
 		row.messages = c.sent;
 		row.secs = seconds(c.end - c.start);
+		row.create_secs = c.create_secs;
+		row.connect_secs = c.connect_secs;
 	} else {
 		Server srv(o, path);
 		srv.setup();
@@ -772,6 +800,8 @@ RateRow run_rate(Options &o, PostPath path)
 				std::rethrow_exception(failed);
 			row.messages = s.received;
 			row.secs = seconds(s.last - c.start);
+			row.create_secs = c.create_secs;
+			row.connect_secs = c.connect_secs;
 			row.flushed = s.flushed;
 			row.async_events = s.async_events;
 			row.srq = s.srq;
@@ -1246,6 +1276,804 @@ Parts run_post_parts(const Options &o)
 }
 
 /* ---------------------------------------------------------------------- */
+/* One connection: send cost, ping-pong latency, bidirectional rate       */
+/*
+ * A Conn is one end of one RC connection made with libdat: an IA, one EP
+ * with its own receive queue of -r buffers and -t request slots, one EVD
+ * for its receive and send completions and one for connection events.
+ * Receive cookies carry kRecvTag and the buffer slot; send cookies the
+ * send's sequence number (an EP's sends complete in order, so a signalled
+ * completion retires every send before it).
+ */
+
+constexpr std::uint64_t kRecvTag = 1ull << 63;
+
+/* The IPv4 address of an open IA. */
+std::string ia_address(DAT_IA_HANDLE ia, const std::string &name)
+{
+	DAT_IA_ATTR a;
+	char txt[INET_ADDRSTRLEN];
+
+	ok(dat_ia_query(ia, nullptr, DAT_IA_FIELD_IA_ADDRESS_PTR, &a, 0, nullptr),
+	   "dat_ia_query");
+	if (!a.ia_address_ptr || a.ia_address_ptr->sa_family != AF_INET ||
+	    !inet_ntop(AF_INET, &((const struct sockaddr_in *)a.ia_address_ptr)->sin_addr,
+		       txt, sizeof(txt)))
+		throw std::runtime_error("IA " + name + " has no IPv4 address");
+	return txt;
+}
+
+/* Take one event: spin on dat_evd_dequeue (perftest busy-polls as well)
+ * or, with @block (--event), sleep in dat_evd_wait.  False when nothing
+ * came for a while (the caller checks its deadline). */
+bool next_event(DAT_EVD_HANDLE evd, DAT_EVENT &e, bool block)
+{
+	if (block)
+		return wait_event(evd, e);
+	for (int i = 0; i < 200000; i++) {
+		DAT_RETURN r = dat_evd_dequeue(evd, &e);
+		if (r == DAT_SUCCESS)
+			return true;
+		if (!is(r, DAT_QUEUE_EMPTY))
+			ok(r, "dat_evd_dequeue");
+	}
+	return false;
+}
+
+class Conn {
+public:
+	Conn(const Options &o, std::string ia, bool server)
+		: o_(o), ia_name_(std::move(ia)), server_(server) {}
+
+	void open()
+	{
+		/* depth receive slots, then the one send slot every send uses */
+		s_.open(ia_name_, (std::size_t)(o_.depth + 1) * o_.size,
+			(DAT_MEM_PRIV_FLAGS)(DAT_MEM_PRIV_LOCAL_READ_FLAG |
+					     DAT_MEM_PRIV_LOCAL_WRITE_FLAG));
+		std::memset(s_.buf->data() + (std::size_t)o_.depth * o_.size, 0x5a,
+			    o_.size);
+		ok(dat_evd_create(s_.ia, 16, DAT_HANDLE_NULL,
+				  (DAT_EVD_FLAGS)(server_ ? DAT_EVD_CR_FLAG |
+						  DAT_EVD_CONNECTION_FLAG :
+						  DAT_EVD_CONNECTION_FLAG), &cevd_),
+		   "dat_evd_create (connection)");
+		ok(dat_evd_create(s_.ia, o_.depth + o_.window + 16, DAT_HANDLE_NULL,
+				  DAT_EVD_DTO_FLAG, &devd_), "dat_evd_create (DTO)");
+		if (!server_)
+			new_ep();
+	}
+
+	std::string address() const { return ia_address(s_.ia, ia_name_); }
+
+	void listen()
+	{
+		ok(dat_psp_create(s_.ia, o_.port, cevd_, DAT_PSP_CONSUMER_FLAG, &psp_),
+		   "dat_psp_create");
+	}
+
+	/* Server: take the first connection request and accept it. */
+	void accept()
+	{
+		Deadline dl(o_.timeout);
+
+		for (;;) {
+			DAT_EVENT e;
+			if (!wait_event(cevd_, e)) {
+				dl.check("a connection request");
+				continue;
+			}
+			if (e.event_number != DAT_CONNECTION_REQUEST_EVENT)
+				continue;
+			DAT_CR_HANDLE cr = e.event_data.cr_arrival_event_data.cr_handle;
+			new_ep();
+			ok(dat_cr_accept(cr, ep_, 0, nullptr), "dat_cr_accept");
+			return;
+		}
+	}
+
+	/* Client: ask for a connection to @addr (no wait). */
+	void connect(const std::string &addr)
+	{
+		struct sockaddr_in sin = {};
+		ConnectData cd{ kMagic, (std::uint32_t)o_.iters };
+
+		addr_ = addr;
+		sin.sin_family = AF_INET;
+		if (inet_pton(AF_INET, addr.c_str(), &sin.sin_addr) != 1)
+			throw std::runtime_error("bad server address " + addr);
+		ok(dat_ep_connect(ep_, (DAT_IA_ADDRESS_PTR)&sin, o_.port,
+				  (DAT_TIMEOUT)o_.timeout * 1'000'000, sizeof(cd), &cd,
+				  DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+		   "dat_ep_connect");
+	}
+
+	/* Until the EP is connected; a client whose request was refused
+	 * (no server listening yet) starts over on a fresh EP. */
+	void wait_established()
+	{
+		Deadline dl(o_.timeout);
+
+		for (;;) {
+			DAT_EVENT e;
+			if (!wait_event(cevd_, e)) {
+				dl.check("the connection");
+				continue;
+			}
+			if (e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED)
+				return;
+			if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
+			    e.event_number <= DAT_CONNECTION_EVENT_UNREACHABLE) {
+				if (server_)
+					throw std::runtime_error("connection lost while accepting");
+				ok(dat_ep_free(ep_), "dat_ep_free");
+				ep_ = DAT_HANDLE_NULL;
+				std::this_thread::sleep_for(std::chrono::milliseconds(100));
+				new_ep();
+				connect(addr_);
+			}
+		}
+	}
+
+	void post_recv(std::uint64_t slot)
+	{
+		DAT_LMR_TRIPLET t = s_.seg(slot * o_.size, o_.size);
+		ok(dat_ep_post_recv(ep_, 1, &t, cookie(kRecvTag | slot),
+				    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
+	}
+
+	/* The next send; it asks for a completion event if @signalled. */
+	void post_send(bool signalled)
+	{
+		DAT_LMR_TRIPLET t = s_.seg((std::size_t)o_.depth * o_.size, o_.size);
+		ok(dat_ep_post_send(ep_, 1, &t, cookie(++sent_),
+				    signalled ? DAT_COMPLETION_DEFAULT_FLAG :
+						DAT_COMPLETION_SUPPRESS_FLAG),
+		   "dat_ep_post_send");
+	}
+
+	long outstanding() const { return sent_ - retired_; }
+
+	/* Account one DTO event: +1 for a receive (its buffer re-posted
+	 * at once unless @repost is false), 0 for a send completion or an
+	 * event of an EP given up on (a refused connection's flushes). */
+	int on_dto(const DAT_EVENT &e, bool repost = true)
+	{
+		if (e.event_number != DAT_DTO_COMPLETION_EVENT)
+			throw std::runtime_error("unexpected event 0x" +
+						 std::to_string(e.event_number) +
+						 " on the DTO EVD");
+		auto &d = e.event_data.dto_completion_event_data;
+		if (d.ep_handle != ep_)
+			return 0;
+		if (d.status != DAT_DTO_SUCCESS)
+			throw std::runtime_error(std::string(d.user_cookie.as_64 & kRecvTag ?
+							     "receive" : "send") +
+						 " completed with status " +
+						 std::to_string(d.status));
+		if (d.user_cookie.as_64 & kRecvTag) {
+			if (repost)
+				post_recv(d.user_cookie.as_64 & ~kRecvTag);
+			received_++;
+			return 1;
+		}
+		retired_ = std::max<long>(retired_, (long)d.user_cookie.as_64);
+		return 0;
+	}
+
+	/* Take every DTO event there is now; returns the receives. */
+	int drain()
+	{
+		DAT_EVENT e;
+		int n = 0;
+
+		while (dat_evd_dequeue(devd_, &e) == DAT_SUCCESS)
+			n += on_dto(e);
+		return n;
+	}
+
+	DAT_EVD_HANDLE dto_evd() const { return devd_; }
+	long received() const { return received_; }
+
+	void disconnect()
+	{
+		ok(dat_ep_disconnect(ep_, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
+		wait_disconnected();
+	}
+
+	void wait_disconnected()
+	{
+		Deadline dl(o_.timeout);
+
+		for (;;) {
+			DAT_EVENT e;
+			if (!wait_event(cevd_, e)) {
+				dl.check("the disconnection");
+				continue;
+			}
+			if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
+			    e.event_number <= DAT_CONNECTION_EVENT_UNREACHABLE)
+				return;
+		}
+	}
+
+private:
+	void new_ep()
+	{
+		DAT_EP_ATTR a{};
+		a.service_type = DAT_SERVICE_TYPE_RC;
+		a.max_message_size = std::max(o_.size, 64);
+		a.qos = DAT_QOS_BEST_EFFORT;
+		a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+		a.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+		a.max_recv_dtos = o_.depth;
+		a.max_request_dtos = o_.window;
+		a.max_recv_iov = 1;
+		a.max_request_iov = 1;
+		a.srq_soft_hw = DAT_HW_DEFAULT;
+		ok(dat_ep_create(s_.ia, s_.pz, devd_, devd_, cevd_, &a, &ep_),
+		   "dat_ep_create");
+		sent_ = retired_ = 0;
+		for (int i = 0; i < o_.depth; i++)
+			post_recv(i);
+	}
+
+	const Options &o_;
+	std::string ia_name_, addr_;
+	bool server_;
+	Side s_;
+	DAT_EVD_HANDLE cevd_ = DAT_HANDLE_NULL, devd_ = DAT_HANDLE_NULL;
+	DAT_PSP_HANDLE psp_ = DAT_HANDLE_NULL;
+	DAT_EP_HANDLE ep_ = DAT_HANDLE_NULL;
+	long sent_ = 0, retired_ = 0, received_ = 0;
+};
+
+/* rdma-core's side of the send cost: an RC QP pair on the same two rxe
+ * devices, connected with librdmacm (both loaded at run time, like
+ * Verbs). */
+class VerbsRc {
+public:
+	/* Connect a client on @cli_addr's device to a server on @srv_addr's. */
+	bool open(const std::string &srv_addr, const std::string &cli_addr, int port,
+		  int size, int depth, int window)
+	{
+#if DATPERF_RDMACM
+		size_ = size;
+		depth_ = depth;
+		window_ = window;
+		verbs_ = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+		cm_ = dlopen("librdmacm.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (!verbs_ || !cm_) {
+			why_ = "libibverbs.so.1 or librdmacm.so.1 not found";
+			return false;
+		}
+		if (!sym(verbs_, alloc_pd_, "ibv_alloc_pd") ||
+		    !sym(verbs_, dealloc_pd_, "ibv_dealloc_pd") ||
+		    !sym(verbs_, reg_mr_, "ibv_reg_mr") ||
+		    !sym(verbs_, dereg_mr_, "ibv_dereg_mr") ||
+		    !sym(verbs_, create_cq_, "ibv_create_cq") ||
+		    !sym(verbs_, destroy_cq_, "ibv_destroy_cq") ||
+		    !sym(cm_, create_channel_, "rdma_create_event_channel") ||
+		    !sym(cm_, destroy_channel_, "rdma_destroy_event_channel") ||
+		    !sym(cm_, create_id_, "rdma_create_id") ||
+		    !sym(cm_, destroy_id_, "rdma_destroy_id") ||
+		    !sym(cm_, bind_addr_, "rdma_bind_addr") ||
+		    !sym(cm_, listen_, "rdma_listen") ||
+		    !sym(cm_, resolve_addr_, "rdma_resolve_addr") ||
+		    !sym(cm_, resolve_route_, "rdma_resolve_route") ||
+		    !sym(cm_, get_event_, "rdma_get_cm_event") ||
+		    !sym(cm_, ack_event_, "rdma_ack_cm_event") ||
+		    !sym(cm_, connect_, "rdma_connect") ||
+		    !sym(cm_, accept_, "rdma_accept") ||
+		    !sym(cm_, create_qp_, "rdma_create_qp") ||
+		    !sym(cm_, destroy_qp_, "rdma_destroy_qp")) {
+			why_ = "libibverbs/librdmacm lacks a symbol";
+			return false;
+		}
+		try {
+			connect(srv_addr, cli_addr, port);
+		} catch (const std::exception &x) {
+			why_ = x.what();
+			return false;
+		}
+		return true;
+#else
+		(void)srv_addr; (void)cli_addr; (void)port;
+		(void)size; (void)depth; (void)window;
+		why_ = "built without <infiniband/verbs.h> and <rdma/rdma_cma.h>";
+		return false;
+#endif
+	}
+
+	const std::string &why() const { return why_; }
+
+	/* ns per ibv_post_send over @n sends in batches of @q, the last of
+	 * each batch signalled; completions reaped (and the server's
+	 * receives re-posted) between batches, untimed. */
+	double sends(long n, int q)
+	{
+#if DATPERF_RDMACM
+		std::uint64_t ns = 0;
+		long posted = 0;
+		ibv_sge sge = { (uintptr_t)cli_.buf->data(), (std::uint32_t)size_,
+				cli_.mr->lkey };
+		ibv_send_wr wr{}, *bad;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+
+		while (posted < n) {
+			int b = (int)std::min<long>(q, n - posted);
+			reap(false);
+			while (sent_ - retired_ + b > window_)
+				reap(true);
+			std::uint64_t t0 = now_ns();
+			for (int k = 0; k < b; k++) {
+				wr.wr_id = (std::uint64_t)++sent_;
+				wr.send_flags = k == b - 1 ? IBV_SEND_SIGNALED : 0;
+				int e = ibv_post_send(cli_.id->qp, &wr, &bad);
+				if (e)
+					throw std::runtime_error(std::string("ibv_post_send: ") +
+								 std::strerror(e));
+			}
+			ns += now_ns() - t0;
+			posted += b;
+		}
+		while (sent_ != retired_)
+			reap(true);
+		return (double)ns / (double)n;
+#else
+		(void)n; (void)q;
+		return 0;
+#endif
+	}
+
+	~VerbsRc()
+	{
+#if DATPERF_RDMACM
+		for (End *e : { &cli_, &srv_ }) {
+			if (e->id && e->id->qp)
+				destroy_qp_(e->id);
+			if (e->id)
+				destroy_id_(e->id);
+			if (e->mr)
+				dereg_mr_(e->mr);
+			if (e->cq)
+				destroy_cq_(e->cq);
+			if (e->pd)
+				dealloc_pd_(e->pd);
+		}
+		if (lid_)
+			destroy_id_(lid_);
+		if (ch_)
+			destroy_channel_(ch_);
+		if (cm_)
+			dlclose(cm_);
+		if (verbs_)
+			dlclose(verbs_);
+#endif
+	}
+
+private:
+	std::string why_;
+#if DATPERF_RDMACM
+	struct End {
+		rdma_cm_id *id = nullptr;
+		ibv_pd *pd = nullptr;
+		ibv_cq *cq = nullptr;
+		ibv_mr *mr = nullptr;
+		std::unique_ptr<Buffer> buf;
+	};
+
+	template <class F>
+	static bool sym(void *lib, F &f, const char *name)
+	{
+		f = reinterpret_cast<F>(dlsym(lib, name));
+		return f != nullptr;
+	}
+
+	static sockaddr_in sin(const std::string &a, int port)
+	{
+		sockaddr_in s = {};
+		s.sin_family = AF_INET;
+		s.sin_port = htons((std::uint16_t)port);
+		if (inet_pton(AF_INET, a.c_str(), &s.sin_addr) != 1)
+			throw std::runtime_error("bad address " + a);
+		return s;
+	}
+
+	void fail(const char *what)
+	{
+		throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+	}
+
+	/* PD, CQ, MR and QP of one end; the server's receives posted. */
+	void setup(End &e, rdma_cm_id *id, bool server)
+	{
+		e.id = id;
+		e.buf = std::make_unique<Buffer>((std::size_t)(depth_ + 1) * size_);
+		std::memset(e.buf->data(), 0x5a, size_);
+		if (!(e.pd = alloc_pd_(id->verbs)))
+			fail("ibv_alloc_pd");
+		if (!(e.cq = create_cq_(id->verbs, depth_ + window_ + 16, nullptr,
+					nullptr, 0)))
+			fail("ibv_create_cq");
+		if (!(e.mr = reg_mr_(e.pd, e.buf->data(), e.buf->len,
+				     IBV_ACCESS_LOCAL_WRITE)))
+			fail("ibv_reg_mr");
+		ibv_qp_init_attr qa = {};
+		qa.send_cq = qa.recv_cq = e.cq;
+		qa.qp_type = IBV_QPT_RC;
+		qa.cap.max_send_wr = window_;
+		qa.cap.max_recv_wr = server ? depth_ : 1;
+		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+		qa.cap.max_inline_data = 0;	/* DAT has no inline sends */
+		qa.sq_sig_all = 0;
+		if (create_qp_(id, e.pd, &qa))
+			fail("rdma_create_qp");
+		if (server)
+			for (int i = 0; i < depth_; i++)
+				post_recv(i);
+	}
+
+	void post_recv(std::uint64_t slot)
+	{
+		ibv_sge sge = { (uintptr_t)srv_.buf->data() + slot * size_,
+				(std::uint32_t)size_, srv_.mr->lkey };
+		ibv_recv_wr wr{}, *bad;
+		wr.wr_id = slot;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		int e = ibv_post_recv(srv_.id->qp, &wr, &bad);
+		if (e)
+			throw std::runtime_error(std::string("ibv_post_recv: ") + std::strerror(e));
+	}
+
+	void connect(const std::string &srv_addr, const std::string &cli_addr, int port)
+	{
+		if (!(ch_ = create_channel_()))
+			fail("rdma_create_event_channel");
+		sockaddr_in s = sin(srv_addr, port), c = sin(cli_addr, 0);
+		if (create_id_(ch_, &lid_, nullptr, RDMA_PS_TCP) ||
+		    bind_addr_(lid_, (sockaddr *)&s) || listen_(lid_, 4))
+			fail("rdma_cm listen");
+		rdma_cm_id *cid;
+		if (create_id_(ch_, &cid, nullptr, RDMA_PS_TCP))
+			fail("rdma_create_id");
+		cli_.id = cid;
+		if (resolve_addr_(cid, (sockaddr *)&c, (sockaddr *)&s, 2000))
+			fail("rdma_resolve_addr");
+		rdma_conn_param cp = {};
+		cp.responder_resources = cp.initiator_depth = 1;
+		cp.retry_count = 7;
+		cp.rnr_retry_count = 7;
+		bool cli_up = false, srv_up = false;
+		while (!cli_up || !srv_up) {
+			rdma_cm_event *ev;
+			if (get_event_(ch_, &ev))
+				fail("rdma_get_cm_event");
+			rdma_cm_event_type type = ev->event;
+			rdma_cm_id *id = ev->id;
+			int st = ev->status;
+			int r = 0;
+			switch (type) {
+			case RDMA_CM_EVENT_ADDR_RESOLVED:
+				r = resolve_route_(id, 2000);
+				break;
+			case RDMA_CM_EVENT_ROUTE_RESOLVED:
+				setup(cli_, id, false);
+				r = connect_(id, &cp);
+				break;
+			case RDMA_CM_EVENT_CONNECT_REQUEST:
+				setup(srv_, id, true);
+				r = accept_(id, &cp);
+				break;
+			case RDMA_CM_EVENT_ESTABLISHED:
+				(id == cli_.id ? cli_up : srv_up) = true;
+				break;
+			default:
+				ack_event_(ev);
+				throw std::runtime_error("rdma_cm event " + std::to_string(type) +
+							 " (status " + std::to_string(st) + ")");
+			}
+			ack_event_(ev);
+			if (r)
+				fail("rdma_cm");
+		}
+	}
+
+	/* Take completions: the client's (retire its sends) and the
+	 * server's (re-post each receive); with @spin, until there was one. */
+	void reap(bool spin)
+	{
+		ibv_wc wc[16];
+		int got = 0;
+
+		do {
+			int n = ibv_poll_cq(cli_.cq, 16, wc);
+			for (int i = 0; i < n; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS)
+					throw std::runtime_error("verbs send completed with status " +
+								 std::to_string(wc[i].status));
+				retired_ = std::max<long>(retired_, (long)wc[i].wr_id);
+			}
+			int m = ibv_poll_cq(srv_.cq, 16, wc);
+			for (int i = 0; i < m; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS)
+					throw std::runtime_error("verbs receive completed with status " +
+								 std::to_string(wc[i].status));
+				post_recv(wc[i].wr_id);
+			}
+			got = n + m;
+			check_abort();
+		} while (spin && !got);
+	}
+
+	int size_ = 0, depth_ = 0, window_ = 0;
+	long sent_ = 0, retired_ = 0;
+	void *verbs_ = nullptr, *cm_ = nullptr;
+	rdma_event_channel *ch_ = nullptr;
+	rdma_cm_id *lid_ = nullptr;
+	End cli_, srv_;
+	decltype(&ibv_alloc_pd) alloc_pd_ = nullptr;
+	decltype(&ibv_dealloc_pd) dealloc_pd_ = nullptr;
+	decltype(&ibv_reg_mr) reg_mr_ = nullptr;
+	decltype(&ibv_dereg_mr) dereg_mr_ = nullptr;
+	decltype(&ibv_create_cq) create_cq_ = nullptr;
+	decltype(&ibv_destroy_cq) destroy_cq_ = nullptr;
+	decltype(&rdma_create_event_channel) create_channel_ = nullptr;
+	decltype(&rdma_destroy_event_channel) destroy_channel_ = nullptr;
+	decltype(&rdma_create_id) create_id_ = nullptr;
+	decltype(&rdma_destroy_id) destroy_id_ = nullptr;
+	decltype(&rdma_bind_addr) bind_addr_ = nullptr;
+	decltype(&rdma_listen) listen_ = nullptr;
+	decltype(&rdma_resolve_addr) resolve_addr_ = nullptr;
+	decltype(&rdma_resolve_route) resolve_route_ = nullptr;
+	decltype(&rdma_get_cm_event) get_event_ = nullptr;
+	decltype(&rdma_ack_cm_event) ack_event_ = nullptr;
+	decltype(&rdma_connect) connect_ = nullptr;
+	decltype(&rdma_accept) accept_ = nullptr;
+	decltype(&rdma_create_qp) create_qp_ = nullptr;
+	decltype(&rdma_destroy_qp) destroy_qp_ = nullptr;
+#endif
+};
+
+/*
+ * Send cost: ns per dat_ep_post_send of -s bytes on a connected EP (rxe1
+ * client -> rxe0 server, both in this process), posted in batches of -Q
+ * whose last send asks for a completion (the others
+ * DAT_COMPLETION_SUPPRESS_FLAG); between batches, untimed, the client's
+ * completions are reaped so that at most -t sends are outstanding and the
+ * server's receives are re-posted.  The same against ibv_post_send on an
+ * rdma-core RC QP pair on the same devices, and a bare getppid().  The
+ * methods take turns (rotated) in each of --reps repetitions of -n sends.
+ * KDAT_EP_POST in the environment is libdat's business (it picks the
+ * send path); it is reported as given.
+ */
+enum SendMethod { S_DAT, S_VERBS, S_GETPPID, S_COUNT };
+const char *const kSendMethod[S_COUNT] = { "dat", "verbs", "getppid" };
+
+struct SendCostResult {
+	std::string ep_post;		/* $KDAT_EP_POST, "" if unset */
+	std::string verbs_why;
+	bool have_verbs = false;
+	std::vector<std::array<double, S_COUNT>> runs;
+	std::array<double, S_COUNT> med{};
+	double dat_per_verbs = 0, dat_per_getppid = 0;
+};
+
+double dat_sends(Conn &cli, Conn &srv, long n, int q, int window)
+{
+	std::uint64_t ns = 0;
+	long posted = 0;
+
+	while (posted < n) {
+		int b = (int)std::min<long>(q, n - posted);
+		srv.drain();
+		cli.drain();
+		while (cli.outstanding() + b > window) {
+			srv.drain();
+			cli.drain();
+			check_abort();
+		}
+		std::uint64_t t0 = now_ns();
+		for (int k = 0; k < b; k++)
+			cli.post_send(k == b - 1);
+		ns += now_ns() - t0;
+		posted += b;
+	}
+	while (cli.outstanding()) {
+		srv.drain();
+		cli.drain();
+	}
+	return (double)ns / (double)n;
+}
+
+SendCostResult run_send_cost(const Options &o)
+{
+	SendCostResult res;
+	const char *env = std::getenv("KDAT_EP_POST");
+	res.ep_post = env ? env : "";
+
+	Conn srv(o, o.ia_server, true), cli(o, o.ia_client, false);
+	srv.open();
+	cli.open();
+	srv.listen();
+	std::string saddr = srv.address(), caddr = cli.address();
+	cli.connect(saddr);
+	srv.accept();
+	srv.wait_established();
+	cli.wait_established();
+
+	VerbsRc v;
+	res.have_verbs = v.open(saddr, caddr, (int)o.port + 1, o.size, o.depth, o.window);
+	res.verbs_why = v.why();
+
+	auto run = [&](int m, long n) {
+		switch (m) {
+		case S_DAT:
+			return dat_sends(cli, srv, n, o.signal, o.window);
+		case S_VERBS:
+			return v.sends(n, o.signal);
+		default: {
+			std::uint64_t t0 = now_ns();
+			for (long i = 0; i < n; i++)
+				syscall(SYS_getppid);
+			return (double)(now_ns() - t0) / (double)n;
+		}
+		}
+	};
+	auto skip = [&](int m) { return m == S_VERBS && !res.have_verbs; };
+
+	for (int m = 0; m < S_COUNT; m++)	/* warm-up */
+		if (!skip(m))
+			run(m, std::min<long>(o.iters, 1024));
+	Progress prog(o.progress, "repetitions");
+	std::vector<double> col[S_COUNT], r_dv, r_dg;
+	for (int rep = 0; rep < o.reps; rep++) {
+		std::array<double, S_COUNT> r{};
+		for (int k = 0; k < S_COUNT; k++) {
+			int m = (rep + k) % S_COUNT;
+			if (!skip(m))
+				r[m] = run(m, o.iters);
+		}
+		for (int m = 0; m < S_COUNT; m++)
+			col[m].push_back(r[m]);
+		if (res.have_verbs && r[S_VERBS] > 0)
+			r_dv.push_back(r[S_DAT] / r[S_VERBS]);
+		if (r[S_GETPPID] > 0)
+			r_dg.push_back(r[S_DAT] / r[S_GETPPID]);
+		res.runs.push_back(r);
+		prog.update(rep + 1, o.reps);
+	}
+	for (int m = 0; m < S_COUNT; m++)
+		res.med[m] = median(col[m]);
+	res.dat_per_verbs = median(r_dv);
+	res.dat_per_getppid = median(r_dg);
+	cli.disconnect();
+	return res;
+}
+
+/*
+ * Ping-pong latency (--lat) between two processes, as ib_send_lat: the
+ * client sends -s bytes and waits for the server's reply of -s bytes, -n
+ * times; each round trip is timed and reported halved (perftest's
+ * t_typical is the median of RTT / 2).  Both sides busy-poll their one DTO
+ * EVD (--event: sleep in dat_evd_wait); sends ask for a completion every
+ * -Q-th time.
+ *
+ * Bidirectional rate (--bidir), as ib_send_bw -b: both sides send -n
+ * messages with up to -t in flight and receive the other's -n; each side
+ * reports its own sends per second over its run, and the two add up to
+ * the figure perftest prints.  The server then sends one more message
+ * so the client knows every send of the server has completed before it
+ * disconnects.
+ */
+struct ExchangeResult {
+	long messages = 0, received = 0;
+	double secs = 0, cpu = 0;
+	std::vector<double> rtt_us;	/* --lat, client: each round trip */
+};
+
+/* Wait for DTO events until @done says stop; @on gets each event. */
+template <class Done>
+void pump(Conn &c, const Options &o, Done &&done, const char *what)
+{
+	Deadline dl(o.timeout);
+
+	while (!done()) {
+		DAT_EVENT e;
+		if (!next_event(c.dto_evd(), e, o.event)) {
+			dl.check(what);
+			continue;
+		}
+		dl.touch();
+		c.on_dto(e);
+	}
+}
+
+ExchangeResult run_exchange(const Options &o)
+{
+	bool server = o.role == Role::server;
+	Conn c(o, server ? o.ia_server : o.ia_client, server);
+	ExchangeResult res;
+	const long n = o.iters;
+
+	c.open();
+	if (server) {
+		c.listen();
+		std::fprintf(stderr, "datperf: serving 1 EP on %s port %llu\n",
+			     o.ia_server.c_str(), (unsigned long long)o.port);
+		c.accept();
+	} else {
+		c.connect(o.addr);
+	}
+	c.wait_established();
+	double cpu0 = cpu_seconds();
+	auto room = [&] {	/* a send slot, waiting for completions */
+		pump(c, o, [&] { return c.outstanding() < o.window; }, "send completions");
+	};
+	auto signalled = [&](long i) { return (i + 1) % o.signal == 0 || i + 1 == n; };
+
+	if (o.mode == Mode::lat) {
+		res.rtt_us.reserve(n);
+		auto t0 = Clock::now();
+		for (long i = 0; i < n; i++) {
+			if (server) {
+				pump(c, o, [&] { return c.received() > i; }, "a ping");
+				room();
+				c.post_send(signalled(i));
+			} else {
+				auto a = Clock::now();
+				room();
+				c.post_send(signalled(i));
+				pump(c, o, [&] { return c.received() > i; }, "a reply");
+				res.rtt_us.push_back(
+					std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+			}
+		}
+		res.secs = seconds(Clock::now() - t0);
+	} else {
+		auto t0 = Clock::now();
+		long posted = 0;
+		Deadline dl(o.timeout);
+		while (c.outstanding() || posted < n || c.received() < n) {
+			while (posted < n && c.outstanding() < o.window)
+				c.post_send(signalled(posted++));
+			DAT_EVENT e;
+			if (!next_event(c.dto_evd(), e, o.event &&
+					(posted == n || c.outstanding() >= o.window))) {
+				dl.check("messages");
+				continue;
+			}
+			dl.touch();
+			c.on_dto(e);
+			while (dat_evd_dequeue(c.dto_evd(), &e) == DAT_SUCCESS)
+				c.on_dto(e);
+		}
+		res.secs = seconds(Clock::now() - t0);
+	}
+	res.messages = n;
+	res.received = c.received();
+	res.cpu = cpu_seconds() - cpu0;
+	/* the last word: the server's one more message */
+	if (server) {
+		if (o.mode == Mode::bidir) {
+			c.post_send(true);
+			pump(c, o, [&] { return c.outstanding() == 0; }, "the last send");
+		}
+		pump(c, o, [&] { return c.outstanding() == 0; }, "send completions");
+		c.wait_disconnected();
+	} else {
+		if (o.mode == Mode::bidir)
+			pump(c, o, [&] { return c.received() > n; }, "the server's last message");
+		pump(c, o, [&] { return c.outstanding() == 0; }, "send completions");
+		c.disconnect();
+	}
+	return res;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Output                                                                 */
 
 using dattools::json_string;
@@ -1257,8 +2085,15 @@ const char *role_name(Role r)
 
 const char *mode_name(Mode m)
 {
-	return m == Mode::rate ? "msgrate" : m == Mode::post_cost ? "post_cost" :
-								   "post_parts";
+	switch (m) {
+	case Mode::rate: return "msgrate";
+	case Mode::post_cost: return "post_cost";
+	case Mode::post_parts: return "post_parts";
+	case Mode::send_cost: return "send_cost";
+	case Mode::lat: return "lat";
+	case Mode::bidir: return "bidir";
+	}
+	return "?";
 }
 
 /* The start of every JSON object datperf prints: what ran, where. */
@@ -1270,13 +2105,16 @@ std::string json_head(const Options &o)
 		      "\"role\":\"%s\",", json_string(kVersion).c_str(),
 		      mode_name(o.mode), role_name(o.role));
 	std::string s = b;
-	if (o.mode != Mode::rate || o.role != Role::client)
+	bool two = o.mode == Mode::rate || o.mode == Mode::lat || o.mode == Mode::bidir;
+	if (!two || o.role != Role::client)
 		s += "\"server_ia\":" + json_string(o.ia_server) + ",";
-	if (o.mode == Mode::rate && o.role == Role::client)
+	if (two && o.role == Role::client)
 		s += "\"host\":" + json_string(o.host) + ",";
-	if (o.mode == Mode::rate && o.role != Role::server)
+	if (two && o.role != Role::server)
 		s += "\"client_ia\":" + json_string(o.ia_client) + ",\"addr\":" +
 		     json_string(o.addr) + ",";
+	if (o.mode == Mode::send_cost)
+		s += "\"client_ia\":" + json_string(o.ia_client) + ",";
 	std::snprintf(b, sizeof(b), "\"port\":%llu,\"eps\":%d,\"depth\":%d,"
 		      "\"size\":%d,\"iters\":%ld,\"window\":%d,\"signal\":%d,\"reps\":%d",
 		      (unsigned long long)o.port, o.eps, o.depth, o.size, o.iters,
@@ -1301,6 +2139,9 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 				std::printf(",\"srq_available\":%d,\"srq_outstanding\":%d",
 					    r.srq.available_dto_count,
 					    r.srq.outstanding_dto_count);
+			if (r.connect_secs >= 0)
+				std::printf(",\"ep_create_seconds\":%.6f,\"connect_seconds\":%.6f",
+					    r.create_secs, r.connect_secs);
 			std::printf("}");
 		}
 		std::printf("]}\n");
@@ -1324,6 +2165,10 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 			    rate, rate * o.size / 1e6,
 			    r.messages ? r.cpu * 1e6 / r.messages : 0.0);
 	}
+	for (const RateRow &r : rows)
+		if (r.connect_secs >= 0)
+			std::printf("  client: %d EPs created in %.3f s, connected in %.3f s\n",
+				    o.eps, r.create_secs, r.connect_secs);
 	for (const RateRow &r : rows)
 		if (r.have_srq)
 			std::printf("  SRQ after the %s run: %d available, %d outstanding of %d;"
@@ -1409,6 +2254,99 @@ void print_parts(const Options &o, const Parts &parts)
 	std::printf("\n");
 }
 
+void print_send_cost(const Options &o, const SendCostResult &c)
+{
+	auto row = [&](const std::array<double, S_COUNT> &r) {
+		std::string s = "{";
+		for (int m = 0; m < S_COUNT; m++)
+			s += std::string(m ? "," : "") + "\"" + kSendMethod[m] + "\":" +
+			     json_num(m != S_VERBS || c.have_verbs, r[m]);
+		return s + "}";
+	};
+	if (o.json) {
+		std::printf("%s,\"ep_post\":%s,\"verbs\":%s", json_head(o).c_str(),
+			    json_string(c.ep_post).c_str(), c.have_verbs ? "true" : "false");
+		if (!c.have_verbs)
+			std::printf(",\"verbs_why\":%s", json_string(c.verbs_why).c_str());
+		std::printf(",\"runs\":[");
+		for (std::size_t i = 0; i < c.runs.size(); i++)
+			std::printf("%s%s", i ? "," : "", row(c.runs[i]).c_str());
+		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"dat_per_getppid\":%s}\n",
+			    row(c.med).c_str(), json_num(c.have_verbs, c.dat_per_verbs).c_str(),
+			    json_num(true, c.dat_per_getppid).c_str());
+		return;
+	}
+	std::printf("datperf: cost of one %d-byte send on a connected EP, %s -> %s "
+		    "(KDAT_EP_POST=%s), ns per post, a completion every %d-th, "
+		    "at most %d outstanding\n", o.size, o.ia_client.c_str(),
+		    o.ia_server.c_str(), c.ep_post.empty() ? "(unset)" : c.ep_post.c_str(),
+		    o.signal, o.window);
+	std::printf("  %-7s %16s %14s %9s\n", "rep", "dat_ep_post_send", "ibv_post_send",
+		    "getppid");
+	auto line = [&](const char *what, const std::array<double, S_COUNT> &r) {
+		std::printf("  %-7s %16.0f %14s %9.0f\n", what, r[S_DAT],
+			    c.have_verbs ? std::to_string((long)(r[S_VERBS] + 0.5)).c_str() : "-",
+			    r[S_GETPPID]);
+	};
+	for (std::size_t i = 0; i < c.runs.size(); i++)
+		line(std::to_string(i + 1).c_str(), c.runs[i]);
+	line("median", c.med);
+	if (c.have_verbs)
+		std::printf("  dat/verbs %.2f, ", c.dat_per_verbs);
+	else
+		std::printf("  (no verbs comparison: %s) ", c.verbs_why.c_str());
+	std::printf("dat/getppid %.2f  (medians of the per-repetition ratios; %ld sends "
+		    "per method and repetition)\n", c.dat_per_getppid, o.iters);
+}
+
+double percentile(std::vector<double> v, double p)
+{
+	if (v.empty())
+		return 0;
+	std::sort(v.begin(), v.end());
+	std::size_t i = (std::size_t)(p * (double)(v.size() - 1) + 0.5);
+	return v[std::min(i, v.size() - 1)];
+}
+
+void print_exchange(const Options &o, const ExchangeResult &r)
+{
+	double rate = r.secs > 0 ? r.messages / r.secs : 0;
+	double sum = 0;
+	for (double v : r.rtt_us)
+		sum += v;
+	/* one way: half a round trip, as perftest reports it */
+	double typ = percentile(r.rtt_us, 0.5) / 2, avg = r.rtt_us.empty() ? 0 :
+		sum / (double)r.rtt_us.size() / 2;
+	double lo = percentile(r.rtt_us, 0) / 2, hi = percentile(r.rtt_us, 1) / 2;
+	double p99 = percentile(r.rtt_us, 0.99) / 2;
+	bool lat = o.mode == Mode::lat, lat_client = lat && o.role == Role::client;
+
+	if (o.json) {
+		std::printf("%s,\"event\":%s,\"messages\":%ld,\"received\":%ld,"
+			    "\"seconds\":%.6f,\"msg_per_sec\":%.1f,\"cpu_seconds\":%.3f",
+			    json_head(o).c_str(), o.event ? "true" : "false", r.messages,
+			    r.received, r.secs, rate, r.cpu);
+		if (lat_client)
+			std::printf(",\"t_min_us\":%.3f,\"t_max_us\":%.3f,\"t_typical_us\":%.3f,"
+				    "\"t_avg_us\":%.3f,\"t_p99_us\":%.3f", lo, hi, typ, avg, p99);
+		std::printf("}\n");
+		return;
+	}
+	std::printf("datperf: %s, %d-byte messages, one EP (%s side, %s)\n",
+		    lat ? "ping-pong latency" : "bidirectional message rate", o.size,
+		    role_name(o.role), o.event ? "dat_evd_wait" : "polling");
+	if (lat_client)
+		std::printf("  %9s %10s %10s %12s %10s %10s   (us, RTT / 2)\n", "messages",
+			    "t_min", "t_max", "t_typical", "t_avg", "99%");
+	if (lat_client)
+		std::printf("  %9ld %10.2f %10.2f %12.2f %10.2f %10.2f\n", r.messages, lo, hi,
+			    typ, avg, p99);
+	else
+		std::printf("  sent %ld, received %ld in %.3f s: %.0f msg/s sent%s\n",
+			    r.messages, r.received, r.secs, rate,
+			    lat ? "" : " (add the other side's for perftest -b's figure)");
+}
+
 /* ---------------------------------------------------------------------- */
 /* Command line                                                           */
 
@@ -1422,13 +2360,20 @@ void usage(FILE *f)
 "                                 --client-dev, to the server IA's address\n"
 "  datperf --post-cost [options]  ns per receive post: ring, ioctl, verbs, getppid\n"
 "  datperf --post-parts [options] where the time of one receive post goes\n"
+"  datperf --send-cost [options]  ns per dat_ep_post_send on a connected EP (-d <-\n"
+"                                 --client-dev), ibv_post_send on an RC QP, getppid\n"
+"  datperf --lat [options] [HOST] ping-pong latency, as ib_send_lat (server without\n"
+"                                 HOST, client with)\n"
+"  datperf --bidir [options] [HOST] bidirectional message rate, as ib_send_bw -b\n"
 "\n"
 "Options (as perftest's):\n"
 "  -d, --ib-dev=DEV       IA, by name (default: the first the registry lists)\n"
 "  -s, --size=N           message size in bytes (64)\n"
-"  -n, --iters=N          messages per EP (1000); --post-cost: posts per method\n"
-"                         and repetition (8192); --post-parts: calls per sample (4096)\n"
-"  -q, --qp=N             EPs (connections), all sharing the server's SRQ (1)\n"
+"  -n, --iters=N          messages per EP (1000); --post-cost, --send-cost: posts\n"
+"                         per method and repetition (8192); --post-parts: calls per\n"
+"                         sample (4096); --lat: round trips; --bidir: per side\n"
+"  -q, --qp=N             EPs (connections), all sharing the server's SRQ (1;\n"
+"                         at most 65536)\n"
 "  -r, --rx-depth=N       SRQ depth in receive buffers (512)\n"
 "  -t, --tx-depth=N       sends in flight per EP (rx-depth / (2 x qp), 1..64)\n"
 "  -Q, --cq-mod=N         ask for a send completion every N-th send (tx-depth / 4)\n"
@@ -1439,6 +2384,7 @@ void usage(FILE *f)
 "      --loopback         run the server and the client in this process\n"
 "      --client-dev=DEV   --loopback's client IA (default: the IA listed after -d's)\n"
 "      --post=PATH        how the server reposts: ring (default), ioctl, both\n"
+"      --event            --lat, --bidir: sleep in dat_evd_wait instead of polling\n"
 "      --reps=N           --post-cost/--post-parts repetitions (7)\n"
 "      --timeout=S        give up after S seconds without progress (30)\n"
 "      --json             one JSON object on stdout instead of the table\n"
@@ -1475,7 +2421,8 @@ long number(const char *opt, const char *v, long lo, long hi)
 Options parse(int argc, char **argv)
 {
 	enum { O_POST = 256, O_LOOPBACK, O_CLIENT_DEV, O_REPS, O_TIMEOUT, O_JSON,
-	       O_PROGRESS, O_NOPROGRESS, O_COST, O_PARTS };
+	       O_PROGRESS, O_NOPROGRESS, O_COST, O_PARTS, O_SEND, O_LAT, O_BIDIR,
+	       O_EVENT };
 	static const struct option longopts[] = {
 		{ "ib-dev", required_argument, nullptr, 'd' },
 		{ "size", required_argument, nullptr, 's' },
@@ -1497,10 +2444,14 @@ Options parse(int argc, char **argv)
 		{ "no-progress", no_argument, nullptr, O_NOPROGRESS },
 		{ "post-cost", no_argument, nullptr, O_COST },
 		{ "post-parts", no_argument, nullptr, O_PARTS },
+		{ "send-cost", no_argument, nullptr, O_SEND },
+		{ "lat", no_argument, nullptr, O_LAT },
+		{ "bidir", no_argument, nullptr, O_BIDIR },
+		{ "event", no_argument, nullptr, O_EVENT },
 		{}
 	};
 	Options o;
-	bool iters_set = false;
+	bool iters_set = false, depth_set = false, window_set = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "d:s:n:q:r:t:Q:p:Vh", longopts,
@@ -1512,9 +2463,15 @@ Options parse(int argc, char **argv)
 			o.iters = number("--iters", optarg, 1, INT_MAX);
 			iters_set = true;
 			break;
-		case 'q': o.eps = (int)number("--qp", optarg, 1, 1024); break;
-		case 'r': o.depth = (int)number("--rx-depth", optarg, 1, 1 << 20); break;
-		case 't': o.window = (int)number("--tx-depth", optarg, 1, 4096); break;
+		case 'q': o.eps = (int)number("--qp", optarg, 1, 65536); break;
+		case 'r':
+			o.depth = (int)number("--rx-depth", optarg, 1, 1 << 20);
+			depth_set = true;
+			break;
+		case 't':
+			o.window = (int)number("--tx-depth", optarg, 1, 4096);
+			window_set = true;
+			break;
 		case 'Q': o.signal = (int)number("--cq-mod", optarg, 1, 4096); break;
 		case 'p': o.port = (DAT_CONN_QUAL)number("--port", optarg, 1, 65535); break;
 		case O_TIMEOUT: o.timeout = (int)number("--timeout", optarg, 1, 86400); break;
@@ -1526,6 +2483,10 @@ Options parse(int argc, char **argv)
 		case O_NOPROGRESS: o.progress = 0; break;
 		case O_COST: o.mode = Mode::post_cost; break;
 		case O_PARTS: o.mode = Mode::post_parts; break;
+		case O_SEND: o.mode = Mode::send_cost; break;
+		case O_LAT: o.mode = Mode::lat; break;
+		case O_BIDIR: o.mode = Mode::bidir; break;
+		case O_EVENT: o.event = true; break;
 		case O_POST:
 			if (!std::strcmp(optarg, "ring"))
 				o.paths = { PostPath::ring };
@@ -1542,9 +2503,10 @@ Options parse(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		if (o.role == Role::loopback || o.mode != Mode::rate)
-			bad_usage("no HOST with --loopback, --post-cost or --post-parts "
-				  "('%s')", argv[optind]);
+		if (o.role == Role::loopback || o.mode == Mode::post_cost ||
+		    o.mode == Mode::post_parts || o.mode == Mode::send_cost)
+			bad_usage("no HOST with --loopback, --post-cost, --post-parts or "
+				  "--send-cost ('%s')", argv[optind]);
 		o.host = argv[optind++];
 		o.role = Role::client;
 	}
@@ -1554,6 +2516,17 @@ Options parse(int argc, char **argv)
 		o.iters = 8192;
 	if (!iters_set && o.mode == Mode::post_parts)
 		o.iters = 4096;
+	if (!iters_set && o.mode == Mode::send_cost)
+		o.iters = 8192;
+	if ((o.mode == Mode::lat || o.mode == Mode::bidir) && o.role == Role::loopback)
+		bad_usage("--lat and --bidir run as two processes: a server, and a client "
+			  "given the server's HOST%s", "");
+	if (o.mode == Mode::send_cost && !window_set)
+		o.window = 64;
+	if (o.mode == Mode::lat && !depth_set)
+		o.depth = 16;
+	if (o.mode == Mode::lat && !window_set)
+		o.window = 16;
 	if (o.mode != Mode::rate && o.depth < 2)
 		bad_usage("--post-cost and --post-parts want --rx-depth >= 2%s", "");
 	if (!o.window)
@@ -1615,7 +2588,8 @@ std::string resolve(const std::string &host)
  * HOST to an address. */
 void resolve_names(Options &o)
 {
-	if (o.dev.empty() || (o.role == Role::loopback && o.client_dev.empty())) {
+	bool pair = o.role == Role::loopback || o.mode == Mode::send_cost;
+	if (o.dev.empty() || (pair && o.client_dev.empty())) {
 		std::vector<std::string> ias = registry_ias();
 		if (ias.empty())
 			throw std::runtime_error("no DAT providers found (dat.conf: "
@@ -1647,6 +2621,14 @@ int run(Options &o)
 	}
 	if (o.mode == Mode::post_parts) {
 		print_parts(o, run_post_parts(o));
+		return 0;
+	}
+	if (o.mode == Mode::send_cost) {
+		print_send_cost(o, run_send_cost(o));
+		return 0;
+	}
+	if (o.mode == Mode::lat || o.mode == Mode::bidir) {
+		print_exchange(o, run_exchange(o));
 		return 0;
 	}
 	std::vector<RateRow> rows;
