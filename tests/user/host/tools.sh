@@ -63,7 +63,8 @@ for args in "-x" "--bogus" "extra" "-d"; do
 	usage_on_stderr "datinfo $args"
 done
 for args in "-x" "--bogus" "-q 0" "-s abc" "-n -1" "-p 70000" "--post sideways" \
-	"-t 4 -Q 8" "host1 host2" "--loopback host1" "--post-cost host1" "--reps 0"; do
+	"-t 4 -Q 8" "host1 host2" "--loopback host1" "--post-cost host1" "--reps 0" \
+	"-q 65537" "--send-cost host1" "--lat --loopback" "--bidir --loopback"; do
 	# shellcheck disable=SC2086 # a list of words
 	expect 2 "datperf $args" "$DATPERF" $args
 	usage_on_stderr "datperf $args"
@@ -161,5 +162,12 @@ expect 1 "datperf --json --post-cost -d HOSTILE" "$DATPERF" --json --post-cost -
 check_json "post-cost -d" server_ia
 expect 1 "datperf --json -d rxe1 HOSTILE_HOST" "$DATPERF" --json -d rxe1 "$hostile"
 check_json "client HOST" host
+expect 1 "datperf --json --send-cost" "$DATPERF" --json --send-cost -d "$hostile" \
+	--client-dev "$hostile"
+check_json "send-cost -d --client-dev" server_ia client_ia
+expect 1 "datperf --json --lat -d HOSTILE" "$DATPERF" --json --lat -d "$hostile"
+check_json "lat server -d" server_ia
+expect 1 "datperf --json --bidir -d rxe1 HOSTILE_HOST" "$DATPERF" --json --bidir -d rxe1 "$hostile"
+check_json "bidir client HOST" host
 
 exit $failed
