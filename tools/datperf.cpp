@@ -111,6 +111,7 @@ struct Options {
 	int timeout = 30;		/* seconds without any progress */
 	bool json = false;
 	bool event = false;		/* --lat/--bidir: sleep in dat_evd_wait */
+	bool srq = false;		/* --lat/--bidir: receives through an SRQ */
 	int progress = -1;		/* -1: when stderr is a terminal */
 
 	/* resolved from the above before a run */
@@ -1281,6 +1282,9 @@ Parts run_post_parts(const Options &o)
  * A Conn is one end of one RC connection made with libdat: an IA, one EP
  * with its own receive queue of -r buffers and -t request slots, one EVD
  * for its receive and send completions and one for connection events.
+ * With --srq the EP takes its receives from an SRQ of -r buffers instead
+ * (dat_srq_post_recv writes the SRQ's post ring: no system call, where
+ * dat_ep_post_recv is one ioctl), with its own receive EVD.
  * Receive cookies carry kRecvTag and the buffer slot; send cookies the
  * send's sequence number (an EP's sends complete in order, so a signalled
  * completion retires every send before it).
@@ -1340,6 +1344,16 @@ public:
 		   "dat_evd_create (connection)");
 		ok(dat_evd_create(s_.ia, o_.depth + o_.window + 16, DAT_HANDLE_NULL,
 				  DAT_EVD_DTO_FLAG, &devd_), "dat_evd_create (DTO)");
+		revd_ = devd_;
+		if (o_.srq) {
+			ok(dat_evd_create(s_.ia, o_.depth + 16, DAT_HANDLE_NULL,
+					  DAT_EVD_DTO_FLAG, &revd_),
+			   "dat_evd_create (receive)");
+			DAT_SRQ_ATTR sa = { o_.depth, 1, DAT_SRQ_LW_DEFAULT };
+			ok(dat_srq_create(s_.ia, s_.pz, &sa, &srq_), "dat_srq_create");
+			for (int i = 0; i < o_.depth; i++)
+				post_recv(i);
+		}
 		if (!server_)
 			new_ep();
 	}
@@ -1418,8 +1432,35 @@ public:
 	void post_recv(std::uint64_t slot)
 	{
 		DAT_LMR_TRIPLET t = s_.seg(slot * o_.size, o_.size);
-		ok(dat_ep_post_recv(ep_, 1, &t, cookie(kRecvTag | slot),
-				    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
+		if (srq_)
+			ok(dat_srq_post_recv(srq_, 1, &t, cookie(kRecvTag | slot)),
+			   "dat_srq_post_recv");
+		else
+			ok(dat_ep_post_recv(ep_, 1, &t, cookie(kRecvTag | slot),
+					    DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
+	}
+
+	/* The next DTO event: spin on the EVDs, or with @block sleep in
+	 * dat_evd_wait (on the receive EVD in 1 ms slices when the send
+	 * completions have their own EVD).  False: nothing for a while. */
+	bool next(DAT_EVENT &e, bool block)
+	{
+		if (revd_ == devd_)
+			return next_event(devd_, e, block);
+		for (int i = 0; i < 100000; i++) {
+			if (dat_evd_dequeue(devd_, &e) == DAT_SUCCESS ||
+			    dat_evd_dequeue(revd_, &e) == DAT_SUCCESS)
+				return true;
+			if (block) {
+				DAT_COUNT more;
+				DAT_RETURN r = dat_evd_wait(revd_, 1000, 1, &e, &more);
+				if (is(r, DAT_TIMEOUT_EXPIRED) || is(r, DAT_INTERRUPTED_CALL))
+					return false;
+				ok(r, "dat_evd_wait");
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/* The next send; it asks for a completion event if @signalled. */
@@ -1469,10 +1510,10 @@ public:
 
 		while (dat_evd_dequeue(devd_, &e) == DAT_SUCCESS)
 			n += on_dto(e);
+		while (revd_ != devd_ && dat_evd_dequeue(revd_, &e) == DAT_SUCCESS)
+			n += on_dto(e);
 		return n;
 	}
-
-	DAT_EVD_HANDLE dto_evd() const { return devd_; }
 	long received() const { return received_; }
 
 	void disconnect()
@@ -1506,14 +1547,19 @@ private:
 		a.qos = DAT_QOS_BEST_EFFORT;
 		a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
 		a.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-		a.max_recv_dtos = o_.depth;
+		a.max_recv_dtos = srq_ ? 0 : o_.depth;	/* 0: the SRQ's */
 		a.max_request_dtos = o_.window;
 		a.max_recv_iov = 1;
 		a.max_request_iov = 1;
 		a.srq_soft_hw = DAT_HW_DEFAULT;
+		sent_ = retired_ = 0;
+		if (srq_) {	/* its buffers outlive a refused EP */
+			ok(dat_ep_create_with_srq(s_.ia, s_.pz, revd_, devd_, cevd_, srq_,
+						  &a, &ep_), "dat_ep_create_with_srq");
+			return;
+		}
 		ok(dat_ep_create(s_.ia, s_.pz, devd_, devd_, cevd_, &a, &ep_),
 		   "dat_ep_create");
-		sent_ = retired_ = 0;
 		for (int i = 0; i < o_.depth; i++)
 			post_recv(i);
 	}
@@ -1523,6 +1569,8 @@ private:
 	bool server_;
 	Side s_;
 	DAT_EVD_HANDLE cevd_ = DAT_HANDLE_NULL, devd_ = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE revd_ = DAT_HANDLE_NULL;	/* devd_ unless --srq */
+	DAT_SRQ_HANDLE srq_ = DAT_HANDLE_NULL;
 	DAT_PSP_HANDLE psp_ = DAT_HANDLE_NULL;
 	DAT_EP_HANDLE ep_ = DAT_HANDLE_NULL;
 	long sent_ = 0, retired_ = 0, received_ = 0;
@@ -1983,7 +2031,7 @@ void pump(Conn &c, const Options &o, Done &&done, const char *what)
 
 	while (!done()) {
 		DAT_EVENT e;
-		if (!next_event(c.dto_evd(), e, o.event)) {
+		if (!c.next(e, o.event)) {
 			dl.check(what);
 			continue;
 		}
@@ -2041,15 +2089,14 @@ ExchangeResult run_exchange(const Options &o)
 			while (posted < n && c.outstanding() < o.window)
 				c.post_send(signalled(posted++));
 			DAT_EVENT e;
-			if (!next_event(c.dto_evd(), e, o.event &&
-					(posted == n || c.outstanding() >= o.window))) {
+			if (!c.next(e, o.event &&
+				    (posted == n || c.outstanding() >= o.window))) {
 				dl.check("messages");
 				continue;
 			}
 			dl.touch();
 			c.on_dto(e);
-			while (dat_evd_dequeue(c.dto_evd(), &e) == DAT_SUCCESS)
-				c.on_dto(e);
+			c.drain();
 		}
 		res.secs = seconds(Clock::now() - t0);
 	}
@@ -2322,9 +2369,10 @@ void print_exchange(const Options &o, const ExchangeResult &r)
 	bool lat = o.mode == Mode::lat, lat_client = lat && o.role == Role::client;
 
 	if (o.json) {
-		std::printf("%s,\"event\":%s,\"messages\":%ld,\"received\":%ld,"
+		std::printf("%s,\"event\":%s,\"srq\":%s,\"messages\":%ld,\"received\":%ld,"
 			    "\"seconds\":%.6f,\"msg_per_sec\":%.1f,\"cpu_seconds\":%.3f",
-			    json_head(o).c_str(), o.event ? "true" : "false", r.messages,
+			    json_head(o).c_str(), o.event ? "true" : "false",
+			    o.srq ? "true" : "false", r.messages,
 			    r.received, r.secs, rate, r.cpu);
 		if (lat_client)
 			std::printf(",\"t_min_us\":%.3f,\"t_max_us\":%.3f,\"t_typical_us\":%.3f,"
@@ -2332,9 +2380,10 @@ void print_exchange(const Options &o, const ExchangeResult &r)
 		std::printf("}\n");
 		return;
 	}
-	std::printf("datperf: %s, %d-byte messages, one EP (%s side, %s)\n",
+	std::printf("datperf: %s, %d-byte messages, one EP (%s side, %s, receives %s)\n",
 		    lat ? "ping-pong latency" : "bidirectional message rate", o.size,
-		    role_name(o.role), o.event ? "dat_evd_wait" : "polling");
+		    role_name(o.role), o.event ? "dat_evd_wait" : "polling",
+		    o.srq ? "through an SRQ" : "on the EP");
 	if (lat_client)
 		std::printf("  %9s %10s %10s %12s %10s %10s   (us, RTT / 2)\n", "messages",
 			    "t_min", "t_max", "t_typical", "t_avg", "99%");
@@ -2385,6 +2434,8 @@ void usage(FILE *f)
 "      --client-dev=DEV   --loopback's client IA (default: the IA listed after -d's)\n"
 "      --post=PATH        how the server reposts: ring (default), ioctl, both\n"
 "      --event            --lat, --bidir: sleep in dat_evd_wait instead of polling\n"
+"      --srq              --lat, --bidir: the EP's receives come from an SRQ of\n"
+"                         -r buffers (dat_srq_post_recv: no system call)\n"
 "      --reps=N           --post-cost/--post-parts repetitions (7)\n"
 "      --timeout=S        give up after S seconds without progress (30)\n"
 "      --json             one JSON object on stdout instead of the table\n"
@@ -2422,7 +2473,7 @@ Options parse(int argc, char **argv)
 {
 	enum { O_POST = 256, O_LOOPBACK, O_CLIENT_DEV, O_REPS, O_TIMEOUT, O_JSON,
 	       O_PROGRESS, O_NOPROGRESS, O_COST, O_PARTS, O_SEND, O_LAT, O_BIDIR,
-	       O_EVENT };
+	       O_EVENT, O_SRQ };
 	static const struct option longopts[] = {
 		{ "ib-dev", required_argument, nullptr, 'd' },
 		{ "size", required_argument, nullptr, 's' },
@@ -2448,6 +2499,7 @@ Options parse(int argc, char **argv)
 		{ "lat", no_argument, nullptr, O_LAT },
 		{ "bidir", no_argument, nullptr, O_BIDIR },
 		{ "event", no_argument, nullptr, O_EVENT },
+		{ "srq", no_argument, nullptr, O_SRQ },
 		{}
 	};
 	Options o;
@@ -2487,6 +2539,7 @@ Options parse(int argc, char **argv)
 		case O_LAT: o.mode = Mode::lat; break;
 		case O_BIDIR: o.mode = Mode::bidir; break;
 		case O_EVENT: o.event = true; break;
+		case O_SRQ: o.srq = true; break;
 		case O_POST:
 			if (!std::strcmp(optarg, "ring"))
 				o.paths = { PostPath::ring };

@@ -25,11 +25,14 @@
 #  lat    Ping-pong latency between two libdat processes (datperf --lat,
 #         server on rxe0, client on rxe1, SIZE bytes each way, LAT_N round
 #         trips, both busy-polling) against ib_send_lat with the same -s/-n;
-#         t_typical (median RTT / 2).  Goal kdat/perftest <= 1.
+#         t_typical (median RTT / 2).  Goal kdat/perftest <= 1.  libdat runs
+#         twice: receives on the EP (dat_ep_post_recv, one ioctl each) and
+#         through an SRQ (datperf --srq: dat_srq_post_recv, the post ring).
 #  bidir  Bidirectional message rate between two libdat processes (datperf
 #         --bidir, BIDIR_N sends each way, -t BIDIR_WINDOW -Q BIDIR_Q,
 #         polling) against ib_send_bw -b with the same -s/-n/-t/-Q; the
 #         sum of both sides' send rates, as perftest prints it.  Goal >= 1.
+#         The same two libdat variants as lat.
 #  rate   Message rate through one SRQ at QS EPs (datperf --loopback): Q
 #         server EPs on rxe0 share one SRQ, Q client EPs on rxe1 stream
 #         SIZE-byte sends, a server thread reaps and re-posts at once;
@@ -285,41 +288,67 @@ if part send; then
 fi
 
 # --- lat: ping-pong latency between two processes ------------------------
-LATS=$LOG/lats # "rep kdat_us perftest_us kdat/perftest"
+# Two libdat variants: receives on the EP (dat_ep_post_recv: one ioctl
+# each) and through an SRQ (--srq: dat_srq_post_recv, the post ring)
+RECVS="ep srq"
+recv_opt() { [[ $1 == srq ]] && echo --srq; }
+LATS=$LOG/lats # "recv rep kdat_us perftest_us kdat/perftest"
 : >"$LATS"
 if part lat; then
 	for ((rep = 1; rep <= REPEAT; rep++)); do
-		k=- p=-
-		dp_pair --lat -s "$SIZE" -n "$LAT_N" && k=$(jq -r '.t_typical_us' "$LOG/dpc.json")
+		p=-
+		declare -A k=()
+		for r in $RECVS; do
+			k[$r]=-
+			# shellcheck disable=SC2046 # no option or one
+			dp_pair --lat -s "$SIZE" -n "$LAT_N" $(recv_opt "$r") &&
+				k[$r]=$(jq -r '.t_typical_us' "$LOG/dpc.json")
+		done
 		pt_pair ib_send_lat -s "$SIZE" -n "$LAT_N" &&
 			p=$(pt_value t_typical 5 "$LOG/ptc" "$LOG/pts")
-		[[ $k != - && -n $p && $p != - ]] || { status=1; p=${p:--}; }
-		echo "$rep $k $p $(ratio "$k" "$p")" >>"$LATS"
-		log "$(printf 'lat run %d: t_typical kdat %s us, ib_send_lat %s us  (%ds)' "$rep" "$k" "$p" \
-			$((SECONDS - start)))"
+		p=${p:--}
+		for r in $RECVS; do
+			[[ ${k[$r]} != - && $p != - ]] || status=1
+			echo "$r $rep ${k[$r]} $p $(ratio "${k[$r]}" "$p")" >>"$LATS"
+		done
+		log "$(printf 'lat run %d: t_typical kdat %s us (SRQ %s us), ib_send_lat %s us  (%ds)' "$rep" \
+			"${k[ep]}" "${k[srq]}" "$p" $((SECONDS - start)))"
 	done
-	awk '$4 != "-" && $4 > 0 { printf "%.3f\n", 1 / $4 }' "$LATS" | ratio_line user-lat-perftest/kdat 1.0
+	for r in $RECVS; do
+		awk -v r="$r" '$1 == r && $5 != "-" && $5 > 0 { printf "%.3f\n", 1 / $5 }' "$LATS" |
+			ratio_line "user-lat-$r-perftest/kdat" 1.0
+	done
 fi
 
 # --- bidir: bidirectional message rate between two processes -------------
-BIDIRS=$LOG/bidirs # "rep kdat perftest kdat/perftest"
+BIDIRS=$LOG/bidirs # "recv rep kdat perftest kdat/perftest"
 : >"$BIDIRS"
 if part bidir; then
 	bargs=(-s "$SIZE" -n "$BIDIR_N" -t "$BIDIR_WINDOW" -Q "$BIDIR_Q")
 	for ((rep = 1; rep <= REPEAT; rep++)); do
-		k=- p=-
-		dp_pair --bidir "${bargs[@]}" -r "$BIDIR_DEPTH" &&
-			k=$(jq -rs 'map(.msg_per_sec) | add | round' "$LOG/dps.json" "$LOG/dpc.json")
+		p=-
+		declare -A k=()
+		for r in $RECVS; do
+			k[$r]=-
+			# shellcheck disable=SC2046 # no option or one
+			dp_pair --bidir "${bargs[@]}" -r "$BIDIR_DEPTH" $(recv_opt "$r") &&
+				k[$r]=$(jq -rs 'map(.msg_per_sec) | add | round' "$LOG/dps.json" "$LOG/dpc.json")
+		done
 		if pt_pair ib_send_bw -b "${bargs[@]}" -r "$BIDIR_DEPTH"; then
 			p=$(pt_value MsgRate 5 "$LOG/ptc" "$LOG/pts")
 			[[ -n $p ]] && p=$(awk -v r="$p" 'BEGIN { printf "%.0f", r * 1000000 }')
 		fi
-		[[ $k != - && -n $p && $p != - ]] || { status=1; p=${p:--}; }
-		echo "$rep $k $p $(ratio "$k" "$p")" >>"$BIDIRS"
-		log "$(printf 'bidir run %d: kdat %s msg/s, ib_send_bw -b %s msg/s  (%ds)' "$rep" "$k" "$p" \
-			$((SECONDS - start)))"
+		p=${p:--}
+		for r in $RECVS; do
+			[[ ${k[$r]} != - && $p != - ]] || status=1
+			echo "$r $rep ${k[$r]} $p $(ratio "${k[$r]}" "$p")" >>"$BIDIRS"
+		done
+		log "$(printf 'bidir run %d: kdat %s msg/s (SRQ %s), ib_send_bw -b %s msg/s  (%ds)' "$rep" \
+			"${k[ep]}" "${k[srq]}" "$p" $((SECONDS - start)))"
 	done
-	col "$BIDIRS" 4 | ratio_line user-bidir-kdat/perftest 1.0
+	for r in $RECVS; do
+		col "$BIDIRS" 5 "\$1 == \"$r\"" | ratio_line "user-bidir-$r-kdat/perftest" 1.0
+	done
 fi
 
 # --- rate: message rate through one SRQ, alternating with perftest -------
@@ -411,9 +440,14 @@ TABLE=$LOG/table
 		echo "Ping-pong latency, two processes (server rxe0, client rxe1), ${SIZE} bytes each way,"
 		echo "$LAT_N round trips, polling; t_typical = median RTT / 2, us (median of $REPEAT runs)"
 		echo
-		printf '%12s %14s   %-22s\n' "kdat (us)" "ib_send_lat" "kdat/perftest (range)"
-		printf '%12s %14s   %-22s\n' "$(col "$LATS" 2 | median)" "$(col "$LATS" 3 | median)" \
-			"$(col "$LATS" 4 | med_range)"
+		printf '%-26s %10s %12s   %-22s\n' "libdat receives" "kdat (us)" "ib_send_lat" "kdat/perftest (range)"
+		for r in $RECVS; do
+			c="\$1 == \"$r\""
+			printf '%-26s %10s %12s   %-22s\n' \
+				"$([[ $r == srq ]] && echo "SRQ (post ring)" || echo "EP (ioctl per receive)")" \
+				"$(col "$LATS" 3 "$c" | median)" "$(col "$LATS" 4 "$c" | median)" \
+				"$(col "$LATS" 5 "$c" | med_range)"
+		done
 		echo "goal: kdat/perftest <= 1.0"
 	fi
 	if part bidir; then
@@ -421,9 +455,14 @@ TABLE=$LOG/table
 		echo "Bidirectional message rate, two processes, $BIDIR_N ${SIZE}-byte sends each way,"
 		echo "-t $BIDIR_WINDOW -Q $BIDIR_Q -r $BIDIR_DEPTH, polling; both directions added (median of $REPEAT runs)"
 		echo
-		printf '%14s %16s   %-22s\n' "kdat msg/s" "ib_send_bw -b" "kdat/perftest (range)"
-		printf '%14s %16s   %-22s\n' "$(col "$BIDIRS" 2 | median)" "$(col "$BIDIRS" 3 | median)" \
-			"$(col "$BIDIRS" 4 | med_range)"
+		printf '%-26s %10s %14s   %-22s\n' "libdat receives" "kdat msg/s" "ib_send_bw -b" "kdat/perftest (range)"
+		for r in $RECVS; do
+			c="\$1 == \"$r\""
+			printf '%-26s %10s %14s   %-22s\n' \
+				"$([[ $r == srq ]] && echo "SRQ (post ring)" || echo "EP (ioctl per receive)")" \
+				"$(col "$BIDIRS" 3 "$c" | median)" "$(col "$BIDIRS" 4 "$c" | median)" \
+				"$(col "$BIDIRS" 5 "$c" | med_range)"
+		done
 		echo "goal: kdat/perftest >= 1.0"
 	fi
 	if part rate; then
@@ -466,9 +505,9 @@ TABLE=$LOG/table
 	sed 's/^/  /' "$POSTS"
 	echo "send runs (path rep, ns/send: dat verbs getppid, ratio dat/verbs):"
 	sed 's/^/  /' "$SENDS"
-	echo "lat runs (rep, t_typical us: kdat perftest, ratio):"
+	echo "lat runs (receives rep, t_typical us: kdat perftest, ratio):"
 	sed 's/^/  /' "$LATS"
-	echo "bidir runs (rep, msg/s: kdat perftest, ratio):"
+	echo "bidir runs (receives rep, msg/s: kdat perftest, ratio):"
 	sed 's/^/  /' "$BIDIRS"
 	echo "rate runs (Q rep kdat-user perftest, RNR NAKs sent by rxe0 during kdat-user / perftest):"
 	sed 's/^/  /' "$RUNS"
