@@ -2227,13 +2227,14 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 
 const char *const kMethod[M_COUNT] = { "dat", "ioctl", "verbs", "getppid" };
 
-std::string json_num(bool have, double v)
+/* ns with one decimal; ratios (@places 3) with three */
+std::string json_num(bool have, double v, int places = 1)
 {
 	char b[32];
 
 	if (!have)
 		return "null";
-	std::snprintf(b, sizeof(b), "%.1f", v);
+	std::snprintf(b, sizeof(b), "%.*f", places, v);
 	return b;
 }
 
@@ -2258,8 +2259,8 @@ void print_cost(const Options &o, const CostResult &c)
 				    cost_json(c.runs[i], c.have_verbs).c_str());
 		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"ioctl_per_dat\":%s}\n",
 			    cost_json(c.med, c.have_verbs).c_str(),
-			    json_num(c.have_verbs, c.dat_per_verbs).c_str(),
-			    json_num(true, c.ioctl_per_dat).c_str());
+			    json_num(c.have_verbs, c.dat_per_verbs, 3).c_str(),
+			    json_num(true, c.ioctl_per_dat, 3).c_str());
 		return;
 	}
 	std::printf("datperf: cost of one receive post into an empty SRQ of %d buffers "
@@ -2319,8 +2320,8 @@ void print_send_cost(const Options &o, const SendCostResult &c)
 		for (std::size_t i = 0; i < c.runs.size(); i++)
 			std::printf("%s%s", i ? "," : "", row(c.runs[i]).c_str());
 		std::printf("],\"median\":%s,\"dat_per_verbs\":%s,\"dat_per_getppid\":%s}\n",
-			    row(c.med).c_str(), json_num(c.have_verbs, c.dat_per_verbs).c_str(),
-			    json_num(true, c.dat_per_getppid).c_str());
+			    row(c.med).c_str(), json_num(c.have_verbs, c.dat_per_verbs, 3).c_str(),
+			    json_num(true, c.dat_per_getppid, 3).c_str());
 		return;
 	}
 	std::printf("datperf: cost of one %d-byte send on a connected EP, %s -> %s "
