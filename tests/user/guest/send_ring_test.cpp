@@ -30,9 +30,10 @@ namespace {
 
 constexpr DAT_COUNT kDepth = 37;	/* max_request_dtos: finds the ring */
 
+/* An error as the calls return it (the class bit, the type, the subtype). */
 constexpr DAT_RETURN code(unsigned type, unsigned sub)
 {
-	return (DAT_RETURN)(type | sub);
+	return (DAT_RETURN)(DAT_CLASS_ERROR | type | sub);
 }
 
 class SendRing : public Pair {
@@ -449,19 +450,30 @@ TEST_F(SendRing, TwoThreadsPostOnOneEp)
 // DAT_SUCCESS completes exactly once, the others never.
 TEST_F(SendRing, PostRacingDisconnectCompletesEachSuccessOnce)
 {
+	make_srq(4096);
+	if (HasFatalFailure())
+		return;
+	for (int i = 0; i < 2048; i++)
+		ASSERT_OK(post_srq(4096 + (i % 64) * 64, 64, i));
 	for (int round = 0; round < 5; round++) {
-		open_one(4096);
+		DAT_EP_ATTR a = ep_attr();
+		a.max_request_dtos = 16;
+		ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto,
+						 s.conn, srq, &a, &se));
+		a.max_request_dtos = kDepth;
+		ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a,
+					&ce));
+		connect(se, ce, 10 + round);
 		if (HasFatalFailure())
 			return;
-		for (int i = 0; i < 1024; i++)
-			ASSERT_OK(post_srq(4096 + (i % 64) * 64, 64, i));
 		std::atomic<bool> stop{false};
 		std::set<uint64_t> ok_posts;
+		const uint64_t base = (uint64_t)round << 32;
 		std::thread t([&] {
 			for (uint64_t i = 0; !stop.load(); i++) {
-				DAT_RETURN r = send(0, 8, i);
+				DAT_RETURN r = send(0, 8, base + i);
 				if (r == DAT_SUCCESS)
-					ok_posts.insert(i);
+					ok_posts.insert(base + i);
 				else if (DAT_GET_TYPE(r) == DAT_INVALID_STATE)
 					break;
 			}
@@ -469,7 +481,7 @@ TEST_F(SendRing, PostRacingDisconnectCompletesEachSuccessOnce)
 		// some traffic first, then the disconnect races the poster
 		DAT_DTO_COMPLETION_EVENT_DATA d;
 		std::map<uint64_t, int> seen;
-		for (int i = 0; i < 20 && dto(c.dto, d); i++)
+		for (int i = 0; i < 20 * (round + 1) && dto(c.dto, d); i++)
 			seen[d.user_cookie.as_64]++;
 		ASSERT_OK(dat_ep_disconnect(ce, DAT_CLOSE_ABRUPT_FLAG));
 		stop = true;
@@ -481,12 +493,11 @@ TEST_F(SendRing, PostRacingDisconnectCompletesEachSuccessOnce)
 			EXPECT_TRUE(ok_posts.count(ck)) << "cookie " << ck;
 		}
 		EXPECT_EQ(seen.size(), ok_posts.size()) << "round " << round;
-		s.close();
-		c.close();
-		srq = DAT_HANDLE_NULL;
-		psp = DAT_HANDLE_NULL;
-		ASSERT_OK(s.open(srv_ia()));
-		ASSERT_OK(c.open(cli_ia()));
+		ASSERT_OK(dat_ep_free(ce));
+		ASSERT_OK(dat_ep_free(se));
+		drain(s.dto);
+		drain(s.conn);
+		drain(c.conn);
 	}
 }
 
