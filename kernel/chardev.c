@@ -621,7 +621,20 @@ DEFINE_IOC(ep_create, struct kdat_ioc_ep_create)
 					kdat_uhandle(c->uf, a->connect_evd),
 					a->has_attr ? &attr : NULL, &ep);
 	if (ret == DAT_SUCCESS) {
+		struct kdat_ep *e = container_of((struct kdat_obj *)ep,
+						 struct kdat_ep, obj);
+
 		a->ep = kdat_uid(ep);
+		/*
+		 * A library that knows the send ring gets one; without memory
+		 * for it (or within the file's cap) it posts by ioctl.
+		 */
+		if (a->hdr.size >= offsetofend(struct kdat_ioc_ep_create,
+					       ring_size) &&
+		    !kdat_uep_init(e)) {
+			a->ring_offset = (u64)e->sring->pgoff << PAGE_SHIFT;
+			a->ring_size = e->sring->size;
+		}
 		kdat_ucall_created(c, ep);
 	}
 	return ret;
@@ -747,44 +760,35 @@ DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
 	 * request, its ACK and its completion would wait for that thread to
 	 * be scheduled.  With bottom halves held off over the post, the
 	 * local_bh_enable() runs them on this CPU now, as a user QP's post
-	 * does in its caller.  Nothing in the post path sleeps.
+	 * does in its caller.  Nothing in the post path sleeps.  (The send
+	 * ring's drain does the same.)
 	 */
 	local_bh_disable();
-	switch (a->op) {
-	case KDAT_POST_SEND:
-		ret = kdat_ib_ep_post_send(o, a->nseg, t, ck, a->flags);
-		break;
-	case KDAT_POST_RECV:
-		ret = kdat_ib_ep_post_recv(o, a->nseg, t, ck, a->flags);
-		break;
-	case KDAT_POST_RDMA_WRITE:
-		ret = kdat_ib_ep_post_rdma_write(o, a->nseg, t, ck, &r,
-						 a->flags);
-		break;
-	case KDAT_POST_RDMA_READ:
-		ret = kdat_ib_ep_post_rdma_read(o, a->nseg, t, ck, &r, a->flags);
-		break;
-	case KDAT_POST_RDMA_WRITE_IMMED:
-		ret = kdat_ib_ep_post_rdma_write_immed(o, a->nseg, t, ck, &r,
-						       a->immed_data, a->flags);
-		break;
-	case KDAT_POST_CMP_AND_SWAP:
-	case KDAT_POST_FETCH_AND_ADD:
-		/* one local segment, the one the old value lands in */
-		if (a->nseg != 1) {
-			ret = KDAT_ERR(DAT_LENGTH_ERROR, 0);
-			break;
-		}
-		ret = kdat_ib_ep_post_atomic(o, a->op == KDAT_POST_CMP_AND_SWAP,
-					     a->compare_add, a->swap, t, ck, &r,
-					     a->flags);
-		break;
-	default:
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-		break;
-	}
+	ret = kdat_ep_post_user(container_of(o, struct kdat_ep, obj), a->op,
+				a->nseg, t, ck, &r, a->compare_add, a->swap,
+				a->immed_data, a->flags);
 	local_bh_enable();
 out:
+	kdat_uput(o);
+	return ret;
+}
+
+/* KDAT_IOC_EP_KICK: drain the EP's send ring (KDAT_FEATURE_SEND_RING). */
+DEFINE_IOC(ep_kick, struct kdat_ioc_ep_op)
+{
+	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
+	struct kdat_ep *ep;
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	if (!o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_EP);
+	ep = container_of(o, struct kdat_ep, obj);
+	if (a->value)
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	else if (!ep->sring)
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+	else
+		kdat_ep_ring_drain(ep);
 	kdat_uput(o);
 	return ret;
 }
@@ -1079,6 +1083,7 @@ static const struct {
 	IOC(KDAT_IOC_EVD_NOTIFY, evd_notify, struct kdat_ioc_evd_notify),
 	IOC(KDAT_IOC_RSP_CREATE, rsp_create, struct kdat_ioc_rsp_create),
 	IOC(KDAT_IOC_RSP_QUERY, rsp_query, struct kdat_ioc_rsp_query),
+	IOC(KDAT_IOC_EP_KICK, ep_kick, struct kdat_ioc_ep_op),
 };
 
 /* Large enough for every argument struct above. */

@@ -72,6 +72,8 @@ static void kdat_conn_event(struct kdat_evd *evd, DAT_EVENT_NUMBER num,
 
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
+	/* the send ring's state word before the event (ep.c) */
+	kdat_ep_ring_sync(ep);
 	kdat_conn_event(ep->connect_evd, num, ep);
 }
 
@@ -95,6 +97,8 @@ static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 	if (changed)
 		ep->state = state;
 	spin_unlock_irq(&ep->lock);
+	if (changed)
+		kdat_ep_ring_sync(ep);
 	return changed;
 }
 
@@ -996,6 +1000,7 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 	    s == DAT_EP_STATE_COMPLETION_PENDING)
 		ep->state = DAT_EP_STATE_DISCONNECT_PENDING;
 	spin_unlock_irq(&ep->lock);
+	kdat_ep_ring_sync(ep);
 
 	switch (s) {
 	case DAT_EP_STATE_DISCONNECTED:

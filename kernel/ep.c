@@ -96,15 +96,44 @@ static void kdat_ring_pop(struct kdat_ep *ep, struct kdat_wr_ring *r)
 	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
+/* Called with ep->lock held: one more send-ring slot is free. */
+static void kdat_ep_ring_retire(struct kdat_ep *ep)
+{
+	lockdep_assert_held(&ep->lock);
+	ep->sring_retired++;
+	smp_store_release(&kdat_uring_hdr(ep->sring)->retired,
+			  ep->sring_retired);
+}
+
+/*
+ * A send queue completion.  With a send ring, the slot is retired with the
+ * pop (the user may post again once it sees the event), the completion
+ * counts as being reported until its event is posted (a refused ring
+ * entry waits for that: kdat_ep_ring_drain), and the ring is drained.
+ */
 static void kdat_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kdat_wr *w = container_of(wc->wr_cqe, struct kdat_wr, cqe);
 	struct kdat_ep *ep = w->ep;
 	struct kdat_wr copy = *w;
+	unsigned long flags;
 
-	kdat_ring_pop(ep, &ep->sq);
-	kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length,
-			  false);
+	if (!ep->sring) {
+		kdat_ring_pop(ep, &ep->sq);
+		kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length,
+				  false);
+		return;
+	}
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->sq.tail++;
+	ep->sq_reporting++;
+	kdat_ep_ring_retire(ep);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	kdat_ep_dto_event(ep, ep->request_evd, &copy, wc, copy.length, false);
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->sq_reporting--;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	kdat_ep_ring_drain(ep);
 }
 
 static void kdat_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -211,6 +240,8 @@ static void kdat_ep_release(struct kdat_obj *obj)
 
 	kdat_ring_free(&ep->sq);
 	kdat_ring_free(&ep->rq);
+	if (ep->sring)
+		obj->ia->uops->ring_free(ep->sring);
 	if (ep->recv_evd)
 		kdat_obj_put(&ep->recv_evd->obj);
 	if (ep->request_evd)
@@ -444,6 +475,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	mutex_init(&ep->op_lock);
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	spin_lock_init(&ep->lock);
+	spin_lock_init(&ep->sring_lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
 	if (kdat_ring_init(ep, &ep->sq, a.max_request_dtos,
@@ -952,6 +984,8 @@ static void kdat_ep_free_cq(struct ib_cq *cq)
 		ib_free_cq(cq);
 }
 
+static void kdat_ep_ring_close(struct kdat_ep *ep);
+
 /* Device removal: release the QP without draining. */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
@@ -965,6 +999,7 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep)
 	cq = kdat_ep_destroy_qp(ep, false);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
+	kdat_ep_ring_close(ep);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1093,6 +1128,9 @@ again:
 	old = ep->sq;
 	ep->sq = sq;
 	ep->attr = a;
+	if (ep->sring)
+		WRITE_ONCE(kdat_uring_hdr(ep->sring)->depth,
+			   min_t(u32, a.max_request_dtos, ep->sring->entries));
 	spin_unlock_irq(&ep->lock);
 	kdat_ring_free(&old);
 	return DAT_SUCCESS;
@@ -1411,6 +1449,290 @@ out:
 	return ret;
 }
 
+/*
+ * One request of a /dev/kdat user (KDAT_IOC_EP_POST or its send ring): @op
+ * is a KDAT_POST_*, the checks and codes those of the DAT call it stands
+ * for.  The caller holds bottom halves off (see chardev.c's ep_post).
+ */
+DAT_RETURN kdat_ep_post_user(struct kdat_ep *ep, u32 op, u32 n,
+			     const DAT_LMR_TRIPLET *t, DAT_DTO_COOKIE ck,
+			     const DAT_RMR_TRIPLET *r, u64 compare_add,
+			     u64 swap, u32 immed_data, u32 flags)
+{
+	DAT_EP_HANDLE h = &ep->obj;
+
+	if (n > KDAT_MAX_IOV)
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	switch (op) {
+	case KDAT_POST_SEND:
+		return kdat_ib_ep_post_send(h, n, (DAT_LMR_TRIPLET *)t, ck,
+					    flags);
+	case KDAT_POST_RECV:
+		return kdat_ib_ep_post_recv(h, n, (DAT_LMR_TRIPLET *)t, ck,
+					    flags);
+	case KDAT_POST_RDMA_WRITE:
+		return kdat_ib_ep_post_rdma_write(h, n, (DAT_LMR_TRIPLET *)t,
+						  ck, r, flags);
+	case KDAT_POST_RDMA_READ:
+		return kdat_ib_ep_post_rdma_read(h, n, (DAT_LMR_TRIPLET *)t,
+						 ck, r, flags);
+	case KDAT_POST_RDMA_WRITE_IMMED:
+		return kdat_ib_ep_post_rdma_write_immed(h, n,
+							(DAT_LMR_TRIPLET *)t,
+							ck, r, immed_data,
+							flags);
+	case KDAT_POST_CMP_AND_SWAP:
+	case KDAT_POST_FETCH_AND_ADD:
+		/* one local segment, the one the old value lands in */
+		if (n != 1)
+			return KDAT_ERR(DAT_LENGTH_ERROR, 0);
+		return kdat_ib_ep_post_atomic(h, op == KDAT_POST_CMP_AND_SWAP,
+					      compare_add, swap, t, ck, r,
+					      flags);
+	default:
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* The send ring of a /dev/kdat user (KDAT_FEATURE_SEND_RING)              */
+
+/*
+ * The user writes struct kdat_ep_sqe entries and publishes its tail; the
+ * kernel drains them into the send queue on every send completion, on a
+ * kick (KDAT_IOC_EP_KICK), and whenever the EP's state changes
+ * (kdat_ep_ring_sync).  The tail is read once and clamped, each entry is
+ * copied once and goes through the very checks of KDAT_IOC_EP_POST
+ * (kdat_ep_post_user).  An entry that does not fit the send queue waits
+ * for the next completion.  One the kernel refuses (a library that lied,
+ * or raced a disconnect) is never posted and never dropped: it completes
+ * as a DTO event with an error status on the request EVD, once nothing
+ * posted before it is outstanding, so in order.  NEED_KICK is raised when
+ * the send queue is idle (no completion will come to drain the ring), with
+ * the SRQ ring's flag / fence / re-read of the tail, so a post that raced
+ * with the flag is drained here or kicked by its poster.
+ */
+#define KDAT_SRING_BATCH	64
+
+/* The status a refused entry completes with. */
+static DAT_DTO_COMPLETION_STATUS kdat_sqe_refusal(DAT_RETURN ret)
+{
+	switch (DAT_GET_TYPE(ret)) {
+	case DAT_PROTECTION_VIOLATION:
+	case DAT_PRIVILEGES_VIOLATION:
+		return DAT_DTO_ERR_LOCAL_PROTECTION;
+	case DAT_LENGTH_ERROR:
+		return DAT_DTO_ERR_LOCAL_LENGTH;
+	case DAT_INVALID_PARAMETER:
+		/* the segment count; a triplet naming no LMR of the EP */
+		if (DAT_GET_SUBTYPE(ret) == DAT_INVALID_ARG2)
+			return DAT_DTO_ERR_LOCAL_LENGTH;
+		if (DAT_GET_SUBTYPE(ret) == DAT_INVALID_ARG3)
+			return DAT_DTO_ERR_LOCAL_PROTECTION;
+		return DAT_DTO_ERR_LOCAL_EP;
+	case DAT_INVALID_STATE:
+		/* the EP is no longer connected: as its queue is flushed */
+		if (DAT_GET_SUBTYPE(ret) == DAT_INVALID_STATE_EP_UNCONNECTED)
+			return DAT_DTO_ERR_FLUSHED;
+		return DAT_DTO_ERR_LOCAL_EP;
+	default:
+		return DAT_DTO_ERR_LOCAL_EP;
+	}
+}
+
+static u8 kdat_sqe_dto_op(u32 op)
+{
+	switch (op) {
+	case KDAT_POST_SEND:
+		return KDAT_DTO_OP_SEND;
+	case KDAT_POST_RDMA_WRITE:
+		return KDAT_DTO_OP_RDMA_WRITE;
+	case KDAT_POST_RDMA_READ:
+		return KDAT_DTO_OP_RDMA_READ;
+	case KDAT_POST_RDMA_WRITE_IMMED:
+		return KDAT_DTO_OP_RDMA_WRITE_IMMED;
+	case KDAT_POST_CMP_AND_SWAP:
+		return KDAT_DTO_OP_CMP_AND_SWAP;
+	case KDAT_POST_FETCH_AND_ADD:
+		return KDAT_DTO_OP_FETCH_AND_ADD;
+	default:
+		return KDAT_DTO_OP_UNKNOWN;
+	}
+}
+
+/* Complete a refused entry (sring_lock held; no other lock). */
+static void kdat_ep_ring_refuse(struct kdat_ep *ep, u32 op, DAT_DTO_COOKIE ck,
+				DAT_RETURN why)
+{
+	DAT_EVENT ev = {};
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+
+	spin_lock(&ep->lock);
+	kdat_ep_ring_retire(ep);
+	spin_unlock(&ep->lock);
+	if (!ep->request_evd)
+		return;
+	ev.event_number = DAT_DTO_COMPLETION_EVENT;
+	d->ep_handle = ep;
+	d->user_cookie = ck;
+	d->status = kdat_sqe_refusal(why);
+	d->transfered_length = 0;
+	d->kdat_operation = kdat_sqe_dto_op(op);
+	kdat_evd_post(ep->request_evd, &ev, NULL, false);
+}
+
+static bool kdat_sqe_op_ok(u32 op)
+{
+	return op == KDAT_POST_SEND || op == KDAT_POST_RDMA_WRITE ||
+	       op == KDAT_POST_RDMA_READ || op == KDAT_POST_RDMA_WRITE_IMMED ||
+	       op == KDAT_POST_CMP_AND_SWAP || op == KDAT_POST_FETCH_AND_ADD;
+}
+
+/* Is a completion of the send queue still to come (or being reported)? */
+static bool kdat_ep_sq_busy(struct kdat_ep *ep)
+{
+	bool busy;
+
+	spin_lock(&ep->lock);
+	busy = ep->sq.head != ep->sq.tail || ep->sq_reporting;
+	spin_unlock(&ep->lock);
+	return busy;
+}
+
+void kdat_ep_ring_drain(struct kdat_ep *ep)
+{
+	struct kdat_uring *r = ep->sring;
+	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
+	struct kdat_ring_hdr *h;
+	struct kdat_ep_sqe *w;
+	DAT_RMR_TRIPLET rmr;
+	unsigned long irqflags;
+	u32 head, tail, raw, max_seg, batch, op, n, fl, imm, i;
+	bool retried = false, idle;
+	DAT_DTO_COOKIE ck;
+	DAT_RETURN ret;
+	u64 ca, sw;
+
+	if (!r)
+		return;
+	h = kdat_uring_hdr(r);
+	max_seg = kdat_wqe_max_seg(r->entry_size,
+				   offsetof(struct kdat_ep_sqe, seg),
+				   sizeof(struct kdat_useg));
+	/* as KDAT_IOC_EP_POST does: a software device sends on this CPU */
+	local_bh_disable();
+	spin_lock_irqsave(&ep->sring_lock, irqflags);
+	head = ep->sring_head;
+again:
+	raw = smp_load_acquire(&h->tail);
+	tail = kdat_ring_clamp_tail(head, raw, r->entries);
+	batch = 0;
+	while (head != tail) {
+		/* the user sizes the ring: let interrupts in now and then */
+		if (++batch > KDAT_SRING_BATCH) {
+			ep->sring_head = head;
+			smp_store_release(&h->head, head);
+			spin_unlock_irqrestore(&ep->sring_lock, irqflags);
+			spin_lock_irqsave(&ep->sring_lock, irqflags);
+			head = ep->sring_head;
+			goto again;
+		}
+		/* one copy of the entry; nothing is read from it again */
+		w = kdat_uring_entry(r, head);
+		op = READ_ONCE(w->op);
+		fl = READ_ONCE(w->flags);
+		n = READ_ONCE(w->nseg);
+		ck.as_64 = READ_ONCE(w->cookie);
+		rmr.rmr_context = READ_ONCE(w->rmr_context);
+		rmr.target_address = READ_ONCE(w->remote_addr);
+		rmr.segment_length = READ_ONCE(w->remote_length);
+		ca = READ_ONCE(w->compare_add);
+		sw = READ_ONCE(w->swap);
+		imm = READ_ONCE(w->immed_data);
+		if (ep->sring_dead) {
+			ret = KDAT_ERR(DAT_INVALID_STATE,
+				       DAT_INVALID_STATE_EP_UNCONNECTED);
+		} else if (!kdat_sqe_op_ok(op)) {
+			ret = KDAT_ERR(DAT_INVALID_PARAMETER, 0);
+		} else if (n > max_seg) {
+			/* never read past this entry's own segments */
+			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		} else {
+			for (i = 0; i < n; i++) {
+				t[i].lmr_context =
+					READ_ONCE(w->seg[i].lmr_context);
+				t[i].virtual_address =
+					READ_ONCE(w->seg[i].addr);
+				t[i].segment_length =
+					READ_ONCE(w->seg[i].length);
+			}
+			ret = kdat_ep_post_user(ep, op, n, t, ck, &rmr, ca, sw,
+						imm, fl);
+		}
+		if (ret != DAT_SUCCESS) {
+			/*
+			 * A full send queue, or a refusal while something
+			 * posted before it is outstanding: wait for the
+			 * completion, which drains again (in order).
+			 */
+			if (!ep->sring_dead && kdat_ep_sq_busy(ep))
+				break;
+			kdat_ep_ring_refuse(ep, op, ck, ret);
+		}
+		head++;
+	}
+	ep->sring_head = head;
+	smp_store_release(&h->head, head);
+	idle = !kdat_ep_sq_busy(ep);
+	if (idle) {
+		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
+		/*
+		 * Pairs with the user's ordering of its tail before its read
+		 * of the flags: a post that raced with the flag is drained
+		 * now.  Once only; a later one saw the flag and kicks.
+		 */
+		smp_mb();
+		if (READ_ONCE(h->tail) != raw && !retried) {
+			retried = true;
+			goto again;
+		}
+	} else {
+		WRITE_ONCE(h->flags, 0);
+	}
+	spin_unlock_irqrestore(&ep->sring_lock, irqflags);
+	local_bh_enable();
+}
+
+/*
+ * The EP's state changed: publish it (a post needs CONNECTED) and drain,
+ * which flushes what the ring holds once the EP cannot send.  Any context
+ * that may take ep->lock; no lock held.
+ */
+void kdat_ep_ring_sync(struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	if (!ep->sring)
+		return;
+	spin_lock_irqsave(&ep->lock, flags);
+	WRITE_ONCE(kdat_uring_hdr(ep->sring)->ep_state, ep->state);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	kdat_ep_ring_drain(ep);
+}
+
+/* Freed, or its device gone: every entry left or to come is flushed. */
+static void kdat_ep_ring_close(struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	if (!ep->sring)
+		return;
+	spin_lock_irqsave(&ep->sring_lock, flags);
+	ep->sring_dead = true;
+	spin_unlock_irqrestore(&ep->sring_lock, flags);
+	kdat_ep_ring_sync(ep);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reset and free                                                          */
 
@@ -1441,6 +1763,8 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	ep->remote_qual = 0;
 	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
+	/* what the send ring still holds was the old connection's: flushed */
+	kdat_ep_ring_sync(ep);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
 	return DAT_SUCCESS;
@@ -1498,6 +1822,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
 	kdat_ep_flush_pending(ep);
+	kdat_ep_ring_close(ep);
 	if (cr)
 		kdat_obj_put(&cr->obj);
 

@@ -410,6 +410,22 @@ struct kdat_ep {
 	 * request or is freed.  Only compared, never dereferenced.
 	 */
 	struct kdat_psp *rsp;
+	/*
+	 * A /dev/kdat user's send ring (KDAT_FEATURE_SEND_RING, ep.c), set
+	 * before the EP is visible.  sring_lock serialises its drainers;
+	 * sring_head and sring_dead (no entry is posted any more: freed or
+	 * device gone) are under it.  Under lock: sring_retired (send queue
+	 * completions plus refused entries, published as the header's
+	 * retired) and sq_reporting (completions popped from sq whose event
+	 * is not posted yet: a refused entry waits for them, to stay in
+	 * order).
+	 */
+	struct kdat_uring *sring;
+	spinlock_t sring_lock;
+	u32 sring_head;
+	u32 sring_retired;
+	u32 sq_reporting;
+	bool sring_dead;
 };
 
 struct kdat_psp {
@@ -498,6 +514,14 @@ DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz,
 				u64 addr, u64 length, DAT_MEM_PRIV_FLAGS priv,
 				struct kdat_lmr **lmrp);
 void kdat_srq_drain(struct kdat_srq *srq);
+/* the EP send ring of a /dev/kdat user (KDAT_FEATURE_SEND_RING) */
+int kdat_uep_init(struct kdat_ep *ep);
+void kdat_ep_ring_drain(struct kdat_ep *ep);
+void kdat_ep_ring_sync(struct kdat_ep *ep);
+DAT_RETURN kdat_ep_post_user(struct kdat_ep *ep, u32 op, u32 n,
+			     const DAT_LMR_TRIPLET *t, DAT_DTO_COOKIE ck,
+			     const DAT_RMR_TRIPLET *r, u64 compare_add,
+			     u64 swap, u32 immed_data, u32 flags);
 DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie);
 

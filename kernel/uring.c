@@ -421,3 +421,33 @@ int kdat_usrq_init(struct kdat_srq *srq)
 				      sz, false);
 	return srq->uring ? 0 : -ENOMEM;
 }
+
+/* ---------------------------------------------------------------------- */
+/* EP send rings (KDAT_FEATURE_SEND_RING)                                  */
+
+/*
+ * The send ring of a user EP: at least max_request_dtos entries, each a
+ * 64-byte header and room for max_request_iov segments, rounded up to a
+ * cache line (a one-segment post writes two lines).  Drained by ep.c.
+ */
+int kdat_uep_init(struct kdat_ep *ep)
+{
+	size_t sz = offsetof(struct kdat_ep_sqe, seg) +
+		    min_t(u32, ep->attr.max_request_iov, KDAT_MAX_IOV) *
+		    sizeof(struct kdat_useg);
+	struct kdat_ring_hdr *h;
+	struct kdat_uring *r;
+
+	sz = min(ALIGN(sz, 64), sizeof(struct kdat_ep_sqe));
+	r = kdat_uring_alloc(ep->obj.ia->ufile, ep->attr.max_request_dtos, sz,
+			     false);
+	if (!r)
+		return -ENOMEM;
+	h = kdat_uring_hdr(r);
+	h->depth = min_t(u32, ep->attr.max_request_dtos, r->entries);
+	h->ep_state = ep->state;
+	/* the send queue is idle: the first post kicks */
+	h->flags = KDAT_RING_NEED_KICK;
+	ep->sring = r;
+	return 0;
+}

@@ -5,11 +5,29 @@
 // _post_rdma_read, _post_rdma_write, _get_status, _reset, _free,
 // _recv_query, _set_watermark.
 //
-// Every post is one ioctl (KDAT_IOC_EP_POST): the kernel checks the
-// triplets and posts the work request, so the kernel stays the only place
-// that touches a QP.  Only receives posted to an SRQ avoid the system call
-// (srq.cpp); sends, RDMA and receives posted to an EP cost one syscall
-// each.
+// Sends, RDMA Writes and Reads (and RDMA Write with immediate data) go
+// through the EP's mmapped send ring when the kernel gave one
+// (KDAT_FEATURE_SEND_RING): the library checks synchronously what the DAT
+// call makes a return code - the segment counts, the flags, every triplet
+// against its own LMR table with the privilege the operation needs and the
+// EP's PZ, the total length against max_message_size / max_rdma_size and
+// the remote segment, the state the kernel publishes (not CONNECTED:
+// DAT_INVALID_STATE) and the room it publishes (depth - (posted -
+// retired), else DAT_INSUFFICIENT_RESOURCES) - writes the entry and
+// publishes its tail.  It kicks (KDAT_IOC_EP_KICK) only when the kernel
+// says its send queue is idle (KDAT_RING_NEED_KICK): while requests are in
+// flight, their completions drain the ring, and a streaming post costs no
+// system call.  The kernel checks every entry again; one it refuses comes
+// back as an error completion (docs/user-api.md).
+//
+// Whatever the library's checks would refuse goes to KDAT_IOC_EP_POST
+// instead, so the code returned is the kernel's (one implementation of
+// the semantics); that ioctl posts nothing when it fails.  Receives,
+// atomics (the device's atomic capability is the kernel's to check),
+// posts with KDAT_EP_POST=ioctl in the environment and EPs without a ring
+// always use the ioctl; before a post by ioctl that could succeed, the
+// library kicks the ring if it holds entries, so the order of posts holds.
+#include <cstdlib>
 #include <cstring>
 
 #include "dispatch.hpp"
@@ -69,6 +87,56 @@ static bool evd_arg(const std::shared_ptr<Context> &ctx, DAT_EVD_HANDLE h,
 	return out && out->ctx == ctx;
 }
 
+static bool env_wants_ep_ioctl()
+{
+	const char *v = secure_getenv("KDAT_EP_POST");
+
+	return v && !std::strcmp(v, "ioctl");
+}
+
+DAT_RETURN Ep::attach_ring(std::uint64_t offset, std::uint64_t size)
+{
+	DAT_RETURN r = Mapping::map(ctx->dev, size, offset, sring_map);
+
+	if (!ok(r))
+		return r;
+	auto l = ring::validate(sring_map.get(), sring_map.size(),
+				ring::kSqeHeader + sizeof(struct kdat_useg));
+	if (!l)
+		return err(DAT_INTERNAL_ERROR);
+	r = refresh_limits();
+	if (!ok(r))
+		return r;
+	std::lock_guard<SpinLock> g(post_lock);
+	sring = ring::SendProducer(*l);
+	return DAT_SUCCESS;
+}
+
+/*
+ * The attributes a post is checked against.  They change only by
+ * dat_ep_modify (while the EP is unconnected and idle), which calls this
+ * again.
+ */
+DAT_RETURN Ep::refresh_limits()
+{
+	struct kdat_ioc_ep_query q = {};
+
+	q.ep = kid;
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_QUERY, q);
+	if (!ok(r))
+		return r;
+	Limits l;
+	l.max_message_size = q.attr.max_message_size;
+	l.max_rdma_size = q.attr.max_rdma_size;
+	l.max_request_iov = q.attr.max_request_iov;
+	l.max_rdma_read_iov = q.attr.max_rdma_read_iov;
+	l.max_rdma_write_iov = q.attr.max_rdma_write_iov;
+	l.max_rdma_read_out = q.attr.max_rdma_read_out;
+	std::lock_guard<SpinLock> g(post_lock);
+	lim = l;
+	return DAT_SUCCESS;
+}
+
 DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 			 DAT_EVD_HANDLE req_h, DAT_EVD_HANDLE conn_h,
 			 DAT_SRQ_HANDLE srq_h, const DAT_EP_ATTR *attr,
@@ -123,6 +191,13 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	ep->request_evd = req;
 	ep->connect_evd = conn;
 	ep->srq = srq;
+	ep->post_by_ioctl = env_wants_ep_ioctl();
+	/* no ring (an older module, no memory): every post by ioctl */
+	if (c.ring_size && !ep->post_by_ioctl) {
+		r = ep->attach_ring(c.ring_offset, c.ring_size);
+		if (!ok(r))
+			return r;
+	}
 	ctx->publish(ep);
 	owner.release();
 	*ep_handle = ep->handle();
@@ -204,7 +279,11 @@ DAT_RETURN Ep::modify(DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *param)
 		m.attr.max_rdma_read_in = a.max_rdma_read_in;
 	if (m64 & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
 		m.attr.max_rdma_read_out = a.max_rdma_read_out;
-	return call(*ctx->dev, KDAT_IOC_EP_MODIFY, m);
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_MODIFY, m);
+	/* the send ring's checks follow the new limits */
+	if (ok(r) && sring.valid())
+		(void)refresh_limits();
+	return r;
 }
 
 DAT_RETURN Ep::connect(DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
@@ -259,7 +338,6 @@ DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
 		    std::uint64_t flags, const PostExt *x)
 {
-	struct kdat_ioc_ep_post p = {};
 	bool rdma = op != KDAT_POST_SEND && op != KDAT_POST_RECV;
 
 	if (n < 0 || n > KDAT_MAX_IOV)
@@ -268,6 +346,134 @@ DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		return bad_arg(3);
 	if (rdma && !remote_iov)
 		return bad_arg(5);
+	if (sring.valid() && op != KDAT_POST_RECV &&
+	    op != KDAT_POST_CMP_AND_SWAP && op != KDAT_POST_FETCH_AND_ADD) {
+		DAT_RETURN r;
+
+		if (ring_post(op, n, iov, cookie, remote_iov, flags, x, r))
+			return r;
+	}
+	return post_ioctl(op, n, iov, cookie, remote_iov, flags, x);
+}
+
+/* The completion flags a request may carry (the kernel's KDAT_SEND_FLAGS). */
+static constexpr std::uint64_t kSendFlags = DAT_COMPLETION_SUPPRESS_FLAG |
+					    DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+					    DAT_COMPLETION_BARRIER_FENCE_FLAG;
+
+/*
+ * Post through the send ring.  False: the kernel would refuse the post
+ * (the caller asks the ioctl for its exact code); true: @r is the answer.
+ */
+bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+		   DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
+		   std::uint64_t flags, const PostExt *x, DAT_RETURN &r)
+{
+	const bool read = op == KDAT_POST_RDMA_READ;
+	const bool write = op == KDAT_POST_RDMA_WRITE ||
+			   op == KDAT_POST_RDMA_WRITE_IMMED;
+	const bool rdma = read || write;
+	const DAT_MEM_PRIV_FLAGS need = read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+					       DAT_MEM_PRIV_LOCAL_READ_FLAG;
+	std::uint64_t len = 0;
+	bool checked = false, kick_now;
+	LmrCache seen;
+
+	if (post_by_ioctl || (flags & ~kSendFlags))
+		return false;
+	for (DAT_COUNT i = 0; i < n; i++) {
+		len += iov[i].segment_length;
+		/* each at most 4 GiB (the triplet check): no overflow */
+	}
+	if (n == 1) {
+		std::lock_guard<SpinLock> g(post_lock);
+		if (ctx->check_cached(iov[0], pz->kid, need, lmr_cache, r)) {
+			if (!ok(r))
+				return false;
+			checked = true;
+		}
+	}
+	/* the LMR table's lock is not taken under the spin lock */
+	for (DAT_COUNT i = 0; i < n && !checked; i++) {
+		r = ctx->check_triplet(iov[i], pz->kid, need, &seen);
+		if (!ok(r))
+			return false;
+	}
+
+	{
+		std::lock_guard<SpinLock> g(post_lock);
+
+		if (seen.valid)
+			lmr_cache = seen;
+		if (n > lim.max_request_iov ||
+		    (std::uint32_t)n > sring.max_segments() ||
+		    (read && (n > lim.max_rdma_read_iov ||
+			      !lim.max_rdma_read_out)) ||
+		    (write && n > lim.max_rdma_write_iov))
+			return false;
+		if (len > (rdma ? lim.max_rdma_size : lim.max_message_size) ||
+		    (rdma && len > remote_iov->segment_length))
+			return false;
+		/* the kernel's order: the request, then the state, then room */
+		if (sring.ep_state() != DAT_EP_STATE_CONNECTED) {
+			r = err(DAT_INVALID_STATE,
+				DAT_INVALID_STATE_EP_UNCONNECTED);
+			return true;
+		}
+		if (!sring.room(ioctl_posted)) {
+			r = err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+			return true;
+		}
+		struct kdat_ep_sqe *w = sring.next_slot();
+		w->op = op;
+		w->flags = (__u32)flags;
+		w->nseg = (__u32)n;
+		w->cookie = cookie.as_64;
+		if (rdma) {
+			w->rmr_context = remote_iov->rmr_context;
+			w->remote_addr = remote_iov->target_address;
+			w->remote_length = remote_iov->segment_length;
+		} else {
+			w->rmr_context = 0;
+			w->remote_addr = 0;
+			w->remote_length = 0;
+		}
+		w->immed_data = x ? x->immed_data : 0;
+		w->reserved = 0;
+		for (DAT_COUNT i = 0; i < n; i++) {
+			w->seg[i].lmr_context = iov[i].lmr_context;
+			w->seg[i].pad = 0;
+			w->seg[i].addr = iov[i].virtual_address;
+			w->seg[i].length = iov[i].segment_length;
+		}
+		kick_now = sring.publish();
+	}
+	r = DAT_SUCCESS;
+	/* the send queue was idle: no completion will drain the ring */
+	if (__builtin_expect(kick_now, 0)) {
+		DAT_RETURN k = kick();
+		if (is_type(k, DAT_INVALID_HANDLE))
+			r = k;
+	}
+	return true;
+}
+
+DAT_RETURN Ep::kick()
+{
+	struct kdat_ioc_ep_op k = {};
+
+	k.ep = kid;
+	return call(*ctx->dev, KDAT_IOC_EP_KICK, k);
+}
+
+DAT_RETURN Ep::post_ioctl(std::uint32_t op, DAT_COUNT n,
+			  const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			  const DAT_RMR_TRIPLET *remote_iov, std::uint64_t flags,
+			  const PostExt *x)
+{
+	struct kdat_ioc_ep_post p = {};
+	bool rdma = op != KDAT_POST_SEND && op != KDAT_POST_RECV;
+	bool sq = op != KDAT_POST_RECV && sring.valid();
 
 	p.ep = kid;
 	p.op = op;
@@ -285,7 +491,15 @@ DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		p.immed_data = x->immed_data;
 	}
 	to_useg(iov, n, p.seg);
-	return call(*ctx->dev, KDAT_IOC_EP_POST, p);
+	/* what the ring holds goes first */
+	if (sq && sring.unconsumed())
+		(void)kick();
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_POST, p);
+	if (ok(r) && sq) {
+		std::lock_guard<SpinLock> g(post_lock);
+		ioctl_posted++;
+	}
+	return r;
 }
 
 DAT_RETURN Ep::get_status(DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,

@@ -570,6 +570,35 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 	std::uint8_t pdata[KDAT_PDATA_LEN] = {};	/* last connection event */
 	struct sockaddr_storage remote = {};		/* last query */
 
+	/*
+	 * The send ring (KDAT_FEATURE_SEND_RING; ep.cpp).  post_lock (a spin
+	 * lock, never held across a system call or while taking another)
+	 * covers the producer side, the limits and the ioctl post count.
+	 */
+	struct Limits {
+		std::uint64_t max_message_size = 0, max_rdma_size = 0;
+		std::int32_t max_request_iov = 0, max_rdma_read_iov = 0,
+			     max_rdma_write_iov = 0, max_rdma_read_out = 0;
+	};
+	Mapping sring_map;
+	ring::SendProducer sring;
+	SpinLock post_lock;
+	Limits lim;
+	LmrCache lmr_cache;
+	std::uint32_t ioctl_posted = 0;	/* send-queue posts by ioctl */
+	bool post_by_ioctl = false;
+
+	DAT_RETURN attach_ring(std::uint64_t offset, std::uint64_t size);
+	DAT_RETURN refresh_limits();
+	bool ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+		       DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
+		       std::uint64_t flags, const PostExt *x, DAT_RETURN &r);
+	DAT_RETURN post_ioctl(std::uint32_t op, DAT_COUNT n,
+			      const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			      const DAT_RMR_TRIPLET *remote_iov,
+			      std::uint64_t flags, const PostExt *x);
+	DAT_RETURN kick();
+
 	Tomb tomb();
 
 	DAT_RETURN query(DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *param);

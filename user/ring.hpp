@@ -18,6 +18,11 @@
 //                  must be kicked (KDAT_IOC_SRQ_KICK); the kernel sets the
 //                  flag, then fences, then re-reads tail, so one side always
 //                  sees the other.
+//   SendProducer   EP send ring, we produce struct kdat_ep_sqe, the kernel
+//                  consumes.  The same publish/flag protocol (NEED_KICK:
+//                  the send queue is idle, KDAT_IOC_EP_KICK); room comes
+//                  from the kernel's depth and retired count, the EP's
+//                  state from the header's ep_state.
 //
 // Neither class locks: the owner serializes consumers (resp. producers).
 //
@@ -54,6 +59,9 @@ static_assert(offsetof(struct kdat_uevent, conn_qual) == 48);
 static_assert(offsetof(struct kdat_uevent, srq) == 64 + KDAT_PDATA_LEN);
 static_assert(offsetof(struct kdat_ring_hdr, tail) == 64);
 static_assert(offsetof(struct kdat_ring_hdr, flags) == 128);
+static_assert(offsetof(struct kdat_ring_hdr, ep_state) == 156);
+static_assert(offsetof(struct kdat_ep_sqe, seg) == 64);
+static_assert(sizeof(struct kdat_ep_sqe) == 64 + KDAT_MAX_IOV * 24);
 static_assert(std::atomic_ref<u32>::is_always_lock_free);
 
 inline std::atomic_ref<u32> aref(u32 &x)
@@ -312,6 +320,97 @@ private:
 	Layout l_;
 	u32 tail_ = 0;
 	u32 head_seen_ = 0;
+	u32 max_seg_ = 0;
+};
+
+/* The bytes of a send-ring entry before its segments. */
+constexpr std::size_t kSqeHeader = offsetof(struct kdat_ep_sqe, seg);
+
+/* EP send ring: we produce struct kdat_ep_sqe, the kernel consumes. */
+class SendProducer {
+public:
+	SendProducer() = default;
+	explicit SendProducer(const Layout &l)
+		: l_(l),
+		  tail_(aref(l.hdr->tail).load(std::memory_order_relaxed))
+	{
+		std::size_t n = (l_.entry_size - kSqeHeader) /
+				sizeof(struct kdat_useg);
+
+		max_seg_ = n > KDAT_MAX_IOV ? KDAT_MAX_IOV : (u32)n;
+	}
+
+	bool valid() const { return l_.hdr != nullptr; }
+	u32 capacity() const { return l_.entries; }
+	u32 max_segments() const { return max_seg_; }
+
+	/* The EP's DAT_EP_STATE as the kernel last published it. */
+	u32 ep_state() const
+	{
+		return aref(l_.hdr->ep_state).load(std::memory_order_acquire);
+	}
+
+	/*
+	 * Requests the send queue can still take: depth (max_request_dtos,
+	 * at most the ring) less those in flight, i.e. published to the ring
+	 * or posted by ioctl (@by_ioctl, our count of those) and not yet
+	 * retired by the kernel.  In flight never exceeds the ring, so a
+	 * positive room is also a free slot.
+	 */
+	u32 room(u32 by_ioctl) const
+	{
+		u32 depth = aref(l_.hdr->depth).load(std::memory_order_relaxed);
+		u32 retired =
+			aref(l_.hdr->retired).load(std::memory_order_acquire);
+		std::int32_t inflight = (std::int32_t)(tail_ + by_ioctl - retired);
+
+		if (depth > l_.entries)
+			depth = l_.entries;
+		/* an ioctl post may retire before we counted it */
+		if (inflight < 0)
+			inflight = 0;
+		return (u32)inflight >= depth ? 0 : depth - (u32)inflight;
+	}
+
+	/* The slot the next publish() hands over (the caller checked room). */
+	struct kdat_ep_sqe *next_slot() const
+	{
+		return reinterpret_cast<struct kdat_ep_sqe *>(l_.slot(tail_));
+	}
+
+	/*
+	 * Hand the slot over; true if the kernel asked to be kicked (its send
+	 * queue was idle).  PostProducer::publish's ordering.
+	 */
+	bool publish()
+	{
+		tail_++;
+		aref(l_.hdr->tail).exchange(tail_, std::memory_order_seq_cst);
+		return aref(l_.hdr->flags).load(std::memory_order_seq_cst) &
+		       KDAT_RING_NEED_KICK;
+	}
+
+	u32 tail() const { return tail_; }
+
+	/* Entries published and not yet taken, from the shared header alone. */
+	u32 unconsumed() const
+	{
+		u32 tail = aref(l_.hdr->tail).load(std::memory_order_acquire);
+		u32 head = aref(l_.hdr->head).load(std::memory_order_acquire);
+		u32 n = tail - head;
+
+		return n > l_.entries ? l_.entries : n;
+	}
+
+	bool needs_kick() const
+	{
+		return aref(l_.hdr->flags).load(std::memory_order_acquire) &
+		       KDAT_RING_NEED_KICK;
+	}
+
+private:
+	Layout l_;
+	u32 tail_ = 0;
 	u32 max_seg_ = 0;
 };
 

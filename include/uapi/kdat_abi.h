@@ -88,7 +88,18 @@ struct kdat_ring_hdr {
 	 * posted - returned by events - refused - unseen.
 	 */
 	__u32 unseen;
-	__u32 pad2[9];
+	/*
+	 * EP send ring (KDAT_FEATURE_SEND_RING), written by the kernel only:
+	 * ep_state is the EP's DAT_EP_STATE (a post needs
+	 * DAT_EP_STATE_CONNECTED), retired counts the ring's entries that
+	 * left the send queue (completed, flushed or refused: free running),
+	 * depth is max_request_dtos.  The user may have
+	 * depth - (tail - retired) more entries in flight.
+	 */
+	__u32 ep_state;
+	__u32 retired;
+	__u32 depth;
+	__u32 pad2[6];
 };
 
 /* SRQ post ring: the kernel has no buffer left; kick it after posting. */
@@ -99,6 +110,35 @@ struct kdat_ring_hdr {
  * Entries already in the ring are refused with that code.
  */
 #define KDAT_RING_SRQ_ERROR	0x2
+
+/*
+ * EP send ring entry (KDAT_FEATURE_SEND_RING): one dat_ep_post_send,
+ * _post_rdma_write, _post_rdma_read or IB-extension request, the fields
+ * of struct kdat_ioc_ep_post.  An entry has room for the EP's
+ * max_request_iov segments (entry_size - offsetof(seg) bytes of them);
+ * the ring has at least max_request_dtos entries.  The kernel copies each
+ * entry once and checks it as KDAT_IOC_EP_POST would: one it refuses is
+ * never posted and completes, in order, as a DTO event on the request
+ * EVD with an error status (DAT_DTO_ERR_LOCAL_PROTECTION, _LOCAL_LENGTH,
+ * _LOCAL_EP, or DAT_DTO_ERR_FLUSHED for one the EP can no longer send).
+ * For the ring header, KDAT_RING_NEED_KICK means the send queue is idle:
+ * no completion will drain the ring, kick it (KDAT_IOC_EP_KICK) after
+ * publishing the tail.
+ */
+struct kdat_ep_sqe {
+	__u32 op;		/* KDAT_POST_* except KDAT_POST_RECV */
+	__u32 flags;		/* DAT_COMPLETION_FLAGS */
+	__u32 nseg;
+	__u32 rmr_context;
+	__u64 cookie;
+	__u64 remote_addr;
+	__u64 remote_length;
+	__u64 compare_add;
+	__u64 swap;
+	__u32 immed_data;
+	__u32 reserved;		/* zero */
+	struct kdat_useg seg[KDAT_MAX_IOV];
+};
 
 struct kdat_srq_wqe {
 	__u64 cookie;
@@ -253,11 +293,17 @@ struct kdat_ioc_version {
  *	     KDAT_MEM_PRIV_REMOTE_ATOMIC in kdat_ioc_lmr_create.priv
  */
 #define KDAT_FEATURE_IB_EXT		(1ULL << 4)
+/*
+ *   SEND_RING  kdat_ioc_ep_create returns an EP send ring (ring_offset,
+ *		ring_size: struct kdat_ep_sqe entries), KDAT_IOC_EP_KICK
+ */
+#define KDAT_FEATURE_SEND_RING		(1ULL << 5)
 #define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
 					 KDAT_FEATURE_SRQ_EP_BROKEN | \
 					 KDAT_FEATURE_CNO | \
 					 KDAT_FEATURE_RSP | \
-					 KDAT_FEATURE_IB_EXT)
+					 KDAT_FEATURE_IB_EXT | \
+					 KDAT_FEATURE_SEND_RING)
 
 struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;
@@ -437,6 +483,13 @@ struct kdat_ioc_ep_create {
 	struct kdat_uep_attr attr;
 	__u32 has_attr;		/* 0: provider defaults (dat_ep_create only) */
 	__u32 ep;		/* out */
+	/*
+	 * From here on: only with KDAT_FEATURE_SEND_RING.  A caller whose
+	 * hdr.size covers them gets the EP's send ring (ring_size 0: none,
+	 * post with KDAT_IOC_EP_POST).
+	 */
+	__u64 ring_offset;	/* out */
+	__u64 ring_size;	/* out */
 };
 
 struct kdat_ioc_ep_query {
@@ -661,5 +714,7 @@ struct kdat_ioc_rsp_query {
 #define KDAT_IOC_EVD_NOTIFY	_IOWR(KDAT_IOC_MAGIC, 0x1f, struct kdat_ioc_evd_notify)
 #define KDAT_IOC_RSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x20, struct kdat_ioc_rsp_create)
 #define KDAT_IOC_RSP_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x21, struct kdat_ioc_rsp_query)
+/* KDAT_FEATURE_SEND_RING: drain the EP's send ring (value must be 0) */
+#define KDAT_IOC_EP_KICK	_IOWR(KDAT_IOC_MAGIC, 0x22, struct kdat_ioc_ep_op)
 
 #endif /* KDAT_ABI_H */

@@ -831,10 +831,79 @@ struct rf {
 	struct side s, c;
 	uint32_t srq, sep, cep;
 	struct kring sring;
+	struct kring epring;	/* the client EP's send ring */
 	atomic_bool stop;
 	atomic_long entries, kicks, sends;
 	uint64_t seed;
 };
+
+/*
+ * Garbage in the EP send ring (KDAT_FEATURE_SEND_RING): any op, flags,
+ * segment count, LMR, address and length, remote triplet; a tail that is
+ * right, garbage or far ahead; the kernel's own header words overwritten.
+ * The kernel must refuse what it cannot post (error completions) and
+ * never read past an entry.
+ */
+static void rf_scribble_send_ring(struct rf *x, uint64_t *rng)
+{
+	struct kdat_ring_hdr *h = x->epring.h;
+	static uint32_t tail;
+	static bool init;
+	/* the layout checked at create (16 x 128 at 192): the header lies now */
+	const uint32_t ne = 16, esz = 128, eoff = 192;
+	uint32_t burst, i;
+
+	if (!init) {
+		tail = h->tail;
+		init = true;
+	}
+	burst = 1 + (uint32_t)(rnd(rng) % 8);
+	for (i = 0; i < burst; i++) {
+		struct kdat_ep_sqe *w = (void *)(x->epring.base + eoff +
+						 (size_t)((tail + i) & (ne - 1)) * esz);
+		uint64_t r = rnd(rng);
+
+		w->op = r % 5 ? (uint32_t)(r % 8) : (uint32_t)rnd(rng);
+		w->flags = r % 7 ? 0 : (uint32_t)rnd(rng);
+		w->nseg = r % 9 == 0 ? (uint32_t)rnd(rng) : (uint32_t)(r % 3);
+		w->cookie = rnd(rng);
+		w->rmr_context = (uint32_t)rnd(rng);
+		w->remote_addr = rnd(rng);
+		w->remote_length = r % 3 ? rnd(rng) % 4096 : rnd(rng);
+		w->compare_add = rnd(rng);
+		w->swap = rnd(rng);
+		w->immed_data = (uint32_t)rnd(rng);
+		w->reserved = r % 13 == 0;
+		w->seg[0].lmr_context = r % 3 ? x->c.lctx : (uint32_t)rnd(rng);
+		w->seg[0].pad = 0;
+		w->seg[0].addr = r % 5 ? (uintptr_t)x->c.buf + rnd(rng) % x->c.buflen :
+					  rnd(rng);
+		w->seg[0].length = r % 4 ? rnd(rng) % 256 : rnd(rng);
+	}
+	switch (rnd(rng) % 6) {
+	case 0:
+		__atomic_store_n(&h->tail, (uint32_t)rnd(rng), __ATOMIC_RELEASE);
+		break;
+	case 1:
+		tail += ne * (1 + (uint32_t)(rnd(rng) % 4));
+		__atomic_store_n(&h->tail, tail, __ATOMIC_RELEASE);
+		break;
+	default:
+		tail += burst;
+		__atomic_store_n(&h->tail, tail, __ATOMIC_RELEASE);
+		break;
+	}
+	if (rnd(rng) % 4 == 0)
+		h->head = (uint32_t)rnd(rng);
+	if (rnd(rng) % 4 == 0)
+		h->flags = (uint32_t)rnd(rng);
+	if (rnd(rng) % 8 == 0)
+		h->retired = (uint32_t)rnd(rng);
+	if (rnd(rng) % 8 == 0)
+		h->ep_state = (uint32_t)rnd(rng);
+	if (rnd(rng) % 16 == 0)
+		h->entries = (uint32_t)rnd(rng);
+}
 
 /* The hostile producer: garbage in the post ring and event ring heads. */
 static void *rf_corruptor(void *p)
@@ -886,6 +955,9 @@ static void *rf_corruptor(void *p)
 			h->flags = (uint32_t)rnd(&rng);
 		if (rnd(&rng) % 16 == 0)
 			h->entries = (uint32_t)rnd(&rng);	/* read-only for us */
+		/* the client EP's send ring: garbage requests and indices */
+		if (x->epring.h)
+			rf_scribble_send_ring(x, &rng);
 		/* event rings: heads anywhere */
 		struct kring *e = evr[rnd(&rng) % 6];
 
@@ -931,6 +1003,16 @@ static void *rf_kicker(void *p)
 			CHECK(st != KST_ERRNO, "evd_wait under ring fuzz: %s", ST(st));
 			break;
 		}
+		case 2:
+			if (x->epring.h) {
+				struct kdat_ioc_ep_op k = { .ep = x->cep };
+
+				st = KIOC(x->fd, KDAT_IOC_EP_KICK, &k);
+				CHECK(st == DAT_SUCCESS,
+				      "send ring kick under ring fuzz: %s", ST(st));
+				break;
+			}
+			/* fall through */
 		default:
 			st = k_srq_op(x->fd, KDAT_IOC_SRQ_KICK, x->srq, 0);
 			CHECK(st == DAT_SUCCESS, "kick under ring fuzz: %s", ST(st));
@@ -983,8 +1065,30 @@ static void case_fuzz_rings(void)
 	for (int i = 0; i < 64; i++)
 		REQUIRE(k_srq_post(x.fd, x.srq, x.s.lctx, x.s.buf + 1024 * i, 1024, i) ==
 			DAT_SUCCESS, "post");
-	st = k_ep(x.fd, x.c.ia, x.c.pz, x.c.evd, x.c.cevd, 0, &x.cep);
-	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+	{
+		/* the client EP with its send ring mapped */
+		struct kdat_ioc_ep_create c = {
+			.ia = x.c.ia, .pz = x.c.pz, .recv_evd = x.c.evd,
+			.request_evd = x.c.evd, .connect_evd = x.c.cevd,
+			.has_attr = 1,
+			.attr = { .max_message_size = 4096,
+				  .max_request_dtos = 16, .max_request_iov = 1,
+				  .max_recv_dtos = 16, .max_recv_iov = 1 },
+		};
+
+		st = KIOC(x.fd, KDAT_IOC_EP_CREATE, &c);
+		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+		x.cep = c.ep;
+		if (c.ring_size)
+			REQUIRE(!kr_map(x.fd, c.ring_offset, c.ring_size,
+					&x.epring),
+				"mmap of the send ring: %s", strerror(errno));
+		REQUIRE(!x.epring.h || (x.epring.h->entries == 16 &&
+					 x.epring.h->entry_size == 128 &&
+					 x.epring.h->entry_offset == 192),
+			"send ring layout %u x %u at %u", x.epring.h->entries,
+			x.epring.h->entry_size, x.epring.h->entry_offset);
+	}
 	x.sep = connect_pair(&x.s, &x.c, x.cep, x.srq, x.s.pz);
 	pthread_create(&ts, NULL, rf_sender, &x);
 	pthread_create(&tk, NULL, rf_kicker, &x);

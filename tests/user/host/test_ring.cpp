@@ -377,3 +377,190 @@ TEST(PostRing, FullRereadsTheKernelHead)
 	EXPECT_FALSE(p.full());
 	EXPECT_EQ(1u, p.pending());
 }
+
+/* ---- EP send ring (SendProducer) ------------------------------------- */
+
+namespace {
+
+struct kdat_ep_sqe *sqe_at(FakeRing &k, u32 i)
+{
+	return reinterpret_cast<struct kdat_ep_sqe *>(k.slot(i));
+}
+
+/* Write one request as ep.cpp does, publish it; true: kick asked. */
+bool send_one(SendProducer &p, u64 cookie, u32 op = KDAT_POST_SEND)
+{
+	struct kdat_ep_sqe *w = p.next_slot();
+
+	w->op = op;
+	w->flags = 0;
+	w->nseg = 1;
+	w->cookie = cookie;
+	w->seg[0] = useg(7, 0x1000 + cookie, 8);
+	return p.publish();
+}
+
+} // namespace
+
+/* Room is depth - (posted - retired): the kernel's retired count frees it. */
+TEST(SendRing, RoomFollowsTheKernelsDepthAndRetiredCount)
+{
+	FakeRing k(8, 128);
+	k.hdr()->depth = 5;
+	SendProducer p(k.layout(kSqeHeader + sizeof(struct kdat_useg)));
+
+	EXPECT_EQ(5u, p.room(0));
+	for (int i = 0; i < 3; i++)
+		send_one(p, i);
+	EXPECT_EQ(2u, p.room(0));
+	EXPECT_EQ(0u, p.room(2)) << "two posts by ioctl are in flight too";
+	send_one(p, 3);
+	send_one(p, 4);
+	EXPECT_EQ(0u, p.room(0));
+	k.hdr()->head = 5;		/* drained: still in the send queue */
+	EXPECT_EQ(0u, p.room(0));
+	k.hdr()->retired = 2;		/* two completed */
+	EXPECT_EQ(2u, p.room(0));
+	/* an ioctl post the kernel retired before we counted it */
+	k.hdr()->retired = 6;
+	EXPECT_EQ(5u, p.room(0));
+	/* a depth beyond the ring is held to the ring */
+	k.hdr()->depth = 1000;
+	k.hdr()->retired = 5;
+	EXPECT_EQ(8u, p.room(0));
+}
+
+/* What the library writes is what the kernel reads, slot by slot. */
+TEST(SendRing, EntriesCarryTheRequestAndWrapAround)
+{
+	FakeRing k(4, 128, 0xfffffffeu);
+	k.hdr()->depth = 4;
+	SendProducer p(k.layout(kSqeHeader + sizeof(struct kdat_useg)));
+
+	EXPECT_EQ(2u, p.max_segments());
+	for (u64 i = 0; i < 6; i++) {
+		send_one(p, 100 + i, i % 2 ? KDAT_POST_RDMA_WRITE : KDAT_POST_SEND);
+		struct kdat_ep_sqe *w = sqe_at(k, 0xfffffffeu + (u32)i);
+		EXPECT_EQ(100 + i, w->cookie);
+		EXPECT_EQ(1u, w->nseg);
+		EXPECT_EQ(0x1000 + 100 + i, w->seg[0].addr);
+		EXPECT_EQ(i % 2 ? (u32)KDAT_POST_RDMA_WRITE : (u32)KDAT_POST_SEND,
+			  w->op);
+		EXPECT_EQ(0xfffffffeu + (u32)i + 1, k.hdr()->tail);
+		k.hdr()->head = k.hdr()->retired = k.hdr()->tail;
+	}
+	EXPECT_EQ(4u, p.room(0));
+}
+
+/* NEED_KICK (the kernel's send queue is idle) is what publish reports. */
+TEST(SendRing, PublishReportsTheKernelsKickRequest)
+{
+	FakeRing k(4, 128);
+	k.hdr()->depth = 4;
+	SendProducer p(k.layout(kSqeHeader + sizeof(struct kdat_useg)));
+
+	k.hdr()->flags = KDAT_RING_NEED_KICK;	/* a new EP: idle */
+	EXPECT_TRUE(send_one(p, 1));
+	k.hdr()->flags = 0;			/* requests in flight */
+	EXPECT_FALSE(send_one(p, 2));
+	EXPECT_EQ(2u, p.unconsumed());
+	k.hdr()->head = 2;
+	EXPECT_EQ(0u, p.unconsumed());
+	k.hdr()->flags = KDAT_RING_NEED_KICK;
+	EXPECT_TRUE(send_one(p, 3));
+}
+
+/* The state word is the kernel's, read as published. */
+TEST(SendRing, StateIsWhatTheKernelPublished)
+{
+	FakeRing k(4, 128);
+	SendProducer p(k.layout(kSqeHeader + sizeof(struct kdat_useg)));
+
+	EXPECT_EQ((u32)DAT_EP_STATE_UNCONNECTED, p.ep_state());
+	k.hdr()->ep_state = DAT_EP_STATE_CONNECTED;
+	EXPECT_EQ((u32)DAT_EP_STATE_CONNECTED, p.ep_state());
+}
+
+/*
+ * The kick protocol against a kernel thread that drains and, when its
+ * queue is idle, sets NEED_KICK, fences and re-reads the tail (as
+ * kdat_ep_ring_drain): no post is ever left undrained.
+ */
+TEST(SendRing, KickProtocolNeverStrandsAPost)
+{
+	FakeRing k(1024, 128);
+	k.hdr()->depth = 1024;
+	k.hdr()->flags = KDAT_RING_NEED_KICK;
+	SendProducer p(k.layout(kSqeHeader + sizeof(struct kdat_useg)));
+	std::atomic<u32> kicks{0}, drained{0};
+	std::atomic<bool> stop{false};
+	const u32 n = 200000;
+
+	/* the kernel: drains on a kick or when a completion comes */
+	auto drain = [&] {
+		u32 head = k.khead;
+		for (;;) {
+			u32 raw = aref(k.hdr()->tail).load(std::memory_order_acquire);
+			while (head != raw)
+				head++;
+			k.khead = head;
+			aref(k.hdr()->head).store(head, std::memory_order_release);
+			aref(k.hdr()->retired).store(head, std::memory_order_release);
+			drained.store(head);
+			/* idle: set the flag, fence, re-read the tail once */
+			aref(k.hdr()->flags).store(KDAT_RING_NEED_KICK,
+						   std::memory_order_relaxed);
+			std::atomic_thread_fence(std::memory_order_seq_cst);
+			if (aref(k.hdr()->tail).load(std::memory_order_relaxed) == raw)
+				return;
+		}
+	};
+	std::atomic<u32> pending_kicks{0};
+	std::atomic<bool> kbusy{false};
+	std::thread kernel([&] {
+		while (!stop.load()) {
+			if (pending_kicks.load()) {
+				kbusy = true;
+				pending_kicks--;
+				drain();
+				kbusy = false;
+			} else {
+				std::this_thread::yield();
+			}
+		}
+	});
+	/*
+	 * Stranded, decided without timing: published entries, no drain
+	 * running and none to come (no kick, no completion queued).
+	 */
+	auto stranded = [&] {
+		return pending_kicks.load() == 0 && !kbusy.load() &&
+		       drained.load() != p.tail();
+	};
+	bool lost = false;
+	for (u32 i = 0; i < n && !lost; i++) {
+		while (!p.room(0) && !lost) {
+			lost = stranded();
+			std::this_thread::yield();
+		}
+		if (lost)
+			break;
+		/* a busy kernel clears the flag now and then */
+		if (i % 7 == 0)
+			aref(k.hdr()->flags).store(0, std::memory_order_relaxed),
+				pending_kicks++;	/* ...and a completion comes */
+		if (send_one(p, i)) {
+			kicks++;
+			pending_kicks++;
+		}
+	}
+	while (!lost && drained.load() != n) {
+		lost = stranded();
+		std::this_thread::yield();
+	}
+	stop = true;
+	kernel.join();
+	EXPECT_FALSE(lost) << "a post was stranded at " << drained.load();
+	EXPECT_EQ(n, drained.load());
+	EXPECT_LT(kicks.load(), n) << "every post kicked";
+}

@@ -3053,7 +3053,37 @@ struct dr {
 	atomic_bool stop;
 	atomic_long sent;
 	uint32_t last_err;
+	struct kring epring;	/* the client EP's send ring, if any */
+	uint32_t etail;
 };
+
+/*
+ * One send through the EP's send ring (KDAT_FEATURE_SEND_RING), as libdat
+ * writes it: the entry, the tail (sequentially consistent), the flags,
+ * and a kick when the kernel's send queue is idle.
+ */
+static uint32_t dr_ring_send(struct dr *x, uint64_t cookie)
+{
+	struct kdat_ring_hdr *h = x->epring.h;
+	struct kdat_ep_sqe *w = (void *)(x->epring.base + h->entry_offset +
+					 (size_t)(x->etail & (h->entries - 1)) *
+					 h->entry_size);
+
+	memset(w, 0, sizeof(*w) - sizeof(w->seg) + sizeof(w->seg[0]));
+	w->op = KDAT_POST_SEND;
+	w->nseg = 1;
+	w->cookie = cookie;
+	w->seg[0].lmr_context = x->c.lctx;
+	w->seg[0].addr = (uintptr_t)x->c.buf;
+	w->seg[0].length = 64;
+	__atomic_exchange_n(&h->tail, ++x->etail, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&h->flags, __ATOMIC_SEQ_CST) & KDAT_RING_NEED_KICK) {
+		struct kdat_ioc_ep_op k = { .ep = x->cep };
+
+		return KIOC(x->fd, KDAT_IOC_EP_KICK, &k);
+	}
+	return DAT_SUCCESS;
+}
 
 static void *dr_sender(void *p)
 {
@@ -3062,8 +3092,11 @@ static void *dr_sender(void *p)
 	long out = 0;
 
 	while (!atomic_load(&x->stop)) {
-		uint32_t st = k_ep_post(x->fd, x->cep, KDAT_POST_SEND, x->c.lctx,
-					x->c.buf, 64, 1);
+		/* every other send through the send ring, while it is there */
+		uint32_t st = x->epring.h && (out & 1) ?
+			dr_ring_send(x, 3) :
+			k_ep_post(x->fd, x->cep, KDAT_POST_SEND, x->c.lctx,
+				  x->c.buf, 64, 1);
 
 		if (st == DAT_SUCCESS) {
 			out++;
@@ -3116,8 +3149,25 @@ static void case_device_removal_mid_traffic(void)
 	for (i = 0; i < 32; i++)
 		REQUIRE(k_srq_post(x.fd, x.srq, x.s.lctx, x.s.buf + i * 1024, 1024, i) ==
 			DAT_SUCCESS, "srq post");
-	st = k_ep(x.fd, x.c.ia, x.c.pz, x.c.evd, x.c.cevd, 0, &x.cep);
-	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+	{
+		/* the client EP with its send ring mapped, if the module has one */
+		struct kdat_ioc_ep_create c = {
+			.ia = x.c.ia, .pz = x.c.pz, .recv_evd = x.c.evd,
+			.request_evd = x.c.evd, .connect_evd = x.c.cevd,
+			.has_attr = 1,
+			.attr = { .max_message_size = 4096,
+				  .max_request_dtos = 16, .max_request_iov = 1,
+				  .max_recv_dtos = 16, .max_recv_iov = 1 },
+		};
+
+		st = KIOC(x.fd, KDAT_IOC_EP_CREATE, &c);
+		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+		x.cep = c.ep;
+		if (c.ring_size)
+			REQUIRE(!kr_map(x.fd, c.ring_offset, c.ring_size,
+					&x.epring),
+				"mmap of the send ring: %s", strerror(errno));
+	}
 	x.sep = connect_pair(&x.s, &x.c, x.cep, x.srq, x.s.pz);
 	pthread_create(&ts, NULL, dr_sender, &x);
 	pthread_create(&tr, NULL, dr_receiver, &x);
@@ -3170,6 +3220,7 @@ static void case_device_removal_mid_traffic(void)
 	before = objects_total();
 	side_unmap(&x.s);
 	side_unmap(&x.c);
+	kr_unmap(&x.epring);
 	close(x.fd);
 	left = objects_left(10.0);
 	CHECK(left == 0, "%ld objects left after closing the file (%ld before)", left, before);
