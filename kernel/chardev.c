@@ -783,12 +783,12 @@ DEFINE_IOC(ep_kick, struct kdat_ioc_ep_op)
 	if (!o)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_EP);
 	ep = container_of(o, struct kdat_ep, obj);
-	if (a->value)
+	if (a->value & ~KDAT_EP_KICK_FLAGS_ALL)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	else if (!ep->sring)
 		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
 	else
-		kdat_ep_ring_drain(ep);
+		kdat_ep_ring_kick(ep, a->value & KDAT_EP_KICK_DEFER);
 	kdat_uput(o);
 	return ret;
 }

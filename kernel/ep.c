@@ -1599,7 +1599,7 @@ static bool kdat_ep_sq_busy(struct kdat_ep *ep)
 	return busy;
 }
 
-void kdat_ep_ring_drain(struct kdat_ep *ep)
+static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 {
 	struct kdat_uring *r = ep->sring;
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -1619,8 +1619,6 @@ void kdat_ep_ring_drain(struct kdat_ep *ep)
 	max_seg = kdat_wqe_max_seg(r->entry_size,
 				   offsetof(struct kdat_ep_sqe, seg),
 				   sizeof(struct kdat_useg));
-	/* as KDAT_IOC_EP_POST does: a software device sends on this CPU */
-	local_bh_disable();
 	spin_lock_irqsave(&ep->sring_lock, irqflags);
 	head = ep->sring_head;
 again:
@@ -1700,7 +1698,29 @@ again:
 		WRITE_ONCE(h->flags, 0);
 	}
 	spin_unlock_irqrestore(&ep->sring_lock, irqflags);
+}
+
+/* As KDAT_IOC_EP_POST does: a software device sends on this CPU. */
+void kdat_ep_ring_drain(struct kdat_ep *ep)
+{
+	local_bh_disable();
+	__kdat_ep_ring_drain(ep);
 	local_bh_enable();
+}
+
+/*
+ * KDAT_IOC_EP_KICK.  Deferred (KDAT_EP_KICK_DEFER): bottom halves stay on,
+ * so a software device (rxe) leaves the request to its tasklet instead of
+ * running it, the peer's response and the completion here; the send queue
+ * is busy when the call returns and the completion drains what is posted
+ * meanwhile.
+ */
+void kdat_ep_ring_kick(struct kdat_ep *ep, bool defer)
+{
+	if (defer)
+		__kdat_ep_ring_drain(ep);
+	else
+		kdat_ep_ring_drain(ep);
 }
 
 /*

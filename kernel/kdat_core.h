@@ -517,6 +517,7 @@ void kdat_srq_drain(struct kdat_srq *srq);
 /* the EP send ring of a /dev/kdat user (KDAT_FEATURE_SEND_RING) */
 int kdat_uep_init(struct kdat_ep *ep);
 void kdat_ep_ring_drain(struct kdat_ep *ep);
+void kdat_ep_ring_kick(struct kdat_ep *ep, bool defer);
 void kdat_ep_ring_sync(struct kdat_ep *ep);
 DAT_RETURN kdat_ep_post_user(struct kdat_ep *ep, u32 op, u32 n,
 			     const DAT_LMR_TRIPLET *t, DAT_DTO_COOKIE ck,

@@ -449,20 +449,27 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		kick_now = sring.publish();
 	}
 	r = DAT_SUCCESS;
-	/* the send queue was idle: no completion will drain the ring */
+	/*
+	 * The send queue was idle: no completion will drain the ring.  A
+	 * post nobody waits for (no completion asked) leaves the device's
+	 * work to the device's context, so the posts after it find the queue
+	 * busy and cost no kick (KDAT_EP_KICK_DEFER).
+	 */
 	if (__builtin_expect(kick_now, 0)) {
-		DAT_RETURN k = kick();
+		DAT_RETURN k = kick(flags & DAT_COMPLETION_SUPPRESS_FLAG ?
+				    KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE))
 			r = k;
 	}
 	return true;
 }
 
-DAT_RETURN Ep::kick()
+DAT_RETURN Ep::kick(std::uint32_t how)
 {
 	struct kdat_ioc_ep_op k = {};
 
 	k.ep = kid;
+	k.value = how;
 	return call(*ctx->dev, KDAT_IOC_EP_KICK, k);
 }
 

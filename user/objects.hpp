@@ -597,7 +597,7 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 			      const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			      const DAT_RMR_TRIPLET *remote_iov,
 			      std::uint64_t flags, const PostExt *x);
-	DAT_RETURN kick();
+	DAT_RETURN kick(std::uint32_t how = 0);	/* KDAT_EP_KICK_* */
 
 	Tomb tomb();
 

@@ -124,7 +124,21 @@ struct kdat_ring_hdr {
  * For the ring header, KDAT_RING_NEED_KICK means the send queue is idle:
  * no completion will drain the ring, kick it (KDAT_IOC_EP_KICK) after
  * publishing the tail.
+ *
+ * A kick (kdat_ioc_ep_op.value = KDAT_EP_KICK_*) posts what the ring
+ * holds.  By default a software device (rxe) then runs the request, its
+ * peer's response and the completion on the kicking CPU before the call
+ * returns: lowest latency for a request whose poster waits for it.  With
+ * KDAT_EP_KICK_DEFER the device does that work in its own context
+ * (softirq / ksoftirqd), the call returns at once and the send queue stays
+ * busy, so the posts that follow are drained by the completion without a
+ * kick.  libdat defers for a post that asks for no completion
+ * (DAT_COMPLETION_SUPPRESS_FLAG).  On a hardware device both are one
+ * doorbell.
  */
+#define KDAT_EP_KICK_DEFER	0x1
+#define KDAT_EP_KICK_FLAGS_ALL	KDAT_EP_KICK_DEFER
+
 struct kdat_ep_sqe {
 	__u32 op;		/* KDAT_POST_* except KDAT_POST_RECV */
 	__u32 flags;		/* DAT_COMPLETION_FLAGS */

@@ -1007,9 +1007,19 @@ static void *rf_kicker(void *p)
 			if (x->epring.h) {
 				struct kdat_ioc_ep_op k = { .ep = x->cep };
 
+				/* inline or deferred: either drains, or an
+				 * unknown flag is refused and drains nothing */
+				k.value = rnd(&rng) % 3 == 2 ? 0x80 :
+					  rnd(&rng) % 2 ? KDAT_EP_KICK_DEFER : 0;
 				st = KIOC(x->fd, KDAT_IOC_EP_KICK, &k);
-				CHECK(st == DAT_SUCCESS,
-				      "send ring kick under ring fuzz: %s", ST(st));
+				if (k.value & ~KDAT_EP_KICK_FLAGS_ALL)
+					CHECK(ST_IS(st, DAT_INVALID_PARAMETER),
+					      "kick with an unknown flag: %s",
+					      ST(st));
+				else
+					CHECK(st == DAT_SUCCESS,
+					      "send ring kick under ring fuzz: %s",
+					      ST(st));
 				break;
 			}
 			/* fall through */
