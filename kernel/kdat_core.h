@@ -335,7 +335,6 @@ DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s);
 void kdat_srq_reaped(struct kdat_srq *srq);
 void kdat_srq_reaped_unseen(struct kdat_srq *srq);
 DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
-DAT_RETURN kdat_test_srq_limit(DAT_SRQ_HANDLE h);
 void kdat_srq_hw_destroy(struct kdat_srq *srq);
 int kdat_srq_init(void);
 void kdat_srq_exit(void);

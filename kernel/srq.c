@@ -24,8 +24,8 @@
  * A /dev/kdat user's SRQ also arms the device's SRQ limit (IB_SRQ_LIMIT,
  * a quarter of max_recv_dtos): when the device takes a buffer and fewer
  * than that are left, IB_EVENT_SRQ_LIMIT_REACHED drains the post ring at
- * once, without waiting for the completion of the buffer taken, and asks
- * for a kick if the ring was empty.  The event disarms the limit; a work
+ * once, without waiting for the completion of the buffer taken.  The
+ * event disarms the limit; a work
  * item arms it again (ib_modify_srq may sleep).  The device limit is not
  * the DAT low watermark: that one is counted by the provider (available),
  * armed by dat_srq_set_lw and fires once per arming, whatever the device
@@ -52,7 +52,7 @@ static atomic_long_t kdat_limit_arms;		/* ib_modify_srq(LIMIT) ok */
 static atomic_long_t kdat_limit_arm_errors;	/* ... failed */
 static struct workqueue_struct *kdat_srq_wq;	/* limit_work */
 
-static u32 __kdat_srq_drain(struct kdat_srq *srq, bool low);
+static u32 __kdat_srq_drain(struct kdat_srq *srq);
 
 /* Sleep-safe callers (kick, query) give the CPU away between batches. */
 static void cond_resched_if_sleepable(void)
@@ -302,7 +302,7 @@ static void kdat_srq_limit_work(struct work_struct *w)
 	kdat_srq_arm_limit(srq);
 	mutex_unlock(&srq->resize_lock);
 	if (alive)
-		__kdat_srq_drain(srq, false);
+		__kdat_srq_drain(srq);
 	kdat_obj_put(&srq->obj);
 }
 
@@ -310,15 +310,17 @@ static void kdat_srq_limit_work(struct work_struct *w)
  * IB_EVENT_SRQ_LIMIT_REACHED: the device took a buffer and has fewer than
  * hw_limit left.  Any context (rxe: its responder, before the completion
  * of that buffer exists; an HCA: its event interrupt).  Move what waits in
- * the post ring into the SRQ now; with nothing there, ask the user to kick
- * after its next post.  Then have the limit armed again.
+ * the post ring into the SRQ now, then have the limit armed again.  With
+ * nothing in the ring no kick is asked for before the SRQ is empty: a
+ * kick is a system call per post, which costs more than the completions
+ * that drain the ring anyway (measured on rxe: more RNR NAKs, not fewer).
  */
 static void kdat_srq_limit_reached(struct kdat_srq *srq)
 {
 	if (!srq->uring)
 		return;		/* a kernel SRQ arms no limit */
 	atomic_long_inc(&kdat_limit_events);
-	atomic_long_add(__kdat_srq_drain(srq, true), &kdat_limit_drained);
+	atomic_long_add(__kdat_srq_drain(srq), &kdat_limit_drained);
 	kdat_obj_hold(&srq->obj);
 	if (!queue_work(kdat_srq_wq, &srq->limit_work))
 		kdat_obj_put(&srq->obj);	/* already queued: not the last */
@@ -409,27 +411,6 @@ DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h)
 	return DAT_SUCCESS;
 }
 EXPORT_SYMBOL_GPL(kdat_test_srq_error);
-
-/*
- * For the test consumer: the device's IB_EVENT_SRQ_LIMIT_REACHED, through
- * the SRQ's own event handler.
- */
-DAT_RETURN kdat_test_srq_limit(DAT_SRQ_HANDLE h)
-{
-	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_SRQ);
-	struct kdat_srq *srq;
-	struct ib_event e = { .event = IB_EVENT_SRQ_LIMIT_REACHED };
-
-	if (!o)
-		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	srq = container_of(o, struct kdat_srq, obj);
-	e.device = srq->obj.ia->ibdev;
-	e.element.srq = srq->srq;
-	kdat_srq_event(&e, srq);
-	kdat_obj_put(o);
-	return DAT_SUCCESS;
-}
-EXPORT_SYMBOL_GPL(kdat_test_srq_limit);
 
 static void kdat_srq_release(struct kdat_obj *obj)
 {
@@ -647,7 +628,7 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
  * error event instead of being posted.  When the SRQ has no buffer left
  * the ring asks the user to kick after its next post.
  */
-static u32 __kdat_srq_drain(struct kdat_srq *srq, bool low)
+static u32 __kdat_srq_drain(struct kdat_srq *srq)
 {
 	struct kdat_uring *r = srq->uring;
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -734,16 +715,13 @@ again:
 	 * its next post, so a buffer it re-posts after reaping an event gets
 	 * drained.  An SRQ without EPs needs no kick: whatever waits in the
 	 * ring is drained when an EP joins (and again when it is accepted or
-	 * connects), before any message can arrive.  The same when the
-	 * device said it runs low (@low: its limit event) and the ring had
-	 * nothing for it: the user's next post kicks, it does not wait for a
-	 * completion to be drained.
+	 * connects), before any message can arrive.
 	 */
 	spin_lock(&srq->lock);
 	broken = kdat_srq_broken(srq);
 	spin_unlock(&srq->lock);
-	if (blocked || ((READ_ONCE(srq->available) == 0 || (low && !posted)) &&
-			atomic_read(&srq->eps))) {
+	if (blocked ||
+	    (READ_ONCE(srq->available) == 0 && atomic_read(&srq->eps))) {
 		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK |
 			   (broken ? KDAT_RING_SRQ_ERROR : 0));
 		/*
@@ -765,7 +743,7 @@ again:
 
 void kdat_srq_drain(struct kdat_srq *srq)
 {
-	__kdat_srq_drain(srq, false);
+	__kdat_srq_drain(srq);
 }
 
 DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
