@@ -346,7 +346,7 @@ int kdat_srq_init(void)
 	if (!kdat_srq_wq)
 		return -ENOMEM;
 	dir = debugfs_lookup("kdat", NULL);
-	if (dir) {
+	if (!IS_ERR_OR_NULL(dir)) {	/* an error without CONFIG_DEBUG_FS */
 		debugfs_create_file("srq_limit", 0444, dir, NULL,
 				    &kdat_srq_limit_fops);
 		dput(dir);
