@@ -514,8 +514,8 @@ static void soak_report(struct soak *s, int passed_live)
 		if (c == C_LIVE && !passed_live && !s->why[c][0])
 			snprintf(s->why[c], sizeof(s->why[c]), "objects left");
 		if (s->why[c][0]) {
-			pr_err("kdat_soak: not ok %s: %s\n", cases[c],
-			       s->why[c]);
+			pr_err("kdat_soak: not ok %s: %s (seed %u)\n",
+			       cases[c], s->why[c], seed);
 			failed++;
 		} else {
 			pr_info("kdat_soak: ok %s\n", cases[c]);
