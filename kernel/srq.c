@@ -25,8 +25,8 @@
  * a quarter of max_recv_dtos): when the device takes a buffer and fewer
  * than that are left, IB_EVENT_SRQ_LIMIT_REACHED drains the post ring at
  * once, without waiting for the completion of the buffer taken.  The
- * event disarms the limit; a work
- * item arms it again (ib_modify_srq may sleep).  The device limit is not
+ * event disarms the limit; a work item arms it again (ib_modify_srq may
+ * sleep).  The device limit is not
  * the DAT low watermark: that one is counted by the provider (available),
  * armed by dat_srq_set_lw and fires once per arming, whatever the device
  * limit does.  Kernel SRQs have no ring and arm no limit.
