@@ -321,6 +321,13 @@ struct kdat_srq {
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
 	u32 unseen;			/* lock: returns never seen */
+	/*
+	 * User SRQ: the device's SRQ limit (not the DAT low watermark) is
+	 * armed at hw_limit, so a device running low drains the post ring
+	 * (srq.c); the event disarms it, limit_work arms it again.
+	 */
+	u32 hw_limit;			/* resize_lock; 0: not armed */
+	struct work_struct limit_work;
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -329,6 +336,8 @@ void kdat_srq_reaped(struct kdat_srq *srq);
 void kdat_srq_reaped_unseen(struct kdat_srq *srq);
 DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 void kdat_srq_hw_destroy(struct kdat_srq *srq);
+int kdat_srq_init(void);
+void kdat_srq_exit(void);
 
 /* ---- EP (ep.c) and connection management (cm.c) ---- */
 struct kdat_ep;

@@ -18,9 +18,12 @@ static int __init kdat_init(void)
 	if (ret)
 		goto err_registry;
 	kdat_debugfs_init();
-	ret = ib_register_client(&kdat_ib_client);
+	ret = kdat_srq_init();
 	if (ret)
 		goto err_debugfs;
+	ret = ib_register_client(&kdat_ib_client);
+	if (ret)
+		goto err_srq;
 	ret = kdat_chardev_init();
 	if (ret)
 		goto err_client;
@@ -28,6 +31,8 @@ static int __init kdat_init(void)
 
 err_client:
 	ib_unregister_client(&kdat_ib_client);
+err_srq:
+	kdat_srq_exit();
 err_debugfs:
 	kdat_debugfs_exit();
 	kdat_ep_exit();
@@ -40,6 +45,7 @@ static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
 	kdat_ep_exit();		/* connection events still on their way */
+	kdat_srq_exit();	/* SRQ limits being armed again */
 	kdat_obj_flush_deferred();
 	ib_unregister_client(&kdat_ib_client);
 	kdat_debugfs_exit();

@@ -20,8 +20,20 @@
  * Receive buffers are tracked by preallocated kdat_srq_buf entries so
  * posting never allocates; resize grows the pool and shrinks only the
  * limit (the memory goes with the SRQ).
+ *
+ * A /dev/kdat user's SRQ also arms the device's SRQ limit (IB_SRQ_LIMIT,
+ * a quarter of max_recv_dtos): when the device takes a buffer and fewer
+ * than that are left, IB_EVENT_SRQ_LIMIT_REACHED drains the post ring at
+ * once, without waiting for the completion of the buffer taken.  The
+ * event disarms the limit; a work item arms it again (ib_modify_srq may
+ * sleep).  The device limit is not
+ * the DAT low watermark: that one is counted by the provider (available),
+ * armed by dat_srq_set_lw and fires once per arming, whatever the device
+ * limit does.  Kernel SRQs have no ring and arm no limit.
  */
+#include <linux/debugfs.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "kdat_core.h"
 #include <uapi/kdat_abi.h>
@@ -32,6 +44,15 @@
 #define KDAT_SRQ_DEFAULT_DTOS	256
 /* Ring entries drained per hold of the ring lock (interrupts are off). */
 #define KDAT_DRAIN_BATCH	64
+
+/* What the device limits did, module-wide: debugfs kdat/srq_limit */
+static atomic_long_t kdat_limit_events;		/* LIMIT_REACHED handled */
+static atomic_long_t kdat_limit_drained;	/* ring entries they posted */
+static atomic_long_t kdat_limit_arms;		/* ib_modify_srq(LIMIT) ok */
+static atomic_long_t kdat_limit_arm_errors;	/* ... failed */
+static struct workqueue_struct *kdat_srq_wq;	/* limit_work */
+
+static u32 __kdat_srq_drain(struct kdat_srq *srq);
 
 /* Sleep-safe callers (kick, query) give the CPU away between batches. */
 static void cond_resched_if_sleepable(void)
@@ -237,6 +258,109 @@ static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
 }
 
 /*
+ * Arm the device's SRQ limit at srq->hw_limit: the next buffer the device
+ * takes with fewer than that left raises IB_EVENT_SRQ_LIMIT_REACHED (once;
+ * the event disarms it).  Under resize_lock, which keeps the ib_srq.
+ * False if the device refused.
+ */
+static bool kdat_srq_arm_limit(struct kdat_srq *srq)
+{
+	struct ib_srq_attr sa = { .srq_limit = srq->hw_limit };
+
+	lockdep_assert_held(&srq->resize_lock);
+	if (!srq->hw_limit || !srq->srq)
+		return true;
+	if (ib_modify_srq(srq->srq, &sa, IB_SRQ_LIMIT)) {
+		atomic_long_inc(&kdat_limit_arm_errors);
+		return false;
+	}
+	atomic_long_inc(&kdat_limit_arms);
+	return true;
+}
+
+/* The device limit of a user SRQ of @max receives. */
+static u32 kdat_srq_hw_limit_for(DAT_COUNT max)
+{
+	return max_t(u32, 1, max / 4);
+}
+
+/*
+ * Arm the limit again (the event disarmed it), then drain what reached the
+ * ring while it was disarmed.  Holds a reference on the SRQ, taken when it
+ * was queued.  A destroyed SRQ's ring is left alone (draining it would
+ * refuse its entries after dat_srq_free); the drain runs outside
+ * resize_lock, as every other drain does (it may drop the last reference
+ * of an EVD, whose release takes the file's lock).
+ */
+static void kdat_srq_limit_work(struct work_struct *w)
+{
+	struct kdat_srq *srq = container_of(w, struct kdat_srq, limit_work);
+	bool alive;
+
+	mutex_lock(&srq->resize_lock);
+	alive = srq->srq;
+	kdat_srq_arm_limit(srq);
+	mutex_unlock(&srq->resize_lock);
+	if (alive)
+		__kdat_srq_drain(srq);
+	kdat_obj_put(&srq->obj);
+}
+
+/*
+ * IB_EVENT_SRQ_LIMIT_REACHED: the device took a buffer and has fewer than
+ * hw_limit left.  Any context (rxe: its responder, before the completion
+ * of that buffer exists; an HCA: its event interrupt).  Move what waits in
+ * the post ring into the SRQ now, then have the limit armed again.  With
+ * nothing in the ring no kick is asked for before the SRQ is empty: a
+ * kick is a system call per post, which costs more than the completions
+ * that drain the ring anyway (measured on rxe: more RNR NAKs, not fewer).
+ */
+static void kdat_srq_limit_reached(struct kdat_srq *srq)
+{
+	if (!srq->uring)
+		return;		/* a kernel SRQ arms no limit */
+	atomic_long_inc(&kdat_limit_events);
+	atomic_long_add(__kdat_srq_drain(srq), &kdat_limit_drained);
+	kdat_obj_hold(&srq->obj);
+	if (!queue_work(kdat_srq_wq, &srq->limit_work))
+		kdat_obj_put(&srq->obj);	/* already queued: not the last */
+}
+
+static int kdat_srq_limit_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "events %ld\ndrained %ld\narms %ld\narm_errors %ld\n",
+		   atomic_long_read(&kdat_limit_events),
+		   atomic_long_read(&kdat_limit_drained),
+		   atomic_long_read(&kdat_limit_arms),
+		   atomic_long_read(&kdat_limit_arm_errors));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_srq_limit);
+
+/* After kdat_debugfs_init: the counters go next to kdat/objects. */
+int kdat_srq_init(void)
+{
+	struct dentry *dir;
+
+	kdat_srq_wq = alloc_workqueue("kdat_srq", WQ_UNBOUND, 0);
+	if (!kdat_srq_wq)
+		return -ENOMEM;
+	dir = debugfs_lookup("kdat", NULL);
+	if (!IS_ERR_OR_NULL(dir)) {	/* an error without CONFIG_DEBUG_FS */
+		debugfs_create_file("srq_limit", 0444, dir, NULL,
+				    &kdat_srq_limit_fops);
+		dput(dir);
+	}
+	return 0;
+}
+
+/* Runs what is queued (each drops its SRQ reference) before unload. */
+void kdat_srq_exit(void)
+{
+	destroy_workqueue(kdat_srq_wq);
+}
+
+/*
  * The device put the SRQ into the error state: it takes no buffer any
  * more (dat_srq_post_recv: DAT_INSUFFICIENT_RESOURCES), query reports
  * DAT_SRQ_STATE_ERROR, resize and set_lw are DAT_INVALID_STATE, free
@@ -249,8 +373,12 @@ static void kdat_srq_event(struct ib_event *e, void *ctx)
 	unsigned long flags;
 	bool report;
 
+	if (e->event == IB_EVENT_SRQ_LIMIT_REACHED) {
+		kdat_srq_limit_reached(srq);
+		return;
+	}
 	if (e->event != IB_EVENT_SRQ_ERR)
-		return;	/* the limit is counted by the provider, not the HCA */
+		return;
 	spin_lock_irqsave(&srq->lock, flags);
 	report = srq->state != DAT_SRQ_STATE_ERROR;
 	srq->state = DAT_SRQ_STATE_ERROR;
@@ -355,6 +483,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->ring_lock);
 	mutex_init(&srq->resize_lock);
+	INIT_WORK(&srq->limit_work, kdat_srq_limit_work);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
 	xa_init(&srq->qps);
@@ -380,6 +509,14 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		srq->srq = NULL;
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto err_obj;
+	}
+	if (srq->uring) {
+		/* no limit on a device without one: completions still drain */
+		mutex_lock(&srq->resize_lock);
+		srq->hw_limit = kdat_srq_hw_limit_for(attr->max_recv_dtos);
+		if (!kdat_srq_arm_limit(srq))
+			srq->hw_limit = 0;
+		mutex_unlock(&srq->resize_lock);
 	}
 	if (kdat_obj_publish(&srq->obj)) {
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -491,7 +628,7 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
  * error event instead of being posted.  When the SRQ has no buffer left
  * the ring asks the user to kick after its next post.
  */
-void kdat_srq_drain(struct kdat_srq *srq)
+static u32 __kdat_srq_drain(struct kdat_srq *srq)
 {
 	struct kdat_uring *r = srq->uring;
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -502,9 +639,10 @@ void kdat_srq_drain(struct kdat_srq *srq)
 	bool retried = false, blocked = false, broken;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
+	u32 posted = 0;
 
 	if (!r)
-		return;
+		return 0;
 	h = kdat_uring_hdr(r);
 	max_seg = kdat_uring_max_seg(r);
 	spin_lock_irqsave(&srq->ring_lock, flags);
@@ -554,6 +692,8 @@ again:
 			/* full: leave it for the next drain, nothing is lost */
 			if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
 				break;
+			if (ret == DAT_SUCCESS)
+				posted++;
 		}
 		/*
 		 * A refused entry is reported on the async EVD, or - that
@@ -598,6 +738,12 @@ again:
 		WRITE_ONCE(h->flags, broken ? KDAT_RING_SRQ_ERROR : 0);
 	}
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
+	return posted;
+}
+
+void kdat_srq_drain(struct kdat_srq *srq)
+{
+	__kdat_srq_drain(srq);
 }
 
 DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
@@ -672,7 +818,17 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 		spin_lock_irq(&srq->lock);
 		srq->max_recv_dtos = max;
 		spin_unlock_irq(&srq->lock);
+		/* the device limit follows the size (and is armed again) */
+		if (srq->hw_limit) {
+			srq->hw_limit = kdat_srq_hw_limit_for(max);
+			kdat_srq_arm_limit(srq);
+		}
 	} else {
+		/* first the limit: a device may refuse a size below it */
+		if (srq->hw_limit) {
+			srq->hw_limit = kdat_srq_hw_limit_for(max);
+			kdat_srq_arm_limit(srq);
+		}
 		sa.max_wr = max;
 		/* best effort: the limit above already holds */
 		ib_modify_srq(srq->srq, &sa, IB_SRQ_MAX_WR);

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <string>
 #include <set>
 
 #include <uapi/kdat_abi.h>
@@ -272,6 +274,77 @@ uint32_t flags_of(kdat_ring_hdr *h)
 uint32_t head_of(kdat_ring_hdr *h)
 {
 	return __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+}
+
+// One counter of /sys/kernel/debug/kdat/srq_limit (the device SRQ limit
+// of user SRQs: events handled, ring entries they posted, arms), -1 if
+// absent.
+long srq_limit_counter(const char *key)
+{
+	std::ifstream f("/sys/kernel/debug/kdat/srq_limit");
+	std::string k;
+	long v;
+	while (f >> k >> v)
+		if (k == key)
+			return v;
+	return -1;
+}
+
+// Receives waiting in the post ring reach the SRQ when the device runs low
+// (its SRQ limit, a quarter of the SRQ, raises IB_EVENT_SRQ_LIMIT_REACHED
+// as it takes a buffer), with no kick and before the completion of that
+// buffer could drain them; the limit is armed again after the event, and
+// a resize moves it with the size.
+TEST_F(SrqRing, DeviceLimitDrainsThePostRingWithoutKickOrCompletion)
+{
+	open_split_pair(8);
+	if (HasFatalFailure())
+		return;
+	ASSERT_GE(srq_limit_counter("events"), 0) << "no debugfs kdat/srq_limit";
+	// two buffers in the SRQ (the query drains the second), limit 8/4 = 2
+	ASSERT_OK(post_srq(0, 64, 0));
+	ASSERT_OK(post_srq(64, 64, 1));
+	DAT_SRQ_PARAM q = query();
+	ASSERT_EQ(q.available_dto_count, 2);
+	// four more wait in the ring: the SRQ is not starved, nothing kicks
+	for (int i = 2; i < 6; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	long ev0 = srq_limit_counter("events");
+	long dr0 = srq_limit_counter("drained");
+	long arms0 = srq_limit_counter("arms");
+	// the device takes one, one is left (< 2): the event posts the four
+	// from the responder, before the sender's ACK, so before send()
+	// returns; the completion of the buffer taken comes later
+	std::strcpy(c.buf.get(), "one");
+	ASSERT_TRUE(send(0, 0, 4));
+	EXPECT_EQ(srq_limit_counter("events"), ev0 + 1);
+	EXPECT_EQ(srq_limit_counter("drained"), dr0 + 4);
+	DAT_EVENT ev;
+	ASSERT_TRUE(wait_event(recv, &ev));
+	EXPECT_LT(ev.event_data.dto_completion_event_data.user_cookie.as_64, 2u);
+	q = query();
+	EXPECT_EQ(q.available_dto_count, 5);
+	EXPECT_EQ(q.outstanding_dto_count, 5);
+	// the event disarmed the limit; its work item arms it again
+	EXPECT_TRUE(wait_for([&] { return srq_limit_counter("arms") > arms0; }));
+
+	// resized to 20 the limit is 5, armed with the new size: five on the
+	// SRQ, three more in the ring; the next buffer taken leaves four
+	arms0 = srq_limit_counter("arms");
+	ASSERT_OK(dat_srq_resize(srq, 20));
+	EXPECT_GT(srq_limit_counter("arms"), arms0);
+	for (int i = 6; i < 9; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	ev0 = srq_limit_counter("events");
+	dr0 = srq_limit_counter("drained");
+	ASSERT_TRUE(send(0, 0, 4));
+	EXPECT_EQ(srq_limit_counter("events"), ev0 + 1);
+	EXPECT_EQ(srq_limit_counter("drained"), dr0 + 3);
+	ASSERT_TRUE(wait_event(recv, &ev));
+	q = query();
+	EXPECT_EQ(q.available_dto_count, 7);
+	EXPECT_EQ(q.outstanding_dto_count, 7);
+	EXPECT_TRUE(no_event(s.async_evd));
 }
 
 // The kernel asks for a kick (KDAT_RING_NEED_KICK) only while an EP could
