@@ -29,6 +29,9 @@
  * (raw_srv.h: rdma_cm, one ib_srq, an IB_POLL_WORKQUEUE CQ, ib_post_srq_recv
  * in the completion handler); the clients are kdat's EPs on cli_ia as in
  * every run, so the ratio of the two rates measures the server path.
+ * active=N lets only N client EPs send at a time (each its share of iters
+ * with its window); the next starts when one has sent its share: many
+ * connections, few busy at once, the load an SRQ is for.
  * With rq=N the raw server gives each QP a receive queue of its own of N
  * buffers instead of the SRQ (the scale runs' per-EP comparison).  The
  * result line then names the peer: "kdat_bench: peer=raw eps=...".
@@ -85,6 +88,9 @@ MODULE_PARM_DESC(micro, "measure the cost of single calls instead of the rate");
 static char *peer = "kdat";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "server: kdat (an SRQ of kdat EPs) or raw (ib_core verbs)");
+static int active;
+module_param(active, int, 0444);
+MODULE_PARM_DESC(active, "client EPs sending at a time (0: all); the next starts when one sent its share");
 static int rq;
 module_param(rq, int, 0444);
 MODULE_PARM_DESC(rq, "peer=raw: per-QP receive queues of rq buffers instead of the SRQ");
@@ -112,6 +118,7 @@ struct bench {
 	u32 total;
 	atomic_t received;
 	atomic_t errors;
+	atomic_t next_ep;		/* active=N: the next EP to start */
 	bool stopping;
 	ktime_t t_end;
 	struct completion done;
@@ -221,6 +228,19 @@ static void bench_pump(struct bench *b, u32 i)
 	}
 }
 
+/* Start the next client EP that has not sent yet, if any. */
+static void bench_start_next(struct bench *b)
+{
+	int i = atomic_inc_return(&b->next_ep) - 1;
+	unsigned long flags;
+
+	if (i >= neps)
+		return;
+	spin_lock_irqsave(&b->win[i].lock, flags);
+	bench_pump(b, i);
+	spin_unlock_irqrestore(&b->win[i].lock, flags);
+}
+
 /* A signalled send completed: it and every send before it are done. */
 static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 			     DAT_BOOLEAN more)
@@ -230,6 +250,7 @@ static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	struct bench *b = ctx;
 	u32 i = c->user_cookie.as_64 >> 32;
 	unsigned long flags;
+	bool finished;
 
 	if (ev->event_number != DAT_DTO_COMPLETION_EVENT ||
 	    c->status != DAT_DTO_SUCCESS || i >= (u32)neps) {
@@ -240,7 +261,11 @@ static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	spin_lock_irqsave(&b->win[i].lock, flags);
 	b->win[i].done = (u32)c->user_cookie.as_64 + 1;
 	bench_pump(b, i);
+	finished = b->win[i].done == b->win[i].quota;
 	spin_unlock_irqrestore(&b->win[i].lock, flags);
+	/* active=N: this EP sent its share, the next one starts */
+	if (finished && active)
+		bench_start_next(b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -432,7 +457,9 @@ static void bench_micro(struct bench *b)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = BENCH_MICRO_N, .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
-	u64 post, query, dequeue, raw;
+	u64 post, post0, badlmr, query, dequeue, raw;
+	DAT_LMR_TRIPLET bad = { .segment_length = size };
+	DAT_SRQ_HANDLE srq0;
 	DAT_SRQ_PARAM p;
 	DAT_EVENT ev;
 	ktime_t t0;
@@ -447,6 +474,25 @@ static void bench_micro(struct bench *b)
 		if (!BENCH_OK(b, bench_post_buf(b, i % depth)))
 			return;
 	post = BENCH_NS_PER_CALL(t0);
+	/*
+	 * Where the cost goes: a post of no segment (handle check, counts
+	 * lock, device post; no LMR lookup), on an SRQ of its own, and a post
+	 * refused at its segment's LMR lookup (handle check and lookup only).
+	 */
+	if (!BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &srq0)))
+		return;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		if (dat_srq_post_recv(srq0, 0, NULL, bench_cookie(i)) !=
+		    DAT_SUCCESS)
+			break;
+	post0 = i == BENCH_MICRO_N ? BENCH_NS_PER_CALL(t0) : 0;
+	bad.lmr_context = b->srv.lmr_ctx + 0x10000;
+	bad.virtual_address = (DAT_VADDR)(uintptr_t)b->srv.buf;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		dat_srq_post_recv(b->srq, 1, &bad, bench_cookie(i));
+	badlmr = BENCH_NS_PER_CALL(t0);
 	t0 = ktime_get();
 	for (i = 0; i < BENCH_MICRO_N; i++)
 		dat_srq_query(b->srq, DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT, &p);
@@ -456,8 +502,8 @@ static void bench_micro(struct bench *b)
 		dat_evd_dequeue(b->srv.conn_evd, &ev);
 	dequeue = BENCH_NS_PER_CALL(t0);
 	raw = bench_raw_srq_post_ns(b);
-	pr_info("kdat_bench: micro: ns per call, mean of %d: dat_srq_post_recv=%llu ib_post_srq_recv=%llu dat_srq_query=%llu dat_evd_dequeue(empty)=%llu\n",
-		BENCH_MICRO_N, post, raw, query, dequeue);
+	pr_info("kdat_bench: micro: ns per call, mean of %d: dat_srq_post_recv=%llu ib_post_srq_recv=%llu dat_srq_query=%llu dat_evd_dequeue(empty)=%llu post_0_segments=%llu post_bad_lmr=%llu\n",
+		BENCH_MICRO_N, post, raw, query, dequeue, post0, badlmr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -465,7 +511,7 @@ static void bench_micro(struct bench *b)
 static bool bench_params_ok(struct bench *b)
 {
 	if (neps < 1 || neps > BENCH_MAX_EPS || size < 1 || size > 65536 ||
-	    iters < neps || depth < 1 || rq < 0 || (rq && strcmp(peer, "raw")) ||
+	    iters < neps || depth < 1 || rq < 0 || active < 0 || (rq && strcmp(peer, "raw")) ||
 	    (strcmp(peer, "raw") && strcmp(peer, "kdat"))) {
 		bench_fail(b, "bad parameters: see modinfo kdat_bench.ko");
 		return false;
@@ -501,7 +547,8 @@ static void bench_run(struct bench *b)
 			return;
 
 	t0 = ktime_get();
-	for (i = 0; i < neps; i++) {
+	atomic_set(&b->next_ep, active ? min(active, neps) : neps);
+	for (i = 0; i < atomic_read(&b->next_ep) && i < neps; i++) {
 		spin_lock_irq(&b->win[i].lock);
 		bench_pump(b, i);
 		spin_unlock_irq(&b->win[i].lock);
@@ -523,9 +570,9 @@ static void bench_run(struct bench *b)
 		b->raw ? "peer=raw" : "", b->raw ? " " : "",
 		neps, size, b->total, usecs,
 		div64_u64((u64)b->total * USEC_PER_SEC, usecs));
-	pr_info("kdat_bench: detail: depth=%d rq=%d window=%d signal=%d connect_ms=%lld\n",
+	pr_info("kdat_bench: detail: depth=%d rq=%d window=%d signal=%d active=%d connect_ms=%lld\n",
 		b->raw && rq ? 0 : depth, b->raw ? rq : 0, window, signal,
-		ktime_to_ms(t_conn));
+		active, ktime_to_ms(t_conn));
 }
 
 static int __init kdat_bench_init(void)

@@ -142,8 +142,13 @@ TABLE=$LOG/table
 	echo
 	echo "runs (Q rep kdat raw perftest msg/s, RNR NAKs sent by rxe0 during kdat / raw / perftest):"
 	sed 's/^/  /' "$RUNS"
-	echo "single calls on rxe0 without traffic (tests/bench/kdat_bench.ko micro=1):"
+	echo "single calls on rxe0 without traffic (tests/bench/kdat_bench.ko micro=1), ns per call:"
 	sed 's/^/  /' "$LOG/micro"
+	echo "  median (range) over the runs:"
+	awk '{ for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2) print kv[1], kv[2] }' "$LOG/micro" |
+		sort -k1,1 -k2,2n | awk '{ v[$1] = v[$1] " " $2; n[$1]++ }
+		END { for (k in v) { c = split(substr(v[k], 2), a, " "); m = c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+			printf "    %-26s %7.0f (%s-%s)\n", k, m, a[1], a[c] } }' | sort
 	echo "total time $((SECONDS - start)) s"
 } >"$TABLE"
 if [[ -n $OUTDIR ]]; then

@@ -9,16 +9,24 @@
 #    alternating, REPEAT runs each: connection set-up time (every pair
 #    connected, ESTABLISHED on both sides; the clients connect 32 at a
 #    time), message rate, RNR NAKs rxe0 sent.
-# 2. at SWEEP_Q EPs (1024): the smallest SRQ depth of SRQ_DEPTHS that gives
-#    zero RNR NAKs in every one of REPEAT runs, for kdat's SRQ and the raw
-#    SRQ, and the smallest per-QP receive queue of RQ_DEPTHS (raw server,
-#    ib_post_recv on each QP's own RQ) that does, at the same window; then
+# 2. at SWEEP_Q EPs (1024), for two loads: the smallest SRQ depth that
+#    gives zero RNR NAKs in every one of REPEAT runs, for kdat's SRQ and
+#    the raw SRQ, and the smallest per-QP receive queue (raw server,
+#    ib_post_recv on each QP's own RQ) that does under the same load; then
 #    the receive memory both ways (buffers x SIZE bytes) and its ratio.
+#      all:   every EP sends at once, WINDOW in flight each (SRQ_DEPTHS,
+#             RQ_DEPTHS): the worst case for a shared queue;
+#      burst: ACTIVE EPs send at a time, BURST in flight each, the next EP
+#             starting when one has sent its share (BURST_SRQ_DEPTHS,
+#             BURST_RQ_DEPTHS): many connections, few busy at once.  A
+#             per-QP RQ must hold a burst on every EP, the SRQ only the
+#             bursts in flight.
 #
 # Writes OUTDIR/scale.txt and OUTDIR/scale-ratios.dat (chart.sh format).
 # Environment: SCALE_QS ("1024 4096"), SWEEP_Q (1024), REPEAT (2), WINDOW
 # (1), SIZE (64), DEPTH (1024), ITERS (16 x Q), SRQ_DEPTHS ("16 32 64 128
-# 256 512 1024"), RQ_DEPTHS ("1 2 3 4 8").
+# 256 512 1024"), RQ_DEPTHS ("1 2"), ACTIVE (8), BURST (16),
+# BURST_SRQ_DEPTHS ("32 64 96 128 192 256"), BURST_RQ_DEPTHS ("4 8 12 16 24").
 set -uo pipefail
 
 OUTDIR=${1:-${OUTDIR:-}}
@@ -28,8 +36,12 @@ REPEAT=${REPEAT:-2}
 WINDOW=${WINDOW:-1}
 SIZE=${SIZE:-64}
 DEPTH=${DEPTH:-1024}
-SRQ_DEPTHS=${SRQ_DEPTHS:-16 32 64 128 256 512 1024}
-RQ_DEPTHS=${RQ_DEPTHS:-1 2 3 4 8}
+SRQ_DEPTHS=${SRQ_DEPTHS:-64 128 256 512 1024}
+RQ_DEPTHS=${RQ_DEPTHS:-1 2}
+ACTIVE=${ACTIVE:-8}
+BURST=${BURST:-16}
+BURST_SRQ_DEPTHS=${BURST_SRQ_DEPTHS:-32 64 96 128 192 256}
+BURST_RQ_DEPTHS=${BURST_RQ_DEPTHS:-4 8 12 16 24}
 LOG=$(mktemp -d)
 status=0
 start=$SECONDS
@@ -81,39 +93,50 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
 	done
 done
 
-# 2. the depth that gives zero RNR, shared and per EP
-SWEEP=$LOG/sweep # "kind depth rep rate rnr"
-for ((rep = 1; rep <= REPEAT; rep++)); do
-	for d in $SRQ_DEPTHS; do
-		for p in kdat raw; do
-			read -r rate _ rnr <<<"$(one "$SWEEP_Q" peer=$p depth="$d")"
-			echo "srq-$p $d $rep $rate $rnr" >>"$SWEEP"
-			log "sweep Q=$SWEEP_Q $p SRQ depth $d: $rate msg/s, RNR $rnr"
+# 2. the depth that gives zero RNR, shared and per EP, for each load
+SWEEP=$LOG/sweep # "load kind depth rep rate rnr"
+# sweep LOAD "PARAMS" "SRQ depths" "RQ depths"
+sweep() {
+	local load=$1 params=$2 srqd=$3 rqd=$4 rep d p r rate rnr
+	for ((rep = 1; rep <= REPEAT; rep++)); do
+		for d in $srqd; do
+			for p in kdat raw; do
+				# shellcheck disable=SC2086 # PARAMS is a list
+				read -r rate _ rnr <<<"$(one "$SWEEP_Q" peer=$p depth="$d" $params)"
+				echo "$load srq-$p $d $rep $rate $rnr" >>"$SWEEP"
+				log "sweep $load Q=$SWEEP_Q $p SRQ depth $d: $rate msg/s, RNR $rnr"
+			done
+		done
+		for r in $rqd; do
+			# shellcheck disable=SC2086
+			read -r rate _ rnr <<<"$(one "$SWEEP_Q" peer=raw rq="$r" $params)"
+			echo "$load rq-raw $r $rep $rate $rnr" >>"$SWEEP"
+			log "sweep $load Q=$SWEEP_Q raw per-QP RQ depth $r: $rate msg/s, RNR $rnr"
 		done
 	done
-	for r in $RQ_DEPTHS; do
-		read -r rate _ rnr <<<"$(one "$SWEEP_Q" peer=raw rq="$r")"
-		echo "rq-raw $r $rep $rate $rnr" >>"$SWEEP"
-		log "sweep Q=$SWEEP_Q raw per-QP RQ depth $r: $rate msg/s, RNR $rnr"
-	done
-done
+}
+LOADS=("all:window=$WINDOW signal=1" "burst:active=$ACTIVE window=$BURST signal=$((BURST / 4 > 0 ? BURST / 4 : 1))")
+sweep all "window=$WINDOW signal=1" "$SRQ_DEPTHS" "$RQ_DEPTHS"
+sweep burst "active=$ACTIVE window=$BURST signal=$((BURST / 4 > 0 ? BURST / 4 : 1))" \
+	"$BURST_SRQ_DEPTHS" "$BURST_RQ_DEPTHS"
 rmmod kdat || { log "rmmod kdat failed"; status=1; }
 
-# smallest depth of KIND whose every run moved its messages with zero RNR
+# smallest depth of KIND under LOAD whose every run had zero RNR NAKs
 zero_rnr() {
-	awk -v k="$1" '$1 == k { n[$2]++; if ($4 != "-" && $5 == 0) ok[$2]++ }
+	awk -v l="$1" -v k="$2" '$1 == l && $2 == k { n[$3]++; if ($5 != "-" && $6 == 0) ok[$3]++ }
 		END { for (d in n) if (ok[d] == n[d]) print d }' "$SWEEP" | sort -n | head -n1
 }
-rate_at() { awk -v k="$1" -v d="$2" '$1 == k && $2 == d && $4 != "-" { print $4 }' "$SWEEP" | median; }
+rate_at() { awk -v l="$1" -v k="$2" -v d="$3" '$1 == l && $2 == k && $3 == d && $5 != "-" { print $5 }' "$SWEEP" | median; }
 
 RATIOS=$LOG/ratios.dat
 : >"$RATIOS"
 TABLE=$LOG/table
 {
 	echo "kdat at scale: kdat kernel clients on rxe1, servers on rxe0 (${SIZE}-byte sends,"
-	echo "window $WINDOW per EP, an event per send, 16 messages per EP; $REPEAT runs each, alternating)"
+	echo "16 messages per EP; $REPEAT runs each, alternating)"
 	echo
-	echo "1. connection set-up (every pair ESTABLISHED on both sides) and message rate, SRQ depth $DEPTH:"
+	echo "1. connection set-up (every pair ESTABLISHED on both sides) and message rate, SRQ depth $DEPTH,"
+	echo "   every EP sending, window $WINDOW, an event per send:"
 	fmt='%6s %6s %16s %16s %12s %12s %12s\n'
 	# shellcheck disable=SC2059
 	printf "$fmt" EPs server "set-up ms (med)" "set-up range" "msg/s (med)" "RNR (sum)" "kdat/raw"
@@ -139,29 +162,32 @@ TABLE=$LOG/table
 		done
 	done
 	echo
-	echo "2. smallest depth with zero RNR NAKs in every run at $SWEEP_Q EPs (window $WINDOW):"
-	dk=$(zero_rnr srq-kdat) dr=$(zero_rnr srq-raw) rq=$(zero_rnr rq-raw)
-	fmt='%-34s %8s %14s %22s\n'
-	# shellcheck disable=SC2059
-	printf "$fmt" "receive queue" depth "msg/s (med)" "receive buffers, bytes"
-	# shellcheck disable=SC2059
-	printf "$fmt" "kdat, one SRQ" "${dk:-none}" "$( [[ -n $dk ]] && rate_at srq-kdat "$dk")" \
-		"$( [[ -n $dk ]] && echo "$dk x $SIZE = $((dk * SIZE))")"
-	# shellcheck disable=SC2059
-	printf "$fmt" "raw ib_core, one SRQ" "${dr:-none}" "$( [[ -n $dr ]] && rate_at srq-raw "$dr")" \
-		"$( [[ -n $dr ]] && echo "$dr x $SIZE = $((dr * SIZE))")"
-	# shellcheck disable=SC2059
-	printf "$fmt" "raw ib_core, an RQ per QP" "${rq:-none}" "$( [[ -n $rq ]] && rate_at rq-raw "$rq")" \
-		"$( [[ -n $rq ]] && echo "$SWEEP_Q x $rq x $SIZE = $((SWEEP_Q * rq * SIZE))")"
-	if [[ -n $dk && -n $rq ]]; then
-		ratio=$(awk -v a="$((SWEEP_Q * rq))" -v b="$dk" 'BEGIN { printf "%.1f", a / b }')
-		echo "receive memory per-EP RQs / kdat SRQ at $SWEEP_Q EPs: ${ratio}x (goal >= 100x: $(awk -v r="$ratio" 'BEGIN { print (r >= 100 ? "met" : "missed") }'))"
-		echo "rx-memory-perEP/SRQ-${SWEEP_Q}EPs-w$WINDOW $ratio $ratio $ratio 100" >>"$RATIOS"
-	fi
-	echo
+	for l in "${LOADS[@]}"; do
+		load=${l%%:*}
+		echo "2.$load. smallest depth with zero RNR NAKs in every run at $SWEEP_Q EPs (${l#*:}):"
+		dk=$(zero_rnr "$load" srq-kdat) dr=$(zero_rnr "$load" srq-raw) rq=$(zero_rnr "$load" rq-raw)
+		fmt='  %-30s %8s %12s %26s\n'
+		# shellcheck disable=SC2059
+		printf "$fmt" "receive queue" depth "msg/s (med)" "receive buffers, bytes"
+		# shellcheck disable=SC2059
+		printf "$fmt" "kdat, one SRQ" "${dk:-none}" "$([[ -n $dk ]] && rate_at "$load" srq-kdat "$dk")" \
+			"$([[ -n $dk ]] && echo "$dk x $SIZE = $((dk * SIZE))")"
+		# shellcheck disable=SC2059
+		printf "$fmt" "raw ib_core, one SRQ" "${dr:-none}" "$([[ -n $dr ]] && rate_at "$load" srq-raw "$dr")" \
+			"$([[ -n $dr ]] && echo "$dr x $SIZE = $((dr * SIZE))")"
+		# shellcheck disable=SC2059
+		printf "$fmt" "raw ib_core, an RQ per QP" "${rq:-none}" "$([[ -n $rq ]] && rate_at "$load" rq-raw "$rq")" \
+			"$([[ -n $rq ]] && echo "$SWEEP_Q x $rq x $SIZE = $((SWEEP_Q * rq * SIZE))")"
+		if [[ -n $dk && -n $rq ]]; then
+			ratio=$(awk -v a="$((SWEEP_Q * rq))" -v b="$dk" 'BEGIN { printf "%.1f", a / b }')
+			echo "  receive memory, per-QP RQs / kdat's SRQ: ${ratio}x (goal >= 100x: $(awk -v r="$ratio" 'BEGIN { print (r >= 100 ? "met" : "missed") }'))"
+			echo "rx-memory-perQP/SRQ-${SWEEP_Q}EPs-$load $ratio $ratio $ratio 100" >>"$RATIOS"
+		fi
+		echo
+	done
 	echo "set-up runs (Q rep server msg/s connect_ms RNR):"
 	sed 's/^/  /' "$SETUP"
-	echo "sweep runs (queue depth rep msg/s RNR):"
+	echo "sweep runs (load queue depth rep msg/s RNR):"
 	sed 's/^/  /' "$SWEEP"
 	echo "total time $((SECONDS - start)) s"
 } >"$TABLE"
