@@ -10,7 +10,9 @@
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
 #                   kmemleak kernel (built once per machine, ~15-30 min)
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
-#   make bench      message rate against perftest, in the guest (kernel consumer)
+#   make bench      message rate against raw ib_core and perftest, in the guest
+#                   (kernel consumer); BENCH_DOCS=1 copies the chart to docs/
+#   make bench-scale 1024 and 4096 EPs on one SRQ, zero-RNR depths, memory
 #   make bench-user libdat: post cost and message rate against rdma-core/perftest
 #   make bench-dat2 dapltest -T P on libdaplkdat against OFED's DAT 2.0 provider
 #   make dkms-install / dkms-uninstall
@@ -27,7 +29,7 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules user examples test test-host run bench bench-user bench-dat2 clean \
+.PHONY: all module test-modules user examples test test-host run bench bench-scale bench-user bench-dat2 clean \
 	deps install uninstall dkms-install dkms-uninstall test-install test-debug test-guest \
 	raw-tests cross-arm64
 
@@ -122,6 +124,14 @@ bench: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
 		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
+	@if [ -n "$(BENCH_DOCS)" ]; then cp build/vm/bench/bench-kernel.png docs/; fi
+
+# Many EPs on one SRQ: set-up time at 1024 and 4096 EPs, the SRQ and
+# per-EP receive queue depths that give zero RNR, receive memory both ways.
+bench-scale: deps
+	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
+	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/scale -t 1800 -m 3072 -- \
+		env OUTDIR=$(CURDIR)/build/vm/scale tests/bench/run-scale.sh
 
 # libdat: receive post cost against ibv_post_srq_recv and the ioctl path,
 # message rate against perftest (docs/benchmarks-user.md).

@@ -105,6 +105,8 @@ static inline unsigned long kdat_obj_key(const struct kdat_obj *obj)
 bool kdat_obj_use(struct kdat_obj *obj);
 void kdat_obj_unuse(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type);
+struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type);
+void kdat_obj_drain_uses(struct kdat_obj *obj);
 void kdat_obj_put_use(struct kdat_obj *obj);
 DAT_RETURN kdat_obj_claim(struct kdat_obj *obj, int held);
 bool kdat_obj_claim_wait(struct kdat_obj *obj, int held);

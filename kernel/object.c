@@ -46,10 +46,15 @@ void kdat_call_end(int idx)
 	srcu_read_unlock(&kdat_srcu, idx);
 }
 
-/* Wait for every DAT call that began before now (device removal). */
+/*
+ * Wait for every DAT call that began before now (device removal): those in
+ * kdat_srcu, and the calls that never sleep and run inside plain RCU
+ * instead (dat_srq_post_recv: kdat_obj_use_rcu).
+ */
 void kdat_calls_sync(void)
 {
 	synchronize_srcu(&kdat_srcu);
+	synchronize_rcu();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -349,6 +354,49 @@ struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 		obj = NULL;
 	}
 	return obj;
+}
+
+/*
+ * The receive post's lookup: a call that never sleeps, made entirely inside
+ * rcu_read_lock() (which is then also its call section, see
+ * kdat_calls_sync), takes a shared use of @h and no reference.  The memory
+ * stays (released objects go back through RCU), and while the use is held
+ * no destroy can claim the object; the handle table's reference goes only
+ * in a claimed destroy or in its create's unwinding, which drains the uses
+ * first (kdat_obj_drain_uses), so the release cannot run under the call.
+ * The same failures as kdat_obj_get_use: NULL if @h is not a live, usable
+ * @type.  Undo with kdat_obj_unuse() before rcu_read_unlock().
+ */
+struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
+			 "kdat_obj_use_rcu outside rcu_read_lock");
+	if (!h)
+		return NULL;
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	if (!obj || (void *)obj != h || obj->type != type ||
+	    !kdat_obj_use(obj))
+		return NULL;
+	/* a create that is unwinding took it out of the table */
+	if (!test_bit(KDAT_OBJ_PUBLISHED, &obj->flags)) {
+		kdat_obj_unuse(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/*
+ * A create that unwinds after its object was published: wait until no call
+ * uses the object, and keep new ones out, before the hardware goes.  Unlike
+ * kdat_obj_claim_wait it waits also for an object already unpublished.
+ */
+void kdat_obj_drain_uses(struct kdat_obj *obj)
+{
+	might_sleep();
+	wait_var_event(&obj->usecnt,
+		       atomic_cmpxchg(&obj->usecnt, 0, -1) == 0);
 }
 
 void kdat_obj_put_use(struct kdat_obj *obj)

@@ -492,11 +492,27 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 }
 EXPORT_SYMBOL(dat_srq_free);
 
+/*
+ * The receive post never sleeps: its call section is rcu_read_lock(), and
+ * it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
+ * atomic operations and no SRCU barrier on the hot path.
+ */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	return KDAT_DISPATCH(srq, SRQ, srq_post_recv_func, srq, n, iov,
-			     cookie);
+	struct kdat_obj *o;
+	DAT_RETURN r;
+
+	rcu_read_lock();
+	o = kdat_obj_use_rcu(srq, DAT_HANDLE_TYPE_SRQ);
+	if (o) {
+		r = o->provider->srq_post_recv_func(srq, n, iov, cookie);
+		kdat_obj_unuse(o);
+	} else {
+		r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+	}
+	rcu_read_unlock();
+	return r;
 }
 EXPORT_SYMBOL(dat_srq_post_recv);
 

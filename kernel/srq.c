@@ -542,6 +542,8 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	return DAT_SUCCESS;
 
 err_hw:
+	/* a post that found the handle meanwhile leaves first */
+	kdat_obj_drain_uses(&srq->obj);
 	ib_destroy_srq(srq->srq);
 	srq->srq = NULL;
 err_obj:

@@ -21,7 +21,7 @@ build_pkgs=(make gcc g++ cmake pkg-config libgtest-dev libgmock-dev python3
 guest_pkgs=(linux-image-amd64 qemu-system-x86 busybox-static cpio
 	    rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
 	    librdmacm-dev rdmacm-utils perftest iproute2 dkms jq
-	    dapl2-utils libdapl2)
+	    dapl2-utils libdapl2 gnuplot-nox)
 debug_pkgs=(linux-source-6.1 flex bison bc libelf-dev libssl-dev dwarves
 	    xz-utils clang libclang-rt-14-dev)
 case $what in

@@ -25,6 +25,17 @@
  * raw ib_post_srq_recv on an ib_srq of the same device for comparison:
  *   kdat_bench: micro: ns per call, mean of 4096: dat_srq_post_recv=...
  *
+ * peer=raw replaces kdat's server by the same loop on plain ib_core verbs
+ * (raw_srv.h: rdma_cm, one ib_srq, an IB_POLL_WORKQUEUE CQ, ib_post_srq_recv
+ * in the completion handler); the clients are kdat's EPs on cli_ia as in
+ * every run, so the ratio of the two rates measures the server path.
+ * active=N lets only N client EPs send at a time (each its share of iters
+ * with its window); the next starts when one has sent its share: many
+ * connections, few busy at once, the load an SRQ is for.
+ * With rq=N the raw server gives each QP a receive queue of its own of N
+ * buffers instead of the SRQ (the scale runs' per-EP comparison).  The
+ * result line then names the peer: "kdat_bench: peer=raw eps=...".
+ *
  * window and signal default to a choice that keeps the sends in flight
  * (neps x window) at most half the SRQ: a send whose message finds the
  * SRQ empty is refused with an RNR NAK and retried only after the RNR
@@ -39,6 +50,7 @@
 #include <rdma/ib_verbs.h>
 #include <dat/kdat.h>
 #include "kt_conn.h"
+#include "raw_srv.h"
 
 static char *srv_ia = "rxe0";
 module_param(srv_ia, charp, 0444);
@@ -51,7 +63,7 @@ module_param(srv_addr, charp, 0444);
 MODULE_PARM_DESC(srv_addr, "IPv4 address of the server IA");
 static int neps = 16;
 module_param(neps, int, 0444);
-MODULE_PARM_DESC(neps, "connections (1..1024)");
+MODULE_PARM_DESC(neps, "connections (1..4096)");
 static int size = 64;
 module_param(size, int, 0444);
 MODULE_PARM_DESC(size, "message size in bytes (1..65536)");
@@ -73,8 +85,17 @@ MODULE_PARM_DESC(qual, "connection qualifier of the server's PSP");
 static bool micro;
 module_param(micro, bool, 0444);
 MODULE_PARM_DESC(micro, "measure the cost of single calls instead of the rate");
+static char *peer = "kdat";
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "server: kdat (an SRQ of kdat EPs) or raw (ib_core verbs)");
+static int active;
+module_param(active, int, 0444);
+MODULE_PARM_DESC(active, "client EPs sending at a time (0: all); the next starts when one sent its share");
+static int rq;
+module_param(rq, int, 0444);
+MODULE_PARM_DESC(rq, "peer=raw: per-QP receive queues of rq buffers instead of the SRQ");
 
-#define BENCH_MAX_EPS		1024
+#define BENCH_MAX_EPS		4096
 #define BENCH_RUN_MS		300000	/* give up on the traffic after this */
 #define BENCH_MICRO_N		4096	/* calls timed per micro measurement */
 
@@ -97,9 +118,12 @@ struct bench {
 	u32 total;
 	atomic_t received;
 	atomic_t errors;
+	atomic_t next_ep;		/* active=N: the next EP to start */
 	bool stopping;
 	ktime_t t_end;
 	struct completion done;
+	bool raw;			/* peer=raw: the server is srv_raw */
+	struct raw_srv rawsrv;
 };
 
 #define bench_fail(b, fmt, ...)	kt_fail(&(b)->kt, fmt, ##__VA_ARGS__)
@@ -158,6 +182,22 @@ static void bench_srv_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	}
 }
 
+/* peer=raw: the raw server's handler re-posted the buffer already. */
+static void bench_raw_recv(void *ctx)
+{
+	struct bench *b = ctx;
+
+	if (atomic_inc_return(&b->received) == b->total) {
+		b->t_end = ktime_get();
+		complete(&b->done);
+	}
+}
+
+static void bench_raw_error(void *ctx)
+{
+	bench_error(ctx);
+}
+
 /*
  * Fill EP @i's window.  Called with its lock held, from init for the
  * first sends and from the client upcall afterwards.
@@ -188,6 +228,19 @@ static void bench_pump(struct bench *b, u32 i)
 	}
 }
 
+/* Start the next client EP that has not sent yet, if any. */
+static void bench_start_next(struct bench *b)
+{
+	int i = atomic_inc_return(&b->next_ep) - 1;
+	unsigned long flags;
+
+	if (i >= neps)
+		return;
+	spin_lock_irqsave(&b->win[i].lock, flags);
+	bench_pump(b, i);
+	spin_unlock_irqrestore(&b->win[i].lock, flags);
+}
+
 /* A signalled send completed: it and every send before it are done. */
 static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 			     DAT_BOOLEAN more)
@@ -197,6 +250,7 @@ static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	struct bench *b = ctx;
 	u32 i = c->user_cookie.as_64 >> 32;
 	unsigned long flags;
+	bool finished;
 
 	if (ev->event_number != DAT_DTO_COMPLETION_EVENT ||
 	    c->status != DAT_DTO_SUCCESS || i >= (u32)neps) {
@@ -207,7 +261,11 @@ static void bench_cli_upcall(DAT_PVOID ctx, const DAT_EVENT *ev,
 	spin_lock_irqsave(&b->win[i].lock, flags);
 	b->win[i].done = (u32)c->user_cookie.as_64 + 1;
 	bench_pump(b, i);
+	finished = b->win[i].done == b->win[i].quota;
 	spin_unlock_irqrestore(&b->win[i].lock, flags);
+	/* active=N: this EP sent its share, the next one starts */
+	if (finished && active)
+		bench_start_next(b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -236,6 +294,57 @@ static bool bench_side_open(struct bench *b, struct kt_side *s,
 			     DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
 }
 
+/* peer=raw: the raw server listens where the PSP would; kdat clients. */
+static bool bench_setup_raw(struct bench *b, const DAT_EP_ATTR *a)
+{
+	struct raw_srv *s = &b->rawsrv;
+	int i;
+
+	s->neps = neps;
+	s->size = size;
+	s->depth = depth;
+	s->rq = rq;
+	s->ctx = b;
+	s->on_recv = bench_raw_recv;
+	s->on_error = bench_raw_error;
+	if (raw_srv_start(s, srv_addr, qual)) {
+		bench_fail(b, "%s", s->why);
+		return false;
+	}
+	for (i = 0; i < neps; i++)
+		if (!BENCH_OK(b, dat_ep_create(b->cli.ia, b->cli.pz,
+					       b->cli.dto_evd, b->cli.dto_evd,
+					       b->cli.conn_evd, a, &b->cep[i])))
+			return false;
+	return true;
+}
+
+/* The clients connect KT_CONNECT_BATCH at a time; the server accepts. */
+static int bench_connect_raw(struct bench *b)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int first, i, n, ret;
+
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	for (first = 0; first < neps; first += n) {
+		n = min(neps - first, KT_CONNECT_BATCH);
+		for (i = first; i < first + n; i++)
+			if (!BENCH_OK(b, dat_ep_connect(b->cep[i],
+					(DAT_IA_ADDRESS_PTR)&sin, qual,
+					DAT_TIMEOUT_INFINITE, 0, NULL,
+					DAT_QOS_BEST_EFFORT,
+					DAT_CONNECT_DEFAULT_FLAG)))
+				return -EIO;
+		ret = kt_established(&b->kt, &b->cli, b->cep + first, n);
+		if (ret) {
+			if (b->rawsrv.why[0])
+				bench_fail(b, "%s", b->rawsrv.why);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static bool bench_setup(struct bench *b)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = depth, .max_recv_iov = 1,
@@ -258,19 +367,22 @@ static bool bench_setup(struct bench *b)
 	 * completions, the server's up to depth receive completions, plus a
 	 * drain marker per EP at teardown.
 	 */
-	if (!bench_side_open(b, &b->srv, srv_ia, (size_t)depth * size,
-			     bench_srv_upcall, depth + 2 * neps + 16) ||
-	    !bench_side_open(b, &b->cli, cli_ia, size, bench_cli_upcall,
+	if (!bench_side_open(b, &b->cli, cli_ia, size, bench_cli_upcall,
 			     neps * (window + 2) + 16))
-		return false;
-	if (!BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &b->srq)) ||
-	    !BENCH_OK(b, dat_psp_create(b->srv.ia, qual, b->srv.cr_evd,
-					DAT_PSP_CONSUMER_FLAG, &b->psp)))
 		return false;
 	for (i = 0; i < neps; i++) {
 		spin_lock_init(&b->win[i].lock);
 		b->win[i].quota = iters / neps + (i < iters % neps);
 	}
+	if (b->raw)
+		return bench_setup_raw(b, &a);
+	if (!bench_side_open(b, &b->srv, srv_ia, (size_t)depth * size,
+			     bench_srv_upcall, depth + 2 * neps + 16))
+		return false;
+	if (!BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &b->srq)) ||
+	    !BENCH_OK(b, dat_psp_create(b->srv.ia, qual, b->srv.cr_evd,
+					DAT_PSP_CONSUMER_FLAG, &b->psp)))
+		return false;
 	return !kt_eps_create(&b->kt, &b->srv, b->srq, &b->cli, &a, b->sep,
 			      b->cep, neps);
 }
@@ -345,7 +457,9 @@ static void bench_micro(struct bench *b)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = BENCH_MICRO_N, .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
-	u64 post, query, dequeue, raw;
+	u64 post, post0, badlmr, query, dequeue, raw;
+	DAT_LMR_TRIPLET bad = { .segment_length = size };
+	DAT_SRQ_HANDLE srq0;
 	DAT_SRQ_PARAM p;
 	DAT_EVENT ev;
 	ktime_t t0;
@@ -360,6 +474,25 @@ static void bench_micro(struct bench *b)
 		if (!BENCH_OK(b, bench_post_buf(b, i % depth)))
 			return;
 	post = BENCH_NS_PER_CALL(t0);
+	/*
+	 * Where the cost goes: a post of no segment (handle check, counts
+	 * lock, device post; no LMR lookup), on an SRQ of its own, and a post
+	 * refused at its segment's LMR lookup (handle check and lookup only).
+	 */
+	if (!BENCH_OK(b, dat_srq_create(b->srv.ia, b->srv.pz, &sa, &srq0)))
+		return;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		if (dat_srq_post_recv(srq0, 0, NULL, bench_cookie(i)) !=
+		    DAT_SUCCESS)
+			break;
+	post0 = i == BENCH_MICRO_N ? BENCH_NS_PER_CALL(t0) : 0;
+	bad.lmr_context = b->srv.lmr_ctx + 0x10000;
+	bad.virtual_address = (DAT_VADDR)(uintptr_t)b->srv.buf;
+	t0 = ktime_get();
+	for (i = 0; i < BENCH_MICRO_N; i++)
+		dat_srq_post_recv(b->srq, 1, &bad, bench_cookie(i));
+	badlmr = BENCH_NS_PER_CALL(t0);
 	t0 = ktime_get();
 	for (i = 0; i < BENCH_MICRO_N; i++)
 		dat_srq_query(b->srq, DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT, &p);
@@ -369,8 +502,8 @@ static void bench_micro(struct bench *b)
 		dat_evd_dequeue(b->srv.conn_evd, &ev);
 	dequeue = BENCH_NS_PER_CALL(t0);
 	raw = bench_raw_srq_post_ns(b);
-	pr_info("kdat_bench: micro: ns per call, mean of %d: dat_srq_post_recv=%llu ib_post_srq_recv=%llu dat_srq_query=%llu dat_evd_dequeue(empty)=%llu\n",
-		BENCH_MICRO_N, post, raw, query, dequeue);
+	pr_info("kdat_bench: micro: ns per call, mean of %d: dat_srq_post_recv=%llu ib_post_srq_recv=%llu dat_srq_query=%llu dat_evd_dequeue(empty)=%llu post_0_segments=%llu post_bad_lmr=%llu\n",
+		BENCH_MICRO_N, post, raw, query, dequeue, post0, badlmr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -378,7 +511,8 @@ static void bench_micro(struct bench *b)
 static bool bench_params_ok(struct bench *b)
 {
 	if (neps < 1 || neps > BENCH_MAX_EPS || size < 1 || size > 65536 ||
-	    iters < neps || depth < 1) {
+	    iters < neps || depth < 1 || rq < 0 || active < 0 || (rq && strcmp(peer, "raw")) ||
+	    (strcmp(peer, "raw") && strcmp(peer, "kdat"))) {
 		bench_fail(b, "bad parameters: see modinfo kdat_bench.ko");
 		return false;
 	}
@@ -401,17 +535,20 @@ static void bench_run(struct bench *b)
 
 	t_conn = ktime_get();
 	/* KT_CONNECT_BATCH at a time; private data = index */
-	if (!bench_setup(b) ||
+	if (!bench_setup(b))
+		return;
+	if (b->raw ? bench_connect_raw(b) :
 	    kt_connect(&b->kt, &b->srv, &b->cli, srv_addr, qual, b->sep,
 		       b->cep, 0, neps, NULL))
 		return;
 	t_conn = ktime_sub(ktime_get(), t_conn);
-	for (i = 0; i < depth; i++)
+	for (i = 0; !b->raw && i < depth; i++)
 		if (!BENCH_OK(b, bench_post_buf(b, i)))
 			return;
 
 	t0 = ktime_get();
-	for (i = 0; i < neps; i++) {
+	atomic_set(&b->next_ep, active ? min(active, neps) : neps);
+	for (i = 0; i < atomic_read(&b->next_ep) && i < neps; i++) {
 		spin_lock_irq(&b->win[i].lock);
 		bench_pump(b, i);
 		spin_unlock_irq(&b->win[i].lock);
@@ -429,11 +566,13 @@ static void bench_run(struct bench *b)
 		return;
 	}
 	usecs = max_t(s64, ktime_us_delta(b->t_end, t0), 1);
-	pr_info("kdat_bench: eps=%d size=%d msgs=%u usecs=%lld rate=%llu\n",
+	pr_info("kdat_bench: %s%seps=%d size=%d msgs=%u usecs=%lld rate=%llu\n",
+		b->raw ? "peer=raw" : "", b->raw ? " " : "",
 		neps, size, b->total, usecs,
 		div64_u64((u64)b->total * USEC_PER_SEC, usecs));
-	pr_info("kdat_bench: detail: depth=%d window=%d signal=%d connect_ms=%lld\n",
-		depth, window, signal, ktime_to_ms(t_conn));
+	pr_info("kdat_bench: detail: depth=%d rq=%d window=%d signal=%d active=%d connect_ms=%lld\n",
+		b->raw && rq ? 0 : depth, b->raw ? rq : 0, window, signal,
+		active, ktime_to_ms(t_conn));
 }
 
 static int __init kdat_bench_init(void)
@@ -444,6 +583,7 @@ static int __init kdat_bench_init(void)
 	if (!b)
 		return -ENOMEM;
 	b->kt.name = "kdat_bench";
+	b->raw = !strcmp(peer, "raw");
 	init_completion(&b->done);
 	if (bench_params_ok(b)) {
 		b->total = iters;
@@ -459,6 +599,8 @@ static int __init kdat_bench_init(void)
 	}
 	WRITE_ONCE(b->stopping, true);
 	bench_side_close(&b->cli);
+	if (b->raw)
+		raw_srv_stop(&b->rawsrv);
 	bench_side_close(&b->srv);
 	if (b->kt.why[0])
 		pr_err("kdat_bench: FAILED: %s\n", b->kt.why);
