@@ -87,13 +87,6 @@ static bool evd_arg(const std::shared_ptr<Context> &ctx, DAT_EVD_HANDLE h,
 	return out && out->ctx == ctx;
 }
 
-static bool env_wants_ep_ioctl()
-{
-	const char *v = secure_getenv("KDAT_EP_POST");
-
-	return v && !std::strcmp(v, "ioctl");
-}
-
 DAT_RETURN Ep::attach_ring(std::uint64_t offset, std::uint64_t size)
 {
 	DAT_RETURN r = Mapping::map(ctx->dev, size, offset, sring_map);
@@ -191,7 +184,7 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	ep->request_evd = req;
 	ep->connect_evd = conn;
 	ep->srq = srq;
-	ep->post_by_ioctl = env_wants_ep_ioctl();
+	ep->post_by_ioctl = ring::env_wants_ioctl("KDAT_EP_POST");
 	/* no ring (an older module, no memory): every post by ioctl */
 	if (c.ring_size && !ep->post_by_ioctl) {
 		r = ep->attach_ring(c.ring_offset, c.ring_size);

@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -83,6 +84,18 @@ struct Layout {
 		       (std::size_t)(index & (entries - 1)) * entry_size;
 	}
 };
+
+/*
+ * Whether the environment variable @var asks for the ioctl path instead
+ * of the ring (KDAT_SRQ_POST=ioctl, KDAT_EP_POST=ioctl: for comparison
+ * in benchmarks and tests).
+ */
+inline bool env_wants_ioctl(const char *var)
+{
+	const char *v = secure_getenv(var);
+
+	return v && !std::strcmp(v, "ioctl");
+}
 
 /*
  * Check that @len bytes at @mem hold a ring whose entries are at least

@@ -83,13 +83,6 @@ Srq::~Srq()
 	chan->recycle();
 }
 
-static bool env_wants_ioctl()
-{
-	const char *v = secure_getenv("KDAT_SRQ_POST");
-
-	return v && !std::strcmp(v, "ioctl");
-}
-
 DAT_RETURN Srq::attach(std::uint64_t offset, std::uint64_t size)
 {
 	DAT_RETURN r = Mapping::map(ctx->dev, size, offset, map);
@@ -132,7 +125,7 @@ DAT_RETURN Ia::srq_create(DAT_PZ_HANDLE pz_handle, DAT_SRQ_ATTR *attr,
 	/* DAT_HW_DEFAULT comes back as the kernel's choice */
 	srq->max_recv_iov = c.max_recv_iov;
 	srq->max_recv_dtos = c.max_recv_dtos;
-	srq->post_by_ioctl = env_wants_ioctl();
+	srq->post_by_ioctl = ring::env_wants_ioctl("KDAT_SRQ_POST");
 	r = srq->attach(c.ring_offset, c.ring_size);
 	if (!ok(r))
 		return r;
