@@ -1681,7 +1681,12 @@ again:
 	}
 	ep->sring_head = head;
 	smp_store_release(&h->head, head);
-	idle = !kdat_ep_sq_busy(ep);
+	/*
+	 * A dead ring's QP went without a drain (device removal): its
+	 * completions never come, so a post that raced the close must kick,
+	 * and the kick flushes it.
+	 */
+	idle = ep->sring_dead || !kdat_ep_sq_busy(ep);
 	if (idle) {
 		WRITE_ONCE(h->flags, KDAT_RING_NEED_KICK);
 		/*

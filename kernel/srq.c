@@ -52,7 +52,7 @@ static atomic_long_t kdat_limit_arms;		/* ib_modify_srq(LIMIT) ok */
 static atomic_long_t kdat_limit_arm_errors;	/* ... failed */
 static struct workqueue_struct *kdat_srq_wq;	/* limit_work */
 
-static u32 __kdat_srq_drain(struct kdat_srq *srq);
+static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch);
 
 /* Sleep-safe callers (kick, query) give the CPU away between batches. */
 static void cond_resched_if_sleepable(void)
@@ -302,15 +302,16 @@ static void kdat_srq_limit_work(struct work_struct *w)
 	kdat_srq_arm_limit(srq);
 	mutex_unlock(&srq->resize_lock);
 	if (alive)
-		__kdat_srq_drain(srq);
+		__kdat_srq_drain(srq, false);
 	kdat_obj_put(&srq->obj);
 }
 
 /*
  * IB_EVENT_SRQ_LIMIT_REACHED: the device took a buffer and has fewer than
  * hw_limit left.  Any context (rxe: its responder, before the completion
- * of that buffer exists; an HCA: its event interrupt).  Move what waits in
- * the post ring into the SRQ now, then have the limit armed again.  With
+ * of that buffer exists; an HCA: its event interrupt).  Move one batch of
+ * what waits in the post ring into the SRQ now, then have the limit armed
+ * again and the rest drained by the work item.  With
  * nothing in the ring no kick is asked for before the SRQ is empty: a
  * kick is a system call per post, which costs more than the completions
  * that drain the ring anyway (measured on rxe: more RNR NAKs, not fewer).
@@ -320,7 +321,7 @@ static void kdat_srq_limit_reached(struct kdat_srq *srq)
 	if (!srq->uring)
 		return;		/* a kernel SRQ arms no limit */
 	atomic_long_inc(&kdat_limit_events);
-	atomic_long_add(__kdat_srq_drain(srq), &kdat_limit_drained);
+	atomic_long_add(__kdat_srq_drain(srq, true), &kdat_limit_drained);
 	kdat_obj_hold(&srq->obj);
 	if (!queue_work(kdat_srq_wq, &srq->limit_work))
 		kdat_obj_put(&srq->obj);	/* already queued: not the last */
@@ -630,7 +631,7 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
  * error event instead of being posted.  When the SRQ has no buffer left
  * the ring asks the user to kick after its next post.
  */
-static u32 __kdat_srq_drain(struct kdat_srq *srq)
+static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 {
 	struct kdat_uring *r = srq->uring;
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -660,6 +661,10 @@ again:
 		 * before the lock drops, so another drainer resumes here).
 		 */
 		if (++batch > KDAT_DRAIN_BATCH) {
+			/* a device event (maybe a hard IRQ): its work item
+			 * drains the rest */
+			if (one_batch)
+				break;
 			srq->ring_head = head;
 			smp_store_release(&h->head, head);
 			spin_unlock_irqrestore(&srq->ring_lock, flags);
@@ -745,7 +750,7 @@ again:
 
 void kdat_srq_drain(struct kdat_srq *srq)
 {
-	__kdat_srq_drain(srq);
+	__kdat_srq_drain(srq, false);
 }
 
 DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,

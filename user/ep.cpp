@@ -491,13 +491,29 @@ DAT_RETURN Ep::post_ioctl(std::uint32_t op, DAT_COUNT n,
 		p.immed_data = x->immed_data;
 	}
 	to_useg(iov, n, p.seg);
-	/* what the ring holds goes first */
-	if (sq && sring.unconsumed())
+	/*
+	 * What the ring holds goes first.  An entry the kick leaves there
+	 * waits for the send queue (full, or a refusal held back until what
+	 * was posted before it completes): posting past it would complete
+	 * out of order, so the queue counts as full.
+	 */
+	if (sq && sring.unconsumed()) {
 		(void)kick();
-	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_POST, p);
-	if (ok(r) && sq) {
+		if (sring.unconsumed())
+			return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+	}
+	/*
+	 * Counted in flight before the kernel can retire it (its completion
+	 * may come before the ioctl returns), given back if it failed.
+	 */
+	if (sq) {
 		std::lock_guard<SpinLock> g(post_lock);
 		ioctl_posted++;
+	}
+	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_POST, p);
+	if (!ok(r) && sq) {
+		std::lock_guard<SpinLock> g(post_lock);
+		ioctl_posted--;
 	}
 	return r;
 }

@@ -251,9 +251,16 @@ static void raw_srv_stop(struct raw_srv *s)
 
 	/* no request comes any more (the clients are closed) */
 	WRITE_ONCE(s->stopping, true);
+	/* waits for its handler: no QP is made on s->cq after this */
+	if (s->listen)
+		rdma_destroy_id(s->listen);
+	s->listen = NULL;
 	for (i = 0; s->ids && i < s->neps; i++) {
 		if (!s->ids[i])
 			continue;
+		/* a per-QP queue's poller re-posts into the QP: let it pass */
+		if (s->rq && s->ids[i]->qp)
+			ib_drain_qp(s->ids[i]->qp);
 		rdma_destroy_qp(s->ids[i]);
 		rdma_destroy_id(s->ids[i]);
 	}
@@ -266,8 +273,6 @@ static void raw_srv_stop(struct raw_srv *s)
 				    DMA_BIDIRECTIONAL);
 	if (s->pd)
 		ib_dealloc_pd(s->pd);
-	if (s->listen)
-		rdma_destroy_id(s->listen);
 	kfree(s->buf);
 	kvfree(s->bufs);
 	kfree(s->ids);
