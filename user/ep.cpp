@@ -185,6 +185,7 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	ep->connect_evd = conn;
 	ep->srq = srq;
 	ep->post_by_ioctl = ring::env_wants_ioctl("KDAT_EP_POST");
+	ep->kick_inline = ring::env_is("KDAT_EP_KICK", "inline");
 	/* no ring (an older module, no memory): every post by ioctl */
 	if (c.ring_size && !ep->post_by_ioctl) {
 		r = ep->attach_ring(c.ring_offset, c.ring_size);
@@ -449,8 +450,8 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	 * busy and cost no kick (KDAT_EP_KICK_DEFER).
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		DAT_RETURN k = kick(flags & DAT_COMPLETION_SUPPRESS_FLAG ?
-				    KDAT_EP_KICK_DEFER : 0);
+		DAT_RETURN k = kick((flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
+				    !kick_inline ? KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE))
 			r = k;
 	}

@@ -587,6 +587,7 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 	LmrCache lmr_cache;
 	std::uint32_t ioctl_posted = 0;	/* send-queue posts by ioctl */
 	bool post_by_ioctl = false;
+	bool kick_inline = false;	/* KDAT_EP_KICK=inline: never defer */
 
 	DAT_RETURN attach_ring(std::uint64_t offset, std::uint64_t size);
 	DAT_RETURN refresh_limits();

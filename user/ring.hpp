@@ -87,14 +87,19 @@ struct Layout {
 
 /*
  * Whether the environment variable @var asks for the ioctl path instead
- * of the ring (KDAT_SRQ_POST=ioctl, KDAT_EP_POST=ioctl: for comparison
- * in benchmarks and tests).
+ * of the ring (KDAT_SRQ_POST=ioctl, KDAT_EP_POST=ioctl), or for inline
+ * kicks only (KDAT_EP_KICK=inline): for comparison in benchmarks.
  */
-inline bool env_wants_ioctl(const char *var)
+inline bool env_is(const char *var, const char *value)
 {
 	const char *v = secure_getenv(var);
 
-	return v && !std::strcmp(v, "ioctl");
+	return v && !std::strcmp(v, value);
+}
+
+inline bool env_wants_ioctl(const char *var)
+{
+	return env_is(var, "ioctl");
 }
 
 /*
