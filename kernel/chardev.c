@@ -528,18 +528,6 @@ static bool kdat_useg_pads_zero(const struct kdat_useg *s, u32 n)
 	return true;
 }
 
-static void kdat_useg_to_triplets(const struct kdat_useg *s, u32 n,
-				  DAT_LMR_TRIPLET *t)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		t[i].lmr_context = s[i].lmr_context;
-		t[i].virtual_address = s[i].addr;
-		t[i].segment_length = s[i].length;
-	}
-}
-
 DEFINE_IOC(srq_post, struct kdat_ioc_srq_post)
 {
 	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);

@@ -1607,7 +1607,7 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 	struct kdat_ep_sqe *w;
 	DAT_RMR_TRIPLET rmr;
 	unsigned long irqflags;
-	u32 head, tail, raw, max_seg, batch, op, n, fl, imm, i;
+	u32 head, tail, raw, max_seg, batch, op, n, fl, imm;
 	bool retried = false, idle;
 	DAT_DTO_COOKIE ck;
 	DAT_RETURN ret;
@@ -1656,14 +1656,7 @@ again:
 			/* never read past this entry's own segments */
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		} else {
-			for (i = 0; i < n; i++) {
-				t[i].lmr_context =
-					READ_ONCE(w->seg[i].lmr_context);
-				t[i].virtual_address =
-					READ_ONCE(w->seg[i].addr);
-				t[i].segment_length =
-					READ_ONCE(w->seg[i].length);
-			}
+			kdat_useg_to_triplets(w->seg, n, t);
 			ret = kdat_ep_post_user(ep, op, n, t, ck, &rmr, ca, sw,
 						imm, fl);
 		}

@@ -667,4 +667,20 @@ static inline bool kdat_ia_dead(struct kdat_ia *ia)
 	return READ_ONCE(ia->dead);
 }
 
+/*
+ * The triplets of @n segments of an ioctl argument or of a ring entry the
+ * user may be rewriting meanwhile: each field is read once.
+ */
+static inline void kdat_useg_to_triplets(const struct kdat_useg *s, u32 n,
+					 DAT_LMR_TRIPLET *t)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		t[i].lmr_context = READ_ONCE(s[i].lmr_context);
+		t[i].virtual_address = READ_ONCE(s[i].addr);
+		t[i].segment_length = READ_ONCE(s[i].length);
+	}
+}
+
 #endif /* KDAT_CORE_H */

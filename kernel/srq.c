@@ -638,7 +638,7 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	struct kdat_ring_hdr *h;
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
-	u32 head, tail, raw, n, i, max_seg, batch;
+	u32 head, tail, raw, n, max_seg, batch;
 	bool retried = false, blocked = false, broken;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
@@ -687,14 +687,7 @@ again:
 			/* never read past this entry's own segments */
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		} else {
-			for (i = 0; i < n; i++) {
-				t[i].lmr_context =
-					READ_ONCE(w->seg[i].lmr_context);
-				t[i].virtual_address =
-					READ_ONCE(w->seg[i].addr);
-				t[i].segment_length =
-					READ_ONCE(w->seg[i].length);
-			}
+			kdat_useg_to_triplets(w->seg, n, t);
 			ret = kdat_srq_post_one(srq, n, t, c);
 			/* full: leave it for the next drain, nothing is lost */
 			if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
