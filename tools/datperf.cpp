@@ -329,6 +329,16 @@ private:
 	Clock::time_point at_;
 };
 
+/* The next event on @evd, waiting past poll timeouts until @dl runs out. */
+DAT_EVENT await_event(DAT_EVD_HANDLE evd, const Deadline &dl, const char *what)
+{
+	DAT_EVENT e;
+
+	while (!wait_event(evd, e))
+		dl.check(what);
+	return e;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Message rate: the server                                               */
 
@@ -393,12 +403,9 @@ public:
 		std::map<DAT_EP_HANDLE, bool> eps;	/* EP -> disconnected */
 
 		while (gone < o_.eps || res.received < expected) {
-			DAT_EVENT e;
-			if (!wait_event(evd_, e)) {
-				dl.check(gone < o_.eps ? "connections" :
-							 "messages");
-				continue;
-			}
+			DAT_EVENT e = await_event(evd_, dl, gone < o_.eps ?
+							    "connections" :
+							    "messages");
 			dl.touch();
 			do {
 				handle(e, res, eps, expected, announced, gone);
@@ -570,11 +577,7 @@ public:
 			complete += msgs_[i] == 0;
 		Deadline dl(o_.timeout);
 		while (complete < n) {
-			DAT_EVENT e;
-			if (!wait_event(evd_, e)) {
-				dl.check("send completions");
-				continue;
-			}
+			DAT_EVENT e = await_event(evd_, dl, "send completions");
 			dl.touch();
 			do {
 				complete += on_event(e);
@@ -715,11 +718,7 @@ private:
 			ok(dat_ep_disconnect(h, DAT_CLOSE_GRACEFUL_FLAG),
 			   "dat_ep_disconnect");
 		while (down < o_.eps) {
-			DAT_EVENT e;
-			if (!wait_event(evd_, e)) {
-				dl.check("disconnections");
-				continue;
-			}
+			DAT_EVENT e = await_event(evd_, dl, "disconnections");
 			if (e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
 				down++;
 		}
@@ -1372,11 +1371,7 @@ public:
 		Deadline dl(o_.timeout);
 
 		for (;;) {
-			DAT_EVENT e;
-			if (!wait_event(cevd_, e)) {
-				dl.check("a connection request");
-				continue;
-			}
+			DAT_EVENT e = await_event(cevd_, dl, "a connection request");
 			if (e.event_number != DAT_CONNECTION_REQUEST_EVENT)
 				continue;
 			DAT_CR_HANDLE cr = e.event_data.cr_arrival_event_data.cr_handle;
@@ -1409,11 +1404,7 @@ public:
 		Deadline dl(o_.timeout);
 
 		for (;;) {
-			DAT_EVENT e;
-			if (!wait_event(cevd_, e)) {
-				dl.check("the connection");
-				continue;
-			}
+			DAT_EVENT e = await_event(cevd_, dl, "the connection");
 			if (e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED)
 				return;
 			if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
@@ -1527,11 +1518,7 @@ public:
 		Deadline dl(o_.timeout);
 
 		for (;;) {
-			DAT_EVENT e;
-			if (!wait_event(cevd_, e)) {
-				dl.check("the disconnection");
-				continue;
-			}
+			DAT_EVENT e = await_event(cevd_, dl, "the disconnection");
 			if (e.event_number >= DAT_CONNECTION_EVENT_PEER_REJECTED &&
 			    e.event_number <= DAT_CONNECTION_EVENT_UNREACHABLE)
 				return;
