@@ -309,8 +309,10 @@ static inline uint32_t k_srq(int fd, uint32_t ia, uint32_t pz, int depth,
 	return s;
 }
 
-static inline uint32_t k_ep(int fd, uint32_t ia, uint32_t pz, uint32_t evd,
-			    uint32_t cevd, uint32_t srq, uint32_t *ep)
+/* An EP; with @ring, its send ring mapped there if the module gave it one. */
+static inline uint32_t k_ep_ring(int fd, uint32_t ia, uint32_t pz,
+				 uint32_t evd, uint32_t cevd, uint32_t srq,
+				 uint32_t *ep, struct kring *ring)
 {
 	struct kdat_ioc_ep_create c = {
 		.ia = ia, .pz = pz, .recv_evd = evd, .request_evd = evd,
@@ -322,7 +324,16 @@ static inline uint32_t k_ep(int fd, uint32_t ia, uint32_t pz, uint32_t evd,
 	uint32_t s = KIOC(fd, KDAT_IOC_EP_CREATE, &c);
 
 	*ep = s == DAT_SUCCESS ? c.ep : 0;
+	if (s == DAT_SUCCESS && ring && c.ring_size &&
+	    kr_map(fd, c.ring_offset, c.ring_size, ring))
+		kr_fail("mmap of EP %u's send ring: %s", c.ep, strerror(errno));
 	return s;
+}
+
+static inline uint32_t k_ep(int fd, uint32_t ia, uint32_t pz, uint32_t evd,
+			    uint32_t cevd, uint32_t srq, uint32_t *ep)
+{
+	return k_ep_ring(fd, ia, pz, evd, cevd, srq, ep, NULL);
 }
 
 static inline uint32_t k_psp(int fd, uint32_t ia, uint32_t crevd,

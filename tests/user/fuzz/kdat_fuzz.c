@@ -1077,22 +1077,9 @@ static void case_fuzz_rings(void)
 			DAT_SUCCESS, "post");
 	{
 		/* the client EP with its send ring mapped */
-		struct kdat_ioc_ep_create c = {
-			.ia = x.c.ia, .pz = x.c.pz, .recv_evd = x.c.evd,
-			.request_evd = x.c.evd, .connect_evd = x.c.cevd,
-			.has_attr = 1,
-			.attr = { .max_message_size = 4096,
-				  .max_request_dtos = 16, .max_request_iov = 1,
-				  .max_recv_dtos = 16, .max_recv_iov = 1 },
-		};
-
-		st = KIOC(x.fd, KDAT_IOC_EP_CREATE, &c);
+		st = k_ep_ring(x.fd, x.c.ia, x.c.pz, x.c.evd, x.c.cevd, 0,
+			       &x.cep, &x.epring);
 		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
-		x.cep = c.ep;
-		if (c.ring_size)
-			REQUIRE(!kr_map(x.fd, c.ring_offset, c.ring_size,
-					&x.epring),
-				"mmap of the send ring: %s", strerror(errno));
 		REQUIRE(!x.epring.h || (x.epring.h->entries == 16 &&
 					 x.epring.h->entry_size == 128 &&
 					 x.epring.h->entry_offset == 192),

@@ -31,10 +31,11 @@ inline const char *srv_ia() { return env_or("KDAT_SRV_IA", "rxe0"); }
 inline const char *cli_ia() { return env_or("KDAT_CLI_IA", "rxe1"); }
 inline const char *srv_addr() { return env_or("KDAT_SRV_ADDR", "192.0.2.1"); }
 
-// One counter of /sys/kernel/debug/kdat/objects, -1 if absent.
-inline long kdat_counter(const char *key)
+// One counter of a "key value" file under /sys/kernel/debug/kdat
+// (objects: live objects; srq_limit: the device SRQ limit), -1 if absent.
+inline long kdat_counter(const char *key, const char *file = "objects")
 {
-	std::ifstream f("/sys/kernel/debug/kdat/objects");
+	std::ifstream f(std::string("/sys/kernel/debug/kdat/") + file);
 	std::string k;
 	long v;
 	while (f >> k >> v)

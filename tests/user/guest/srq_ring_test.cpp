@@ -281,13 +281,7 @@ uint32_t head_of(kdat_ring_hdr *h)
 // absent.
 long srq_limit_counter(const char *key)
 {
-	std::ifstream f("/sys/kernel/debug/kdat/srq_limit");
-	std::string k;
-	long v;
-	while (f >> k >> v)
-		if (k == key)
-			return v;
-	return -1;
+	return kdat_counter(key, "srq_limit");
 }
 
 // Receives waiting in the post ring reach the SRQ when the device runs low

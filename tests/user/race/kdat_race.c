@@ -3149,25 +3149,10 @@ static void case_device_removal_mid_traffic(void)
 	for (i = 0; i < 32; i++)
 		REQUIRE(k_srq_post(x.fd, x.srq, x.s.lctx, x.s.buf + i * 1024, 1024, i) ==
 			DAT_SUCCESS, "srq post");
-	{
-		/* the client EP with its send ring mapped, if the module has one */
-		struct kdat_ioc_ep_create c = {
-			.ia = x.c.ia, .pz = x.c.pz, .recv_evd = x.c.evd,
-			.request_evd = x.c.evd, .connect_evd = x.c.cevd,
-			.has_attr = 1,
-			.attr = { .max_message_size = 4096,
-				  .max_request_dtos = 16, .max_request_iov = 1,
-				  .max_recv_dtos = 16, .max_recv_iov = 1 },
-		};
-
-		st = KIOC(x.fd, KDAT_IOC_EP_CREATE, &c);
-		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
-		x.cep = c.ep;
-		if (c.ring_size)
-			REQUIRE(!kr_map(x.fd, c.ring_offset, c.ring_size,
-					&x.epring),
-				"mmap of the send ring: %s", strerror(errno));
-	}
+	/* the client EP with its send ring mapped, if the module has one */
+	st = k_ep_ring(x.fd, x.c.ia, x.c.pz, x.c.evd, x.c.cevd, 0, &x.cep,
+		       &x.epring);
+	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
 	x.sep = connect_pair(&x.s, &x.c, x.cep, x.srq, x.s.pz);
 	pthread_create(&ts, NULL, dr_sender, &x);
 	pthread_create(&tr, NULL, dr_receiver, &x);
