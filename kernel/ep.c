@@ -932,17 +932,21 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
  * Tear down the QP and the CM ID, with ep->op_lock held.  The ID's handler
  * lock is taken while the EP lets the ID go, so no CM event still running
  * creates a QP or touches the EP afterwards (the handler ignores an ID the
- * EP does not own).  With @drain, outstanding work requests complete
- * (flushed) through the normal handlers first, so every posted buffer
- * completes exactly once.  An SRQ QP drains only its send queue: its
- * receives belong to the SRQ, whose completions find their EP through the
- * SRQ's QP table, not through the QP (srq.c).  Idempotent.  Returns the
- * EP's own CQ, if any, for the caller to free once op_lock is dropped
- * (kdat_ep_free_cq): freeing a CQ waits for its poller, and a poller runs
- * upcalls that take op_lock (of another EP: lockdep knows one class of
- * CQ work only).
+ * EP does not own).  Outstanding work requests complete (flushed) through
+ * the normal handlers first, also when the device is going (ib_core calls
+ * remove_one while the device still works, and a driver whose hardware died
+ * flushes in software, as every ULP's removal relies on): a completion left
+ * in a CQ that outlives the QP (the EVDs') would name the EP's work request
+ * slots after the EP was freed.  So every posted buffer completes exactly
+ * once.  An SRQ QP drains only its send queue: its receives belong to the
+ * SRQ, whose completions find their EP through the SRQ's QP table, not
+ * through the QP, and whose memory the receive EVD pins (srq.c).
+ * Idempotent.  Returns the EP's own CQ, if any, for the caller to free once
+ * op_lock is dropped (kdat_ep_free_cq): freeing a CQ waits for its poller,
+ * and a poller runs upcalls that take op_lock (of another EP: lockdep knows
+ * one class of CQ work only).
  */
-static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
+static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
 {
 	struct rdma_cm_id *id;
 	struct ib_qp *qp;
@@ -963,12 +967,10 @@ static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep, bool drain)
 	if (qp && ep->srq)
 		xa_erase(&ep->srq->qps, kdat_qp_key(qp));
 	if (id && qp) {
-		if (drain) {
-			if (ep->srq)
-				ib_drain_sq(qp);
-			else
-				ib_drain_qp(qp);
-		}
+		if (ep->srq)
+			ib_drain_sq(qp);
+		else
+			ib_drain_qp(qp);
 		rdma_destroy_qp(id);
 	}
 	if (id)
@@ -986,7 +988,7 @@ static void kdat_ep_free_cq(struct ib_cq *cq)
 
 static void kdat_ep_ring_close(struct kdat_ep *ep);
 
-/* Device removal: release the QP without draining. */
+/* Device removal: flush and release the QP, keep the EP. */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
 	struct ib_cq *cq;
@@ -996,7 +998,7 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep)
 	if (ep->state != DAT_EP_STATE_UNCONNECTED)
 		ep->state = DAT_EP_STATE_DISCONNECTED;
 	spin_unlock_irq(&ep->lock);
-	cq = kdat_ep_destroy_qp(ep, false);
+	cq = kdat_ep_destroy_qp(ep);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
 	kdat_ep_ring_close(ep);
@@ -1675,9 +1677,8 @@ again:
 	ep->sring_head = head;
 	smp_store_release(&h->head, head);
 	/*
-	 * A dead ring's QP went without a drain (device removal): its
-	 * completions never come, so a post that raced the close must kick,
-	 * and the kick flushes it.
+	 * A dead ring's QP is gone and its completions came: a post that
+	 * raced the close must kick, and the kick flushes it.
 	 */
 	idle = ep->sring_dead || !kdat_ep_sq_busy(ep);
 	if (idle) {
@@ -1773,7 +1774,7 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	}
 	spin_unlock_irq(&ep->lock);
 	/* a fresh QP at the next connect hides the old connection's state */
-	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ep->obj.ia));
+	cq = kdat_ep_destroy_qp(ep);
 	spin_lock_irq(&ep->lock);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	/* a connection event still on its way was the old connection's */
@@ -1836,7 +1837,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	spin_unlock_irq(&ep->lock);
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
-	cq = kdat_ep_destroy_qp(ep, !kdat_ia_dead(ia));
+	cq = kdat_ep_destroy_qp(ep);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
 	kdat_ep_flush_pending(ep);

@@ -247,7 +247,10 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
 		while ((obj = kdat_ia_next_child(ia, op->type,
 						 KDAT_OBJ_TORN))) {
 			if (kdat_obj_claim_wait(obj, 0)) {
+				/* counted, so device removal waits for it */
+				kdat_free_begin(obj);
 				r = op->destroy(obj);
+				kdat_free_end(obj);
 				if (r != DAT_SUCCESS) {
 					/* cannot happen in order */
 					pr_err("kdat: abrupt close could not free %d: %x\n",
@@ -272,6 +275,7 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
  * objects, which then fail every call but can still be freed.  The calls
  * in flight finish first (kdat_calls_sync), so a create that passed its
  * "dead" test has linked its object by then and is torn down here too.
+ * Work requests still posted complete as flushed (kdat_ep_destroy_qp).
  */
 static void kdat_ia_catastrophe(struct kdat_ia *ia)
 {
@@ -289,6 +293,14 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 			op->hw_destroy(obj);
 			kdat_obj_put(obj);
 		}
+		/*
+		 * A /dev/kdat free runs outside the calls kdat_calls_sync
+		 * waits for, and its object left the list before its
+		 * hardware goes: wait for it, so its QP is gone before the
+		 * CQs of the next types, and all is gone before remove
+		 * returns.
+		 */
+		wait_var_event(&ia->frees, !atomic_read(&ia->frees));
 	}
 	/* told only once nothing of the device is left in use */
 	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,

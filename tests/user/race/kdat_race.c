@@ -16,7 +16,9 @@
  *    racing EVD free, SRQ ops racing real traffic, connect/accept/
  *    disconnect/reset/free racing on one EP, concurrent SRQ posts counted
  *    exactly, a forked child refused on its parent's handles and rings,
- *    device removal under a live process;
+ *    device removal under a live process, and under sends stalled behind
+ *    RNR while frees race it (every send of a surviving EP completes once,
+ *    flushed);
  *  - the ioctl size rules (dispatch by number, hdr.size, E2BIG, EINVAL
  *    for non-zero padding).
  *
@@ -3227,6 +3229,131 @@ static void case_device_removal_mid_traffic(void)
 	close(fd2);
 }
 
+/*
+ * Device removal under stalled sends, racing frees.  The server's SRQ runs
+ * dry, so rxe1's EPs hold sends that wait out RNR; rxe1 goes while a thread
+ * frees half of its EPs.  Every free succeeds, and every send of an EP
+ * still there completes exactly once (flushed, unless it was among the
+ * few the SRQ took): the device's QPs are flushed, not dropped.  A
+ * completion left in the EVD's CQ would name the freed EPs' memory.
+ */
+enum { DRF_EPS = 8, DRF_SENDS = 12, DRF_BUFS = 4 };
+
+struct drf {
+	int fd;
+	uint32_t cep[DRF_EPS];
+	uint32_t st[DRF_EPS / 2];
+	atomic_int go;
+};
+
+static void *drf_freer(void *p)
+{
+	struct drf *x = p;
+	int i;
+
+	while (!atomic_load(&x->go))
+		;
+	for (i = 0; i < DRF_EPS / 2; i++)
+		x->st[i] = k_free(x->fd, x->cep[i], KT_EP);
+	return NULL;
+}
+
+static void case_device_removal_flushes_vs_frees(void)
+{
+	static const char *const del[] = { "rdma", "link", "delete", "rxe1", NULL };
+	static uint8_t seen[DRF_EPS][DRF_SENDS];
+	static struct drf x;
+	struct side s, c;
+	struct kdat_uevent e;
+	uint32_t st, srq;
+	pthread_t t;
+	bool cat = false;
+	double end;
+	int i, j, got = 0, rc, ok = 0, flushed = 0;
+	long left;
+
+	memset(seen, 0, sizeof(seen));
+	REQUIRE(rxe1_restore(), "rxe1 is not ACTIVE");
+	x.fd = kdat_open();
+	open_side(x.fd, "rxe0", &s);
+	open_side(x.fd, "rxe1", &c);
+	st = k_srq(x.fd, s.ia, s.pz, 16, &srq, NULL);
+	REQUIRE(st == DAT_SUCCESS, "srq: %s", ST(st));
+	for (i = 0; i < DRF_BUFS; i++)
+		REQUIRE(k_srq_post(x.fd, srq, s.lctx, s.buf + i * 1024, 1024, i) ==
+			DAT_SUCCESS, "srq post");
+	for (i = 0; i < DRF_EPS; i++) {
+		st = k_ep(x.fd, c.ia, c.pz, c.evd, c.cevd, 0, &x.cep[i]);
+		REQUIRE(st == DAT_SUCCESS, "client ep %d: %s", i, ST(st));
+		connect_pair(&s, &c, x.cep[i], srq, s.pz);
+	}
+	for (i = 0; i < DRF_EPS; i++)
+		for (j = 0; j < DRF_SENDS; j++) {
+			st = k_ep_post(x.fd, x.cep[i], KDAT_POST_SEND, c.lctx,
+				       c.buf, 64, (uint64_t)i * DRF_SENDS + j);
+			REQUIRE(st == DAT_SUCCESS, "send %d/%d: %s", i, j, ST(st));
+		}
+	/* the SRQ took its buffers: every other send now waits out RNR */
+	while (got < DRF_BUFS &&
+	       kr_next_event(x.fd, &s.ring, s.evd, 20000000, &e, NULL))
+		if (e.event_number == DAT_DTO_COMPLETION_EVENT)
+			got++;
+	REQUIRE(got == DRF_BUFS, "the server received %d of %d", got, DRF_BUFS);
+
+	pthread_create(&t, NULL, drf_freer, &x);
+	atomic_store(&x.go, 1);
+	rc = run_cmd(del);
+	CHECK(rc == 0, "rdma link delete rxe1: exit %d", rc);
+	pthread_join(t, NULL);
+	for (i = 0; i < DRF_EPS / 2; i++)
+		CHECK(x.st[i] == DAT_SUCCESS, "free of EP %d racing the removal: %s",
+		      i, ST(x.st[i]));
+
+	end = now_s() + 30;
+	while (!cat && now_s() < end)
+		if (kr_next_event(x.fd, &c.aring, c.aevd, 100000, &e, NULL) &&
+		    e.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
+			cat = true;
+	CHECK(cat, "no DAT_ASYNC_ERROR_IA_CATASTROPHIC on rxe1's async EVD within 30 s");
+
+	/* told only after the hardware went: every flush is in the ring */
+	while (kr_next_event(x.fd, &c.ring, c.evd, 0, &e, NULL)) {
+		if (e.event_number != DAT_DTO_COMPLETION_EVENT)
+			continue;
+		/* a freed EP's flushed sends name no EP any more */
+		i = (int)(e.cookie / DRF_SENDS);
+		j = (int)(e.cookie % DRF_SENDS);
+		if (i >= DRF_EPS || (e.handle != x.cep[i] &&
+				     (e.handle || i >= DRF_EPS / 2))) {
+			CHECK(0, "completion of cookie %llu names EP %u",
+			      (unsigned long long)e.cookie, e.handle);
+			continue;
+		}
+		CHECK(!seen[i][j]++, "send %d/%d completed twice", i, j);
+		if (i < DRF_EPS / 2)
+			continue;	/* freed: its events may come before */
+		if (e.status == DAT_DTO_SUCCESS)
+			ok++;
+		else
+			flushed++;
+	}
+	for (i = DRF_EPS / 2; i < DRF_EPS; i++)
+		for (j = 0; j < DRF_SENDS; j++)
+			CHECK(seen[i][j] == 1,
+			      "send %d/%d of an EP the device left: %d completions",
+			      i, j, seen[i][j]);
+	CHECK(ok <= DRF_BUFS && ok + flushed == DRF_EPS / 2 * DRF_SENDS,
+	      "%d succeeded and %d flushed of %d", ok, flushed,
+	      DRF_EPS / 2 * DRF_SENDS);
+
+	side_unmap(&s);
+	side_unmap(&c);
+	close(x.fd);
+	left = objects_left(10.0);
+	CHECK(left == 0, "%ld objects left after closing the file", left);
+	CHECK(rxe1_restore(), "rxe1 did not come back ACTIVE within 30 s of rdma link add");
+}
+
 /* ======================================================================= */
 
 static const struct kcase cases[] = {
@@ -3257,8 +3384,9 @@ static const struct kcase cases[] = {
 	  case_ep_connect_accept_disconnect_reset_free },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
-	/* last: it takes rxe1 away and puts it back */
+	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
+	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
 };
 
 int main(int argc, char **argv)
