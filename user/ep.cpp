@@ -370,7 +370,7 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	const DAT_MEM_PRIV_FLAGS need = read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
 					       DAT_MEM_PRIV_LOCAL_READ_FLAG;
 	std::uint64_t len = 0;
-	bool checked = false, kick_now;
+	bool checked = false, kick_now, stream;
 	LmrCache seen;
 
 	if (post_by_ioctl || (flags & ~kSendFlags))
@@ -441,17 +441,24 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			w->seg[i].length = iov[i].segment_length;
 		}
 		kick_now = sring.publish();
+		const std::uint64_t reaped =
+			ctx->reaped.load(std::memory_order_relaxed);
+		stream = reaped == reaped_at_post;
+		reaped_at_post = reaped;
 	}
 	r = DAT_SUCCESS;
 	/*
 	 * The send queue was idle: no completion will drain the ring.  A
-	 * post nobody waits for (no completion asked) leaves the device's
-	 * work to the device's context, so the posts after it find the queue
-	 * busy and cost no kick (KDAT_EP_KICK_DEFER).
+	 * post that follows the EP's previous one with no event reaped in
+	 * between is part of a stream: it leaves the device's work to the
+	 * device's context, so the posts after it find the queue busy and
+	 * cost no kick (KDAT_EP_KICK_DEFER).  A post that answers an event
+	 * (request/response) runs the device's work in this call instead,
+	 * which is sooner.
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		DAT_RETURN k = kick((flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
-				    !kick_inline ? KDAT_EP_KICK_DEFER : 0);
+		DAT_RETURN k = kick(stream && !kick_inline ?
+				    KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE))
 			r = k;
 	}

@@ -236,6 +236,7 @@ bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 		translate(u, ev, refused, ext);
 		ring.advance();
 	}
+	ctx->reaped.fetch_add(1, std::memory_order_relaxed);
 	/* after consume_lock: it may make a system call */
 	if (refused)
 		refused->after_refusal_dequeued();

@@ -135,6 +135,12 @@ public:
 	std::uint32_t ia_kid = 0;
 	DAT_IA_HANDLE ia_handle = nullptr;	/* value only */
 	std::weak_ptr<Evd> async_evd;
+	/*
+	 * Events handed to the consumer, on any EVD of the IA.  A send posted
+	 * with none reaped since its EP's previous post is part of a stream,
+	 * whose kick may leave the device's work to the device (Ep::ring_post).
+	 */
+	std::atomic<std::uint64_t> reaped{0};
 
 	/* Publish @o (kid set): handle table and ID map. */
 	void publish(const std::shared_ptr<Object> &o);
@@ -588,6 +594,8 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 	std::uint32_t ioctl_posted = 0;	/* send-queue posts by ioctl */
 	bool post_by_ioctl = false;
 	bool kick_inline = false;	/* KDAT_EP_KICK=inline: never defer */
+	/* Context::reaped at the last post (post_lock): is this a stream? */
+	std::uint64_t reaped_at_post = ~std::uint64_t{0};
 
 	DAT_RETURN attach_ring(std::uint64_t offset, std::uint64_t size);
 	DAT_RETURN refresh_limits();
