@@ -190,15 +190,10 @@ DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
 /* The IA's async EVD goes with the IA, never alone. */
 static DAT_RETURN kdat_uobj_destroy(struct kdat_obj *o)
 {
-	DAT_RETURN r;
-
 	if (o->type == DAT_HANDLE_TYPE_EVD &&
 	    o == (struct kdat_obj *)rcu_access_pointer(o->ia->async_evd))
 		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
-	kdat_free_begin(o);
-	r = kdat_obj_destroy(o);
-	kdat_free_end(o);
-	return r;
+	return kdat_obj_destroy(o);
 }
 
 /* dat_*_free and dat_cr_reject: the destroy claim, then the type's free. */

@@ -351,7 +351,7 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 	if (a->service_type != DAT_SERVICE_TYPE_RC ||
 	    !a->max_message_size || a->max_message_size > (1ULL << 31) ||
 	    a->max_rdma_size > (1ULL << 31) ||
-	    a->max_request_dtos <= 0 || a->max_request_dtos > d->max_qp_wr ||
+	    a->max_request_dtos <= 0 || a->max_request_dtos >= d->max_qp_wr ||
 	    a->max_request_iov <= 0 || a->max_request_iov > max_iov ||
 	    a->max_rdma_read_in < 0 ||
 	    a->max_rdma_read_in > d->max_qp_rd_atom ||
@@ -371,7 +371,7 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	/* an SRQ EP's receive queue is the SRQ: max_recv_iov is ignored */
 	if (!with_srq &&
-	    (a->max_recv_dtos <= 0 || a->max_recv_dtos > d->max_qp_wr ||
+	    (a->max_recv_dtos <= 0 || a->max_recv_dtos >= d->max_qp_wr ||
 	     a->max_recv_iov <= 0 || a->max_recv_iov > max_iov))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (with_srq && a->max_recv_dtos < 0)
@@ -663,7 +663,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
 	struct ib_cq *scq, *rcq, *cq;
-	int ret;
+	int ret, nsq, nrq;
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
 	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
@@ -674,7 +674,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 */
 	if ((!scq || !rcq) && !ep->own_cq) {
 		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
-				 ep->sq.size + ep->rq.size + 1, 0,
+				 ep->sq.size + ep->rq.size + 2, 0,
 				 IB_POLL_WORKQUEUE);
 		if (IS_ERR(cq))
 			return PTR_ERR(cq);
@@ -684,13 +684,33 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		scq = scq ?: ep->own_cq;
 		rcq = rcq ?: ep->own_cq;
 	}
+	/* a flush of both queues, with the drain's markers, fits */
+	nsq = ep->sq.size + 1;
+	nrq = ep->srq ? 0 : ep->rq.size + 1;
+	if (ep->request_evd) {
+		ret = kdat_evd_cq_fit(ep->request_evd,
+				      nsq + (scq == rcq ? nrq : 0));
+		if (ret)
+			return ret;
+	}
+	if (ep->recv_evd && rcq != scq && nrq) {
+		ret = kdat_evd_cq_fit(ep->recv_evd, nrq);
+		if (ret)
+			return ret;
+	}
 	qa.event_handler = kdat_qp_event;
 	qa.qp_context = ep;
 	qa.send_cq = scq;
 	qa.recv_cq = rcq;
 	qa.srq = ep->srq ? ep->srq->srq : NULL;
-	qa.cap.max_send_wr = ep->sq.size;
-	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size;
+	/*
+	 * One more of each than the EP takes: the marker ib_drain_qp posts
+	 * into a queue that may be full (sends stalled behind RNR).  Without
+	 * it the drain would fail and leave completions naming the EP's slots
+	 * in the EVDs' CQs after the EP is freed (kdat_ep_destroy_qp).
+	 */
+	qa.cap.max_send_wr = ep->sq.size + 1;
+	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size + 1;
 	qa.cap.max_send_sge = ep->attr.max_request_iov;
 	qa.cap.max_recv_sge = ep->srq ? 0 : ep->attr.max_recv_iov;
 	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -929,8 +949,11 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
 }
 
 /*
- * Tear down the QP and the CM ID, with ep->op_lock held.  The ID's handler
- * lock is taken while the EP lets the ID go, so no CM event still running
+ * Tear down the QP and the CM ID: kdat_ep_detach_qp takes them from the EP
+ * with ep->op_lock held, kdat_ep_finish_qp drains and destroys them
+ * (kdat_ep_destroy_qp: both under op_lock; device removal: the second
+ * without, kdat_ep_hw_destroy).  The ID's handler lock is taken while the
+ * EP lets the ID go, so no CM event still running
  * creates a QP or touches the EP afterwards (the handler ignores an ID the
  * EP does not own).  Outstanding work requests complete (flushed) through
  * the normal handlers first, also when the device is going (ib_core calls
@@ -946,7 +969,9 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
  * and a poller runs upcalls that take op_lock (of another EP: lockdep knows
  * one class of CQ work only).
  */
-static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
+static struct ib_cq *kdat_ep_detach_qp(struct kdat_ep *ep,
+					struct rdma_cm_id **idp,
+					struct ib_qp **qpp)
 {
 	struct rdma_cm_id *id;
 	struct ib_qp *qp;
@@ -966,6 +991,16 @@ static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
 
 	if (qp && ep->srq)
 		xa_erase(&ep->srq->qps, kdat_qp_key(qp));
+	cq = ep->own_cq;
+	ep->own_cq = NULL;
+	*idp = id;
+	*qpp = qp;
+	return cq;
+}
+
+static void kdat_ep_finish_qp(struct kdat_ep *ep, struct rdma_cm_id *id,
+			      struct ib_qp *qp)
+{
 	if (id && qp) {
 		if (ep->srq)
 			ib_drain_sq(qp);
@@ -975,9 +1010,26 @@ static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
 	}
 	if (id)
 		rdma_destroy_id(id);
-	cq = ep->own_cq;
-	ep->own_cq = NULL;
+}
+
+static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
+{
+	struct rdma_cm_id *id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+
+	cq = kdat_ep_detach_qp(ep, &id, &qp);
+	kdat_ep_finish_qp(ep, id, qp);
 	return cq;
+}
+
+/*
+ * A free or reset that found the QP taken by device removal, which drains
+ * it without op_lock: wait until it is gone, before the EVDs may go.
+ */
+static void kdat_ep_wait_hw_teardown(struct kdat_ep *ep)
+{
+	wait_var_event(&ep->hw_teardown, !atomic_read(&ep->hw_teardown));
 }
 
 static void kdat_ep_free_cq(struct ib_cq *cq)
@@ -988,9 +1040,16 @@ static void kdat_ep_free_cq(struct ib_cq *cq)
 
 static void kdat_ep_ring_close(struct kdat_ep *ep);
 
-/* Device removal: flush and release the QP, keep the EP. */
+/*
+ * Device removal: flush and release the QP, keep the EP.  The drain runs
+ * without op_lock: its flushed completions run kernel consumers' upcalls,
+ * which may disconnect or query this EP (taking op_lock).  A free or reset
+ * meanwhile finds no QP and waits for hw_teardown instead.
+ */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
+	struct rdma_cm_id *id;
+	struct ib_qp *qp;
 	struct ib_cq *cq;
 
 	mutex_lock(&ep->op_lock);
@@ -998,9 +1057,13 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep)
 	if (ep->state != DAT_EP_STATE_UNCONNECTED)
 		ep->state = DAT_EP_STATE_DISCONNECTED;
 	spin_unlock_irq(&ep->lock);
-	cq = kdat_ep_destroy_qp(ep);
+	atomic_inc(&ep->hw_teardown);
+	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_finish_qp(ep, id, qp);
 	kdat_ep_free_cq(cq);
+	if (atomic_dec_and_test(&ep->hw_teardown))
+		wake_up_var(&ep->hw_teardown);
 	kdat_ep_ring_close(ep);
 }
 
@@ -1786,6 +1849,7 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 	kdat_ep_ring_sync(ep);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
+	kdat_ep_wait_hw_teardown(ep);
 	return DAT_SUCCESS;
 }
 
@@ -1840,6 +1904,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	cq = kdat_ep_destroy_qp(ep);
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_cq(cq);
+	kdat_ep_wait_hw_teardown(ep);
 	kdat_ep_flush_pending(ep);
 	kdat_ep_ring_close(ep);
 	if (cr)

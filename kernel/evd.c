@@ -223,6 +223,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
 	evd->flags = flags;
 	evd->qlen = qlen;
+	mutex_init(&evd->cq_lock);
 	evd->policy = policy;
 	if (upcall)
 		evd->upcall = *upcall;
@@ -409,6 +410,26 @@ DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 	*ev = e.ev;
 	kdat_event_reaped(&e);
 	return DAT_SUCCESS;
+}
+
+/*
+ * Make the CQ hold at least @n completions.  A QP's flush puts every work
+ * request it holds, and the marker of ib_drain_qp, into its CQs at once,
+ * before the poller runs; a CQ that overflows loses the marker and the
+ * drain (free, reset, device removal) never ends.  So every QP's queues
+ * fit in each CQ it uses, whatever qlen the EVD was given (its ring, not
+ * the CQ, reports an overflow as DAT says).  Grows only; the EP holding
+ * the EVD keeps its CQ from going meanwhile.
+ */
+int kdat_evd_cq_fit(struct kdat_evd *evd, int n)
+{
+	int ret = 0;
+
+	mutex_lock(&evd->cq_lock);
+	if (evd->cq && evd->cq->cqe < n)
+		ret = ib_resize_cq(evd->cq, n);
+	mutex_unlock(&evd->cq_lock);
+	return ret;
 }
 
 /* Release the CQ.  Idempotent: device removal and free may both call it. */

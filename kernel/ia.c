@@ -193,16 +193,25 @@ static const struct kdat_type_ops kdat_teardown_ops[] = {
 	{ KDAT_HANDLE_TYPE_CNO, kdat_cno_free, kdat_no_hw_destroy },
 };
 
-/* Destroy @obj through its type's free; the caller holds the claim. */
+/*
+ * Destroy @obj through its type's free; the caller holds the claim.
+ * Counted in ia->frees, so a device removal that no longer finds the
+ * object on its IA's list waits for its hardware to go.
+ */
 DAT_RETURN kdat_obj_destroy(struct kdat_obj *obj)
 {
 	const struct kdat_type_ops *op;
+	DAT_RETURN r = KDAT_ERR(DAT_INVALID_HANDLE, 0);
 
 	for (op = kdat_teardown_ops;
 	     op < kdat_teardown_ops + ARRAY_SIZE(kdat_teardown_ops); op++)
-		if (op->type == obj->type)
-			return op->destroy(obj);
-	return KDAT_ERR(DAT_INVALID_HANDLE, 0);
+		if (op->type == obj->type) {
+			kdat_free_begin(obj);
+			r = op->destroy(obj);
+			kdat_free_end(obj);
+			break;
+		}
+	return r;
 }
 
 /*
@@ -490,7 +499,7 @@ static void kdat_fill_ia_attr(struct kdat_ia *ia, DAT_IA_ATTR *a)
 	a->firmware_version_minor = (u32)d->fw_ver;
 	a->ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
 	a->max_eps = d->max_qp;
-	a->max_dto_per_ep = d->max_qp_wr;
+	a->max_dto_per_ep = d->max_qp_wr - 1;	/* one is the drain's */
 	a->max_rdma_read_per_ep_in = d->max_qp_rd_atom;
 	a->max_rdma_read_per_ep_out = d->max_qp_init_rd_atom;
 	a->max_evds = d->max_cq;

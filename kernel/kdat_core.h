@@ -245,6 +245,7 @@ struct kdat_evd {
 	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */
 	struct work_struct upcall_work;	/* dispatch from atomic context */
 	struct ib_cq *cq;		/* DTO stream only */
+	struct mutex cq_lock;		/* resizes of cq (kdat_evd_cq_fit) */
 	atomic_t users;			/* EPs / PSPs feeding it */
 	DAT_COMPLETION_FLAGS dto_class;	/* completion-flag class of streams */
 	int dto_streams;		/* DTO streams (under ia->lock) */
@@ -272,6 +273,7 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
+int kdat_evd_cq_fit(struct kdat_evd *evd, int n);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {
@@ -283,7 +285,8 @@ struct kdat_lmr {
 	u64 dma;
 	u32 rmr_context;		/* global rkey if remote privileges */
 	struct ib_mr *mr;		/* user memory: registered, pinned */
-	bool mapped;
+	bool mapped;			/* read by posts under RCU */
+	struct mutex hw_lock;		/* the teardown of the mapping */
 	DAT_MEM_PRIV_FLAGS priv;
 };
 
@@ -374,6 +377,7 @@ struct kdat_ep {
 	 * takes that lock to let the ID go).
 	 */
 	struct mutex op_lock;
+	atomic_t hw_teardown;		/* device removal draining the QP */
 	struct kdat_pz *pz;
 	struct kdat_evd *recv_evd, *request_evd, *connect_evd;
 	struct kdat_srq *srq;

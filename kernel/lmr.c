@@ -37,7 +37,7 @@ DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 
 	rcu_read_lock();
 	lmr = xa_load(&ia->lmrs, t->lmr_context);
-	if (!lmr || !lmr->mapped) {
+	if (!lmr || !READ_ONCE(lmr->mapped)) {
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		goto out;
 	}
@@ -103,6 +103,7 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 	lmr->mr = mr;
 	lmr->rmr_context = rmr_context;
 	lmr->mapped = true;
+	mutex_init(&lmr->hw_lock);
 	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
 			    GFP_KERNEL) < 0)
 		goto err;
@@ -278,14 +279,20 @@ DAT_RETURN kdat_ib_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
-/* Unmap and forget the context.  Idempotent. */
+/*
+ * Unmap and forget the context.  Idempotent: free and device removal may
+ * both call it, and the one that comes second waits on hw_lock until the
+ * MR is gone (its caller may release the PZ, whose PD the MR holds).
+ */
 void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 {
 	struct kdat_ia *ia = lmr->obj.ia;
 	struct ib_mr *mr;
 
-	if (!xchg(&lmr->mapped, false))
-		return;
+	mutex_lock(&lmr->hw_lock);
+	if (!READ_ONCE(lmr->mapped))
+		goto out;
+	WRITE_ONCE(lmr->mapped, false);
 	xa_erase(&ia->lmrs, lmr->context);
 	/* posts look the context up under RCU: let them finish first */
 	synchronize_rcu();
@@ -295,6 +302,8 @@ void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 	else
 		ib_dma_unmap_single(ia->ibdev, lmr->dma, lmr->length,
 				    DMA_BIDIRECTIONAL);
+out:
+	mutex_unlock(&lmr->hw_lock);
 }
 
 /* The destroy claim is held (object.c): this runs once per LMR. */

@@ -3230,6 +3230,59 @@ static void case_device_removal_mid_traffic(void)
 }
 
 /*
+ * An EP's flush fits its EVD's CQ whatever the EVD's qlen: sends stalled
+ * behind RNR (the peer's SRQ ran dry) on an EP whose EVD holds one event,
+ * then the EP is freed.  The flush puts every send and the drain's marker
+ * into the CQ at once; a CQ of the EVD's size would lose the marker and
+ * the free would never return (the case's deadline).
+ */
+static void case_ep_free_flush_into_small_evd(void)
+{
+	struct side s, c;
+	struct kring ring;
+	struct kdat_uevent e;
+	uint32_t st, srq, evd, cep, sep;
+	int fd = kdat_open(), i, round;
+	long left;
+
+	open_side(fd, "rxe0", &s);
+	open_side(fd, "rxe1", &c);
+	st = k_srq(fd, s.ia, s.pz, 16, &srq, NULL);
+	REQUIRE(st == DAT_SUCCESS, "srq: %s", ST(st));
+	st = k_evd(fd, c.ia, 1, DAT_EVD_DTO_FLAG, &evd, &ring);
+	REQUIRE(st == DAT_SUCCESS, "evd of qlen 1: %s", ST(st));
+	for (round = 0; round < iters(4); round++) {
+		/* one buffer: the first send takes it, the others wait */
+		REQUIRE(k_srq_post(fd, srq, s.lctx, s.buf, 1024, round) ==
+			DAT_SUCCESS, "srq post");
+		st = k_ep(fd, c.ia, c.pz, evd, c.cevd, 0, &cep);
+		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+		sep = connect_pair(&s, &c, cep, srq, s.pz);
+		for (i = 0; i < 15; i++) {
+			st = k_ep_post(fd, cep, KDAT_POST_SEND, c.lctx, c.buf,
+				       64, i);
+			REQUIRE(st == DAT_SUCCESS, "send %d: %s", i, ST(st));
+		}
+		st = k_free(fd, cep, KT_EP);
+		CHECK(st == DAT_SUCCESS, "free of the EP with 15 stalled sends: %s",
+		      ST(st));
+		/* the server hears of it before its EP goes */
+		REQUIRE(kr_next_event(fd, &s.cring, s.cevd, 20000000, &e, NULL) &&
+			e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+			e.handle == sep, "server EP not disconnected (event 0x%x)",
+			e.event_number);
+		st = k_free(fd, sep, KT_EP);
+		CHECK(st == DAT_SUCCESS, "free of the server EP: %s", ST(st));
+	}
+	kr_unmap(&ring);
+	side_unmap(&s);
+	side_unmap(&c);
+	close(fd);
+	left = objects_left(10.0);
+	CHECK(left == 0, "%ld objects left after closing the file", left);
+}
+
+/*
  * Device removal under stalled sends, racing frees.  The server's SRQ runs
  * dry, so rxe1's EPs hold sends that wait out RNR; rxe1 goes while a thread
  * frees half of its EPs.  Every free succeeds, and every send of an EP
@@ -3384,6 +3437,7 @@ static const struct kcase cases[] = {
 	  case_ep_connect_accept_disconnect_reset_free },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
+	{ "ep_free_flush_into_small_evd", case_ep_free_flush_into_small_evd },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
