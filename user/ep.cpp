@@ -449,16 +449,22 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	r = DAT_SUCCESS;
 	/*
 	 * The send queue was idle: no completion will drain the ring.  A
-	 * post that follows the EP's previous one with no event reaped in
-	 * between is part of a stream: it leaves the device's work to the
-	 * device's context, so the posts after it find the queue busy and
-	 * cost no kick (KDAT_EP_KICK_DEFER).  A post that answers an event
-	 * (request/response) runs the device's work in this call instead,
-	 * which is sooner.
+	 * post nobody waits for (no completion asked) that follows the EP's
+	 * previous post with no event reaped in between is part of a stream:
+	 * if the consumer sleeps for its events, the post leaves the
+	 * device's work to the device's context (on rxe, ksoftirqd), so the
+	 * posts after it find the queue busy and cost no kick
+	 * (KDAT_EP_KICK_DEFER).  Any other post runs the device's work in
+	 * this call, which is sooner: one that answers an event
+	 * (request/response), one whose completion is waited for, and any
+	 * post of a consumer that spins on dat_evd_dequeue (ksoftirqd would
+	 * compete with it for the CPU).
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		DAT_RETURN k = kick(stream && !kick_inline ?
-				    KDAT_EP_KICK_DEFER : 0);
+		const bool defer = stream && !kick_inline &&
+				   (flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
+				   !ctx->polls.load(std::memory_order_relaxed);
+		DAT_RETURN k = kick(defer ? KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE))
 			r = k;
 	}

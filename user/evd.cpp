@@ -336,8 +336,12 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 {
 	if (!event)
 		return bad_arg(2);
-	if (!pop(*event, ext))
+	if (!pop(*event, ext)) {
+		/* a consumer that spins here keeps a CPU busy (Ep::ring_post) */
+		if (!ctx->polls.load(std::memory_order_relaxed))
+			ctx->polls.store(true, std::memory_order_relaxed);
 		return err(DAT_QUEUE_EMPTY);
+	}
 	return DAT_SUCCESS;
 }
 
@@ -408,6 +412,8 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 			w.timeout_us = (DAT_TIMEOUT)std::min<std::int64_t>(
 				left.count(), DAT_TIMEOUT_INFINITE - 1);
 		}
+		if (ctx->polls.load(std::memory_order_relaxed))
+			ctx->polls.store(false, std::memory_order_relaxed);
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
 		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
 			continue;	/* look again (and at the clock) */

@@ -141,6 +141,12 @@ public:
 	 * whose kick may leave the device's work to the device (Ep::ring_post).
 	 */
 	std::atomic<std::uint64_t> reaped{0};
+	/*
+	 * The consumer's last wait for an event spun on dat_evd_dequeue
+	 * (true) or slept in dat_evd_wait (false).  A spinner keeps a CPU
+	 * busy: a kick deferred to the device's context would compete with it.
+	 */
+	std::atomic<bool> polls{false};
 
 	/* Publish @o (kid set): handle table and ID map. */
 	void publish(const std::shared_ptr<Object> &o);
