@@ -525,6 +525,12 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 			kdat_evd_leave_stream(req_evd);
 			goto err_locked;
 		}
+		/* its receives may all complete there at once */
+		if (kdat_evd_cq_charge(recv_evd, srq->max_recv_dtos)) {
+			xa_erase(&recv_evd->srqs, kdat_obj_key(&srq->obj));
+			kdat_evd_leave_stream(req_evd);
+			goto err_locked;
+		}
 		kdat_obj_hold(&srq->obj);
 	}
 	atomic_inc(&pz->users);
@@ -659,11 +665,53 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 	return 0;
 }
 
+/*
+ * The completions the QP may put in its EVDs' CQs at once: every work
+ * request of its queues and the drain's marker of each (kdat_evd_cq_charge).
+ * An SRQ's receives are charged to a recv EVD once, when it pins the SRQ.
+ */
+static int kdat_ep_cq_charge(struct kdat_ep *ep)
+{
+	int nsq = ep->sq.size + 1, nrq = ep->srq ? 0 : ep->rq.size + 1;
+	int ret;
+
+	if (!ep->request_evd)
+		nsq = 0;
+	if (!ep->recv_evd)
+		nrq = 0;
+	if (nsq) {
+		ret = kdat_evd_cq_charge(ep->request_evd, nsq);
+		if (ret)
+			return ret;
+	}
+	if (nrq) {
+		ret = kdat_evd_cq_charge(ep->recv_evd, nrq);
+		if (ret) {
+			if (nsq)
+				kdat_evd_cq_uncharge(ep->request_evd, nsq);
+			return ret;
+		}
+	}
+	ep->cq_charge_s = nsq;
+	ep->cq_charge_r = nrq;
+	return 0;
+}
+
+static void kdat_ep_cq_uncharge(struct kdat_ep *ep)
+{
+	if (ep->cq_charge_s)
+		kdat_evd_cq_uncharge(ep->request_evd, ep->cq_charge_s);
+	if (ep->cq_charge_r)
+		kdat_evd_cq_uncharge(ep->recv_evd, ep->cq_charge_r);
+	ep->cq_charge_s = 0;
+	ep->cq_charge_r = 0;
+}
+
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
 	struct ib_cq *scq, *rcq, *cq;
-	int ret, nsq, nrq;
+	int ret;
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
 	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
@@ -685,19 +733,9 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		rcq = rcq ?: ep->own_cq;
 	}
 	/* a flush of both queues, with the drain's markers, fits */
-	nsq = ep->sq.size + 1;
-	nrq = ep->srq ? 0 : ep->rq.size + 1;
-	if (ep->request_evd) {
-		ret = kdat_evd_cq_fit(ep->request_evd,
-				      nsq + (scq == rcq ? nrq : 0));
-		if (ret)
-			return ret;
-	}
-	if (ep->recv_evd && rcq != scq && nrq) {
-		ret = kdat_evd_cq_fit(ep->recv_evd, nrq);
-		if (ret)
-			return ret;
-	}
+	ret = kdat_ep_cq_charge(ep);
+	if (ret)
+		return ret;
 	qa.event_handler = kdat_qp_event;
 	qa.qp_context = ep;
 	qa.send_cq = scq;
@@ -719,12 +757,15 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		return -ENODEV;
 	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
 	ret = rdma_create_qp(id, ep->pz->pd, &qa);
-	if (ret)
+	if (ret) {
+		kdat_ep_cq_uncharge(ep);
 		return ret;
+	}
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
 				       GFP_KERNEL))) {
 		rdma_destroy_qp(id);
+		kdat_ep_cq_uncharge(ep);
 		return -ENOMEM;
 	}
 	spin_lock_irq(&ep->lock);
@@ -1007,6 +1048,7 @@ static void kdat_ep_finish_qp(struct kdat_ep *ep, struct rdma_cm_id *id,
 		else
 			ib_drain_qp(qp);
 		rdma_destroy_qp(id);
+		kdat_ep_cq_uncharge(ep);
 	}
 	if (id)
 		rdma_destroy_id(id);

@@ -413,23 +413,39 @@ DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 }
 
 /*
- * Make the CQ hold at least @n completions.  A QP's flush puts every work
- * request it holds, and the marker of ib_drain_qp, into its CQs at once,
- * before the poller runs; a CQ that overflows loses the marker and the
- * drain (free, reset, device removal) never ends.  So every QP's queues
- * fit in each CQ it uses, whatever qlen the EVD was given (its ring, not
- * the CQ, reports an overflow as DAT says).  Grows only; the EP holding
- * the EVD keeps its CQ from going meanwhile.
+ * Charge @n completions to the CQ: the work requests a QP (or an SRQ's
+ * receives) may have in it at once, and the QP's drain marker.  A QP's
+ * flush puts all it holds into its CQs before the poller runs; a CQ that
+ * overflows loses completions, the drain's marker with them, and the drain
+ * (free, reset, device removal) never ends.  So the CQ grows to what its
+ * QPs may hold together, up to the device's largest CQ, whatever qlen the
+ * EVD was given (its ring, not the CQ, reports an overflow as DAT says).
+ * It never shrinks; the EP or SRQ holding the EVD keeps the CQ meanwhile.
  */
-int kdat_evd_cq_fit(struct kdat_evd *evd, int n)
+int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 {
-	int ret = 0;
+	int need, size, ret = 0;
 
 	mutex_lock(&evd->cq_lock);
-	if (evd->cq && evd->cq->cqe < n)
-		ret = ib_resize_cq(evd->cq, n);
+	need = evd->cq_need + n;
+	if (evd->cq && evd->cq->cqe < need) {
+		/* doubling: thousands of EPs joining copy the CQ few times */
+		size = min(max(need, 2 * evd->cq->cqe),
+			   evd->obj.ia->ibdev->attrs.max_cqe);
+		if (size > evd->cq->cqe)
+			ret = ib_resize_cq(evd->cq, size);
+	}
+	if (!ret)
+		evd->cq_need = need;
 	mutex_unlock(&evd->cq_lock);
 	return ret;
+}
+
+void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n)
+{
+	mutex_lock(&evd->cq_lock);
+	evd->cq_need -= n;
+	mutex_unlock(&evd->cq_lock);
 }
 
 /* Release the CQ.  Idempotent: device removal and free may both call it. */

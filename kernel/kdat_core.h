@@ -245,7 +245,8 @@ struct kdat_evd {
 	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */
 	struct work_struct upcall_work;	/* dispatch from atomic context */
 	struct ib_cq *cq;		/* DTO stream only */
-	struct mutex cq_lock;		/* resizes of cq (kdat_evd_cq_fit) */
+	struct mutex cq_lock;		/* cq's size and cq_need */
+	int cq_need;			/* completions its QPs may hold */
 	atomic_t users;			/* EPs / PSPs feeding it */
 	DAT_COMPLETION_FLAGS dto_class;	/* completion-flag class of streams */
 	int dto_streams;		/* DTO streams (under ia->lock) */
@@ -273,7 +274,8 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
-int kdat_evd_cq_fit(struct kdat_evd *evd, int n);
+int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
+void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {
@@ -378,6 +380,7 @@ struct kdat_ep {
 	 */
 	struct mutex op_lock;
 	atomic_t hw_teardown;		/* device removal draining the QP */
+	int cq_charge_s, cq_charge_r;	/* the QP's share of its EVDs' CQs */
 	struct kdat_pz *pz;
 	struct kdat_evd *recv_evd, *request_evd, *connect_evd;
 	struct kdat_srq *srq;

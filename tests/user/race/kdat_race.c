@@ -3230,19 +3230,42 @@ static void case_device_removal_mid_traffic(void)
 }
 
 /*
- * An EP's flush fits its EVD's CQ whatever the EVD's qlen: sends stalled
- * behind RNR (the peer's SRQ ran dry) on an EP whose EVD holds one event,
- * then the EP is freed.  The flush puts every send and the drain's marker
- * into the CQ at once; a CQ of the EVD's size would lose the marker and
- * the free would never return (the case's deadline).
+ * EPs' flushes fit their EVD's CQ whatever the EVD's qlen: sends stalled
+ * behind RNR (the peer's SRQ ran dry) on SF_EPS EPs whose EVD holds one
+ * event, then the EPs are freed by as many threads at once.  Each flush
+ * puts every send and the drain's marker into the CQ before the poller
+ * runs; a CQ of the EVD's size (or of one EP's flush) would lose markers
+ * and the frees would never return (the case's deadline).
  */
+enum { SF_EPS = 4, SF_SENDS = 15 };
+
+struct sf {
+	int fd;
+	uint32_t ep;
+	uint32_t st;
+	atomic_int *go;
+};
+
+static void *sf_freer(void *p)
+{
+	struct sf *f = p;
+
+	while (!atomic_load(f->go))
+		;
+	f->st = k_free(f->fd, f->ep, KT_EP);
+	return NULL;
+}
+
 static void case_ep_free_flush_into_small_evd(void)
 {
 	struct side s, c;
 	struct kring ring;
 	struct kdat_uevent e;
-	uint32_t st, srq, evd, cep, sep;
-	int fd = kdat_open(), i, round;
+	struct sf f[SF_EPS];
+	pthread_t t[SF_EPS];
+	uint32_t st, srq, evd, sep[SF_EPS];
+	int fd = kdat_open(), i, k, round, gone;
+	atomic_int go;
 	long left;
 
 	open_side(fd, "rxe0", &s);
@@ -3252,27 +3275,47 @@ static void case_ep_free_flush_into_small_evd(void)
 	st = k_evd(fd, c.ia, 1, DAT_EVD_DTO_FLAG, &evd, &ring);
 	REQUIRE(st == DAT_SUCCESS, "evd of qlen 1: %s", ST(st));
 	for (round = 0; round < iters(4); round++) {
-		/* one buffer: the first send takes it, the others wait */
-		REQUIRE(k_srq_post(fd, srq, s.lctx, s.buf, 1024, round) ==
-			DAT_SUCCESS, "srq post");
-		st = k_ep(fd, c.ia, c.pz, evd, c.cevd, 0, &cep);
-		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
-		sep = connect_pair(&s, &c, cep, srq, s.pz);
-		for (i = 0; i < 15; i++) {
-			st = k_ep_post(fd, cep, KDAT_POST_SEND, c.lctx, c.buf,
-				       64, i);
-			REQUIRE(st == DAT_SUCCESS, "send %d: %s", i, ST(st));
+		atomic_store(&go, 0);
+		for (k = 0; k < SF_EPS; k++) {
+			/* one buffer each: the first send takes it */
+			REQUIRE(k_srq_post(fd, srq, s.lctx, s.buf + k * 1024,
+					   1024, k) == DAT_SUCCESS, "srq post");
+			f[k] = (struct sf){ .fd = fd, .go = &go };
+			st = k_ep(fd, c.ia, c.pz, evd, c.cevd, 0, &f[k].ep);
+			REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+			sep[k] = connect_pair(&s, &c, f[k].ep, srq, s.pz);
+			for (i = 0; i < SF_SENDS; i++) {
+				st = k_ep_post(fd, f[k].ep, KDAT_POST_SEND,
+					       c.lctx, c.buf, 64, i);
+				REQUIRE(st == DAT_SUCCESS, "send %d: %s", i,
+					ST(st));
+			}
 		}
-		st = k_free(fd, cep, KT_EP);
-		CHECK(st == DAT_SUCCESS, "free of the EP with 15 stalled sends: %s",
-		      ST(st));
-		/* the server hears of it before its EP goes */
-		REQUIRE(kr_next_event(fd, &s.cring, s.cevd, 20000000, &e, NULL) &&
-			e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
-			e.handle == sep, "server EP not disconnected (event 0x%x)",
-			e.event_number);
-		st = k_free(fd, sep, KT_EP);
-		CHECK(st == DAT_SUCCESS, "free of the server EP: %s", ST(st));
+		for (k = 0; k < SF_EPS; k++)
+			pthread_create(&t[k], NULL, sf_freer, &f[k]);
+		atomic_store(&go, 1);
+		for (k = 0; k < SF_EPS; k++) {
+			pthread_join(t[k], NULL);
+			CHECK(f[k].st == DAT_SUCCESS,
+			      "free of an EP with %d stalled sends: %s",
+			      SF_SENDS, ST(f[k].st));
+		}
+		/* the server hears of each before its EP goes */
+		for (gone = 0; gone < SF_EPS;) {
+			REQUIRE(kr_next_event(fd, &s.cring, s.cevd, 20000000,
+					      &e, NULL) &&
+				e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+				"server EP not disconnected (event 0x%x)",
+				e.event_number);
+			for (k = 0; k < SF_EPS && sep[k] != e.handle; k++)
+				;
+			REQUIRE(k < SF_EPS, "disconnect of EP %u", e.handle);
+			gone++;
+		}
+		for (k = 0; k < SF_EPS; k++) {
+			st = k_free(fd, sep[k], KT_EP);
+			CHECK(st == DAT_SUCCESS, "free of server EP: %s", ST(st));
+		}
 	}
 	kr_unmap(&ring);
 	side_unmap(&s);
