@@ -186,6 +186,7 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	ep->srq = srq;
 	ep->post_by_ioctl = ring::env_wants_ioctl("KDAT_EP_POST");
 	ep->kick_inline = ring::env_is("KDAT_EP_KICK", "inline");
+	ep->kick_defer = ring::env_is("KDAT_EP_KICK", "defer");
 	/* no ring (an older module, no memory): every post by ioctl */
 	if (c.ring_size && !ep->post_by_ioctl) {
 		r = ep->attach_ring(c.ring_offset, c.ring_size);
@@ -461,9 +462,11 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	 * compete with it for the CPU).
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		const bool defer = stream && !kick_inline &&
+		const bool defer = !kick_inline &&
 				   (flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
-				   !ctx->polls.load(std::memory_order_relaxed);
+				   (kick_defer ||
+				    (stream && !ctx->polls.load(
+						std::memory_order_relaxed)));
 		DAT_RETURN k = kick(defer ? KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE))
 			r = k;
