@@ -732,6 +732,8 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		scq = scq ?: ep->own_cq;
 		rcq = rcq ?: ep->own_cq;
 	}
+	if (ep->srq && !ep->srq->srq)
+		return -ENODEV;
 	/* a flush of both queues, with the drain's markers, fits */
 	ret = kdat_ep_cq_charge(ep);
 	if (ret)
@@ -753,8 +755,6 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.cap.max_recv_sge = ep->srq ? 0 : ep->attr.max_recv_iov;
 	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
 	qa.qp_type = IB_QPT_RC;
-	if (ep->srq && !qa.srq)
-		return -ENODEV;
 	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
 	ret = rdma_create_qp(id, ep->pz->pd, &qa);
 	if (ret) {
@@ -772,7 +772,18 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	ep->qp = id->qp;
 	ep->cm_id = id;
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
+	if (ret) {
+		/* the caller destroys the ID: the EP must not keep it */
+		ep->qp = NULL;
+		ep->cm_id = NULL;
+	}
 	spin_unlock_irq(&ep->lock);
+	if (ret) {
+		/* what it took of the pending receives flushes here */
+		ib_drain_qp(id->qp);
+		rdma_destroy_qp(id);
+		kdat_ep_cq_uncharge(ep);
+	}
 	return ret;
 }
 

@@ -346,10 +346,14 @@ DAT_RETURN kdat_ib_evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen)
 	ring = kvcalloc(qlen, sizeof(*ring), GFP_KERNEL);
 	if (!ring)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-	if (evd->cq && qlen > evd->qlen && ib_resize_cq(evd->cq, qlen)) {
+	/* grow only: the CQ may hold more than qlen (kdat_evd_cq_charge) */
+	mutex_lock(&evd->cq_lock);
+	if (evd->cq && qlen > evd->cq->cqe && ib_resize_cq(evd->cq, qlen)) {
+		mutex_unlock(&evd->cq_lock);
 		kvfree(ring);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
 	}
+	mutex_unlock(&evd->cq_lock);
 	spin_lock_irqsave(&evd->lock, flags);
 	if (qlen < evd->count) {
 		spin_unlock_irqrestore(&evd->lock, flags);
@@ -434,6 +438,12 @@ int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 			   evd->obj.ia->ibdev->attrs.max_cqe);
 		if (size > evd->cq->cqe)
 			ret = ib_resize_cq(evd->cq, size);
+		/*
+		 * A device that cannot resize (siw) keeps its CQ: the
+		 * guarantee is then the consumer's, as it was before.
+		 */
+		if (ret == -EOPNOTSUPP)
+			ret = 0;
 	}
 	if (!ret)
 		evd->cq_need = need;

@@ -189,7 +189,8 @@ guest_verdict() {
 # is).  Results are debug_<check>.  The kernel is built once per machine
 # (~15-30 min on 2 cores) and cached outside the clone.  kdat_race's
 # per-case deadline only catches a hang: on this kernel a case takes
-# 10-60 s where the stock one takes 1-5 s, so it gets 300 s.
+# 10-60 s where the stock one takes 1-5 s, so it gets 300 s, and each
+# suite binary 1500 s in all (kdat_race took 514 s).
 stage_debug() {
 	local r=$OUT/debug.txt st dir b t0 t1 t2 t3 kbuild_s
 	echo "== debug stage (the guest suite on a KASAN/lockdep/kmemleak kernel)"
@@ -230,9 +231,9 @@ stage_debug() {
 	t2=$(date +%s)
 	mkdir -p "$OUT/dvm"
 	rm -f "$OUT/dvm/guest.txt"
-	RIG_KERNEL_DIR=$dir tests/vm/guest-run.sh -q -o "$OUT/dvm" -t 1800 -- \
+	RIG_KERNEL_DIR=$dir tests/vm/guest-run.sh -q -o "$OUT/dvm" -t 2700 -- \
 		env RESULTS="$OUT/dvm/guest.txt" KDAT_KO="$b/kernel/kdat.ko" \
-		KDAT_TEST_DIR="$b/tests/kernel" KDAT_TIMEOUT=600 \
+		KDAT_TEST_DIR="$b/tests/kernel" KDAT_TIMEOUT=1500 \
 		KDAT_RACE_DEADLINE=300 tests/guest/kernel-tests.sh
 	st=$?
 	t3=$(date +%s)

@@ -337,11 +337,22 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 	if (!event)
 		return bad_arg(2);
 	if (!pop(*event, ext)) {
-		/* a consumer that spins here keeps a CPU busy (Ep::ring_post) */
-		if (!ctx->polls.load(std::memory_order_relaxed))
+		/*
+		 * A consumer that spins here keeps a CPU busy (Ep::ring_post).
+		 * One empty answer is a drain after a wait; two in a row,
+		 * with no event between, are a spin.  Hints only: relaxed,
+		 * and a lost update costs nothing but a kick's timing.
+		 */
+		unsigned n = ctx->empty_dequeues.load(std::memory_order_relaxed);
+
+		if (n < 2)
+			ctx->empty_dequeues.store(n + 1, std::memory_order_relaxed);
+		if (n >= 1 && !ctx->polls.load(std::memory_order_relaxed))
 			ctx->polls.store(true, std::memory_order_relaxed);
 		return err(DAT_QUEUE_EMPTY);
 	}
+	if (ctx->empty_dequeues.load(std::memory_order_relaxed))
+		ctx->empty_dequeues.store(0, std::memory_order_relaxed);
 	return DAT_SUCCESS;
 }
 

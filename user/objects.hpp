@@ -142,11 +142,13 @@ public:
 	 */
 	std::atomic<std::uint64_t> reaped{0};
 	/*
-	 * The consumer's last wait for an event spun on dat_evd_dequeue
-	 * (true) or slept in dat_evd_wait (false).  A spinner keeps a CPU
-	 * busy: a kick deferred to the device's context would compete with it.
+	 * The consumer spins on dat_evd_dequeue (true: two empty answers in
+	 * a row since it last slept in dat_evd_wait) or sleeps for its events
+	 * (false).  A spinner keeps a CPU busy: a kick deferred to the
+	 * device's context would compete with it (Ep::ring_post).
 	 */
 	std::atomic<bool> polls{false};
+	std::atomic<unsigned> empty_dequeues{0};	/* in a row */
 
 	/* Publish @o (kid set): handle table and ID map. */
 	void publish(const std::shared_ptr<Object> &o);
