@@ -672,13 +672,10 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
  */
 static int kdat_ep_cq_charge(struct kdat_ep *ep)
 {
-	int nsq = ep->sq.size + 1, nrq = ep->srq ? 0 : ep->rq.size + 1;
+	int nsq = ep->request_evd ? ep->sq.size + 1 : 0;
+	int nrq = ep->recv_evd && !ep->srq ? ep->rq.size + 1 : 0;
 	int ret;
 
-	if (!ep->request_evd)
-		nsq = 0;
-	if (!ep->recv_evd)
-		nrq = 0;
 	if (nsq) {
 		ret = kdat_evd_cq_charge(ep->request_evd, nsq);
 		if (ret)
@@ -757,16 +754,13 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.qp_type = IB_QPT_RC;
 	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
 	ret = rdma_create_qp(id, ep->pz->pd, &qa);
-	if (ret) {
-		kdat_ep_cq_uncharge(ep);
-		return ret;
-	}
+	if (ret)
+		goto err_uncharge;
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
 				       GFP_KERNEL))) {
-		rdma_destroy_qp(id);
-		kdat_ep_cq_uncharge(ep);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_destroy_qp;
 	}
 	spin_lock_irq(&ep->lock);
 	ep->qp = id->qp;
@@ -778,12 +772,14 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		ep->cm_id = NULL;
 	}
 	spin_unlock_irq(&ep->lock);
-	if (ret) {
-		/* what it took of the pending receives flushes here */
-		ib_drain_qp(id->qp);
-		rdma_destroy_qp(id);
-		kdat_ep_cq_uncharge(ep);
-	}
+	if (!ret)
+		return 0;
+	/* what it took of the pending receives flushes here */
+	ib_drain_qp(id->qp);
+err_destroy_qp:
+	rdma_destroy_qp(id);
+err_uncharge:
+	kdat_ep_cq_uncharge(ep);
 	return ret;
 }
 

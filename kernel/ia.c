@@ -194,24 +194,31 @@ static const struct kdat_type_ops kdat_teardown_ops[] = {
 };
 
 /*
- * Destroy @obj through its type's free; the caller holds the claim.
- * Counted in ia->frees, so a device removal that no longer finds the
- * object on its IA's list waits for its hardware to go.
+ * Destroy @obj through @op's free; the caller holds the claim.  Counted in
+ * ia->frees, so a device removal that no longer finds the object on its
+ * IA's list waits for its hardware to go.
  */
+static DAT_RETURN kdat_type_destroy(const struct kdat_type_ops *op,
+				    struct kdat_obj *obj)
+{
+	DAT_RETURN r;
+
+	kdat_free_begin(obj);
+	r = op->destroy(obj);
+	kdat_free_end(obj);
+	return r;
+}
+
+/* Destroy @obj through its type's free; the caller holds the claim. */
 DAT_RETURN kdat_obj_destroy(struct kdat_obj *obj)
 {
 	const struct kdat_type_ops *op;
-	DAT_RETURN r = KDAT_ERR(DAT_INVALID_HANDLE, 0);
 
 	for (op = kdat_teardown_ops;
 	     op < kdat_teardown_ops + ARRAY_SIZE(kdat_teardown_ops); op++)
-		if (op->type == obj->type) {
-			kdat_free_begin(obj);
-			r = op->destroy(obj);
-			kdat_free_end(obj);
-			break;
-		}
-	return r;
+		if (op->type == obj->type)
+			return kdat_type_destroy(op, obj);
+	return KDAT_ERR(DAT_INVALID_HANDLE, 0);
 }
 
 /*
@@ -256,10 +263,7 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
 		while ((obj = kdat_ia_next_child(ia, op->type,
 						 KDAT_OBJ_TORN))) {
 			if (kdat_obj_claim_wait(obj, 0)) {
-				/* counted, so device removal waits for it */
-				kdat_free_begin(obj);
-				r = op->destroy(obj);
-				kdat_free_end(obj);
+				r = kdat_type_destroy(op, obj);
 				if (r != DAT_SUCCESS) {
 					/* cannot happen in order */
 					pr_err("kdat: abrupt close could not free %d: %x\n",
