@@ -185,8 +185,10 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 	ep->connect_evd = conn;
 	ep->srq = srq;
 	ep->post_by_ioctl = ring::env_wants_ioctl("KDAT_EP_POST");
-	ep->kick_inline = ring::env_is("KDAT_EP_KICK", "inline");
-	ep->kick_defer = ring::env_is("KDAT_EP_KICK", "defer");
+	if (ring::env_is("KDAT_EP_KICK", "inline"))
+		ep->kick_mode = Ep::Kick::inline_always;
+	else if (ring::env_is("KDAT_EP_KICK", "defer"))
+		ep->kick_mode = Ep::Kick::defer_suppressed;
 	/* no ring (an older module, no memory): every post by ioctl */
 	if (c.ring_size && !ep->post_by_ioctl) {
 		r = ep->attach_ring(c.ring_offset, c.ring_size);
@@ -462,9 +464,9 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	 * compete with it for the CPU).
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		const bool defer = !kick_inline &&
+		const bool defer = kick_mode != Kick::inline_always &&
 				   (flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
-				   (kick_defer ||
+				   (kick_mode == Kick::defer_suppressed ||
 				    (stream && !ctx->polls.load(
 						std::memory_order_relaxed)));
 		DAT_RETURN k = kick(defer ? KDAT_EP_KICK_DEFER : 0);

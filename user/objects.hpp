@@ -601,8 +601,9 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 	LmrCache lmr_cache;
 	std::uint32_t ioctl_posted = 0;	/* send-queue posts by ioctl */
 	bool post_by_ioctl = false;
-	bool kick_inline = false;	/* KDAT_EP_KICK=inline: never defer */
-	bool kick_defer = false;	/* =defer: every suppressed post */
+	/* KDAT_EP_KICK: the rule (Ep::ring_post), =inline or =defer */
+	enum class Kick { rule, inline_always, defer_suppressed } kick_mode =
+		Kick::rule;
 	/* Context::reaped at the last post (post_lock): is this a stream? */
 	std::uint64_t reaped_at_post = ~std::uint64_t{0};
 
