@@ -3048,6 +3048,32 @@ static bool rxe1_restore(void)
 	return port_active("rxe1");
 }
 
+/* Take rxe1 away (rxe1_restore puts it back): rdma link's exit status. */
+static int rxe1_delete(void)
+{
+	static const char *const del[] = { "rdma", "link", "delete", "rxe1",
+					   NULL };
+
+	return run_cmd(del);
+}
+
+/*
+ * Whether @c (an rxe1 side) hears DAT_ASYNC_ERROR_IA_CATASTROPHIC on its
+ * async EVD within 30 s of rxe1 going; kdat posts it only once the
+ * device's hardware is released.
+ */
+static bool await_catastrophe(int fd, struct side *c)
+{
+	struct kdat_uevent e;
+	double end = now_s() + 30;
+
+	while (now_s() < end)
+		if (kr_next_event(fd, &c->aring, c->aevd, 100000, &e, NULL) &&
+		    e.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
+			return true;
+	return false;
+}
+
 struct dr {
 	int fd;
 	struct side s, c;
@@ -3133,13 +3159,9 @@ static void *dr_receiver(void *p)
 
 static void case_device_removal_mid_traffic(void)
 {
-	static const char *const del[] = { "rdma", "link", "delete", "rxe1", NULL };
 	static struct dr x;
 	pthread_t ts, tr;
-	struct kdat_uevent e;
 	uint32_t st, id;
-	bool cat = false;
-	double end;
 	long left, before;
 	int rc, i, fd2;
 
@@ -3161,16 +3183,12 @@ static void case_device_removal_mid_traffic(void)
 	/* traffic flows before the device goes */
 	while (atomic_load(&x.sent) < 64 && !kr_failed())
 		;
-	rc = run_cmd(del);
+	rc = rxe1_delete();
 	CHECK(rc == 0, "rdma link delete rxe1: exit %d", rc);
 
 	/* the process hears of it on rxe1's async EVD */
-	end = now_s() + 30;
-	while (!cat && now_s() < end)
-		if (kr_next_event(x.fd, &x.c.aring, x.c.aevd, 100000, &e, NULL) &&
-		    e.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
-			cat = true;
-	CHECK(cat, "no DAT_ASYNC_ERROR_IA_CATASTROPHIC on rxe1's async EVD within 30 s");
+	CHECK(await_catastrophe(x.fd, &x.c),
+	      "no DAT_ASYNC_ERROR_IA_CATASTROPHIC on rxe1's async EVD within 30 s");
 	atomic_store(&x.stop, true);
 	pthread_join(ts, NULL);
 	pthread_join(tr, NULL);
@@ -3356,15 +3374,12 @@ static void *drf_freer(void *p)
 
 static void case_device_removal_flushes_vs_frees(void)
 {
-	static const char *const del[] = { "rdma", "link", "delete", "rxe1", NULL };
 	static uint8_t seen[DRF_EPS][DRF_SENDS];
 	static struct drf x;
 	struct side s, c;
 	struct kdat_uevent e;
 	uint32_t st, srq;
 	pthread_t t;
-	bool cat = false;
-	double end;
 	int i, j, got = 0, rc, ok = 0, flushed = 0;
 	long left;
 
@@ -3398,19 +3413,15 @@ static void case_device_removal_flushes_vs_frees(void)
 
 	pthread_create(&t, NULL, drf_freer, &x);
 	atomic_store(&x.go, 1);
-	rc = run_cmd(del);
+	rc = rxe1_delete();
 	CHECK(rc == 0, "rdma link delete rxe1: exit %d", rc);
 	pthread_join(t, NULL);
 	for (i = 0; i < DRF_EPS / 2; i++)
 		CHECK(x.st[i] == DAT_SUCCESS, "free of EP %d racing the removal: %s",
 		      i, ST(x.st[i]));
 
-	end = now_s() + 30;
-	while (!cat && now_s() < end)
-		if (kr_next_event(x.fd, &c.aring, c.aevd, 100000, &e, NULL) &&
-		    e.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
-			cat = true;
-	CHECK(cat, "no DAT_ASYNC_ERROR_IA_CATASTROPHIC on rxe1's async EVD within 30 s");
+	CHECK(await_catastrophe(x.fd, &c),
+	      "no DAT_ASYNC_ERROR_IA_CATASTROPHIC on rxe1's async EVD within 30 s");
 
 	/* told only after the hardware went: every flush is in the ring */
 	while (kr_next_event(x.fd, &c.ring, c.evd, 0, &e, NULL)) {
