@@ -526,7 +526,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 			goto err_locked;
 		}
 		/* its receives may all complete there at once */
-		if (kdat_evd_cq_charge(recv_evd, srq->max_recv_dtos)) {
+		if (kdat_evd_cq_charge(recv_evd, srq->cq_charge)) {
 			xa_erase(&recv_evd->srqs, kdat_obj_key(&srq->obj));
 			kdat_evd_leave_stream(req_evd);
 			goto err_locked;

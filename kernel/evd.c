@@ -458,6 +458,27 @@ void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n)
 	mutex_unlock(&evd->cq_lock);
 }
 
+/*
+ * For the test consumer: how many completions the EVD's CQ holds (0 with
+ * none), to check what the charges above promise.
+ */
+int kdat_test_evd_cq_size(DAT_EVD_HANDLE h)
+{
+	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_EVD);
+	struct kdat_evd *evd;
+	int n = -EINVAL;
+
+	if (!o)
+		return n;
+	evd = container_of(o, struct kdat_evd, obj);
+	mutex_lock(&evd->cq_lock);
+	n = evd->cq ? evd->cq->cqe : 0;
+	mutex_unlock(&evd->cq_lock);
+	kdat_obj_put(o);
+	return n;
+}
+EXPORT_SYMBOL_GPL(kdat_test_evd_cq_size);
+
 /* Release the CQ.  Idempotent: device removal and free may both call it. */
 void kdat_evd_hw_destroy(struct kdat_evd *evd)
 {

@@ -276,6 +276,7 @@ void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
+int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {
@@ -335,6 +336,8 @@ struct kdat_srq {
 	 */
 	u32 hw_limit;			/* resize_lock; 0: not armed */
 	struct work_struct limit_work;
+	/* ia->lock: receives charged to each recv EVD's CQ (never shrinks) */
+	DAT_COUNT cq_charge;
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);

@@ -490,6 +490,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	xa_init(&srq->qps);
 	srq->state = DAT_SRQ_STATE_OPERATIONAL;
 	srq->max_recv_dtos = attr->max_recv_dtos;
+	srq->cq_charge = attr->max_recv_dtos;
 	srq->max_recv_iov = attr->max_recv_iov;
 
 	if (kdat_srq_add_bufs(srq, attr->max_recv_dtos)) {
@@ -771,6 +772,47 @@ DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
 }
 
 /*
+ * Charge the growth to @max receives to the CQ of every EVD whose
+ * completions may name the SRQ (ep.c pins it there), before the device
+ * may hold them: the CQs must still fit a QP's flush and drain marker
+ * beside all the SRQ's receives (kdat_evd_cq_charge).  All or nothing.
+ */
+static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
+{
+	struct kdat_ia *ia = srq->obj.ia;
+	unsigned long key = kdat_obj_key(&srq->obj);
+	struct kdat_obj *o;
+	int n, ret = 0;
+
+	mutex_lock(&ia->lock);
+	n = max - srq->cq_charge;
+	if (n <= 0)
+		goto out;
+	list_for_each_entry(o, &ia->objs, ia_node) {
+		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
+
+		if (o->type != DAT_HANDLE_TYPE_EVD || !xa_load(&evd->srqs, key))
+			continue;
+		ret = kdat_evd_cq_charge(evd, n);
+		if (ret)
+			break;
+	}
+	if (!ret) {
+		srq->cq_charge = max;
+		goto out;
+	}
+	list_for_each_entry_continue_reverse(o, &ia->objs, ia_node) {
+		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
+
+		if (o->type == DAT_HANDLE_TYPE_EVD && xa_load(&evd->srqs, key))
+			kdat_evd_cq_uncharge(evd, n);
+	}
+out:
+	mutex_unlock(&ia->lock);
+	return ret;
+}
+
+/*
  * Resize never loses a buffer: it refuses below the outstanding count or
  * the watermark.  Growing grows the ib_srq and the tracker pool; shrinking
  * lowers the limit and asks the device to shrink, which it may decline
@@ -804,7 +846,8 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 		goto out;
 
 	if (max > old) {
-		if (need > 0 && kdat_srq_add_bufs(srq, need)) {
+		if ((need > 0 && kdat_srq_add_bufs(srq, need)) ||
+		    kdat_srq_cq_grow(srq, max)) {
 			ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
 				       DAT_RESOURCE_MEMORY);
 			goto out;

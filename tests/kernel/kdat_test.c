@@ -39,6 +39,7 @@ module_param(dev_ia, charp, 0444);
 
 long kdat_live_objects(void);
 DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
+int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
 
 #define WAIT_MS		10000
 #define QUAL_BASE	4000
@@ -744,6 +745,57 @@ static void t_srq_resize_bad_args(void)
 	CHECK_OK(dat_srq_resize(srq, 40));
 	CHECK(srq_q(srq).max_recv_dtos >= 40, "grow");
 out:
+	side_close(&x);
+}
+
+/*
+ * Every receive of the SRQ may complete on an EVD that names it while an
+ * EP's flush and drain marker land there too: a CQ too small for that
+ * loses the marker and the EP's free never returns.  Growing the SRQ grows
+ * the CQ of every EVD it completes on, and an EVD joined later is charged
+ * the grown depth.
+ */
+static void t_srq_resize_grows_recv_cqs(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 16, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EVD_HANDLE evd1 = NULL, evd2 = NULL;
+	DAT_EP_HANDLE ep1 = NULL, ep2 = NULL;
+	struct kt_side x = {};
+	DAT_SRQ_HANDLE srq;
+	int n;
+
+	a.max_request_dtos = 4;
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
+	CHECK_OK(dat_evd_kcreate(x.ia, 4, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &evd1));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, evd1, evd1, x.conn_evd,
+					srq, &a, &ep1));
+	n = kdat_test_evd_cq_size(evd1);
+	CHECK(n >= 16, "CQ of %d for an SRQ of 16", n);
+	CHECK_OK(dat_srq_resize(srq, 1000));
+	n = kdat_test_evd_cq_size(evd1);
+	CHECK(n >= 1000 + 4, "CQ of %d after the SRQ grew to 1000", n);
+	CHECK_OK(dat_evd_kcreate(x.ia, 4, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &evd2));
+	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, evd2, evd2, x.conn_evd,
+					srq, &a, &ep2));
+	n = kdat_test_evd_cq_size(evd2);
+	CHECK(n >= 1000 + 4, "CQ of %d joining an SRQ of 1000", n);
+	/* shrinking keeps the CQs: completions may still be in flight */
+	CHECK_OK(dat_srq_resize(srq, 8));
+	n = kdat_test_evd_cq_size(evd1);
+	CHECK(n >= 1000 + 4, "CQ of %d after the SRQ shrank", n);
+out:
+	if (ep1)
+		dat_ep_free(ep1);
+	if (ep2)
+		dat_ep_free(ep2);
+	if (evd1)
+		dat_evd_free(evd1);
+	if (evd2)
+		dat_evd_free(evd2);
 	side_close(&x);
 }
 
@@ -3712,6 +3764,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_resize_refuses_below_outstanding),
 	CASE(t_srq_resize_refuses_below_watermark),
 	CASE(t_srq_resize_bad_args),
+	CASE(t_srq_resize_grows_recv_cqs),
 	CASE(t_srq_resize_under_traffic_loses_nothing),
 	CASE(t_srq_set_lw_fires_once_per_arming),
 	CASE(t_srq_set_lw_bad_args),
