@@ -1335,7 +1335,7 @@ static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 	bool writes = op == IB_WR_RDMA_READ || kdat_wr_is_atomic(op);
 	DAT_MEM_PRIV_FLAGS need = writes ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
 					   DAT_MEM_PRIV_LOCAL_READ_FLAG;
-	struct ib_sge sge[KDAT_EP_MAX_IOV];
+	struct ib_sge sge[KDAT_EP_MAX_IOV] __uninitialized;	/* [0, n) set */
 	const struct ib_send_wr *bad;
 	union {
 		struct ib_send_wr wr;
@@ -1513,7 +1513,7 @@ DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 {
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_wr_ring *r = &ep->rq;
-	struct ib_sge sge[KDAT_EP_MAX_IOV];
+	struct ib_sge sge[KDAT_EP_MAX_IOV] __uninitialized;	/* [0, n) set */
 	unsigned long irqflags;
 	DAT_RETURN ret;
 	DAT_COUNT i;

@@ -159,6 +159,8 @@ struct kdat_uops {
 	void (*ia_closing)(struct kdat_ia *ia);
 };
 
+#define KDAT_LMR_CACHE	64
+
 struct kdat_ia {
 	struct kdat_obj obj;
 	struct kdat_device *dev;
@@ -180,6 +182,8 @@ struct kdat_ia {
 	struct sockaddr_storage addr;	/* the IA address (IPv4 of port 1) */
 	struct xarray lmrs;		/* lmr_context -> LMR */
 	u32 next_lmr;
+	/* posts' first look for a context (lmr.c): LMRs whose slot was free */
+	struct kdat_lmr *lmr_cache[KDAT_LMR_CACHE];
 	struct kdat_ufile *ufile;	/* owning /dev/kdat file, or NULL */
 	const struct kdat_uops *uops;	/* its ops, or NULL */
 	struct net *net;		/* the opener's network namespace */

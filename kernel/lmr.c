@@ -26,6 +26,35 @@
 				 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
 				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 
+/*
+ * A post finds its LMR by context in a direct-mapped cache of the IA's
+ * LMRs before the xarray (as object.c does for handles): an LMR holds its
+ * slot, if it found it free, from the moment its context is set until its
+ * context is forgotten.
+ */
+static struct kdat_lmr **kdat_lmr_slot(struct kdat_ia *ia, u32 context)
+{
+	return &ia->lmr_cache[context % KDAT_LMR_CACHE];
+}
+
+/* Under RCU: the LMR of @context, or NULL. */
+static struct kdat_lmr *kdat_lmr_lookup(struct kdat_ia *ia, u32 context)
+{
+	struct kdat_lmr *lmr = READ_ONCE(*kdat_lmr_slot(ia, context));
+
+	if (lmr && lmr->context == context)
+		return lmr;
+	return xa_load(&ia->lmrs, context);
+}
+
+/* Posts no longer find @context; they may until an RCU grace period. */
+static void kdat_lmr_forget(struct kdat_ia *ia, struct kdat_lmr *lmr,
+			    u32 context)
+{
+	cmpxchg(kdat_lmr_slot(ia, context), lmr, NULL);
+	xa_erase(&ia->lmrs, context);
+}
+
 DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
 			   DAT_MEM_PRIV_FLAGS need)
@@ -36,7 +65,7 @@ DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 	DAT_RETURN ret = DAT_SUCCESS;
 
 	rcu_read_lock();
-	lmr = xa_load(&ia->lmrs, t->lmr_context);
+	lmr = kdat_lmr_lookup(ia, t->lmr_context);
 	if (!lmr || !READ_ONCE(lmr->mapped)) {
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		goto out;
@@ -108,14 +137,16 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 			    GFP_KERNEL) < 0)
 		goto err;
 	lmr->context = id;
+	cmpxchg_release(kdat_lmr_slot(ia, id), NULL, lmr);
 	if (kdat_obj_publish(&lmr->obj)) {
-		xa_erase(&ia->lmrs, id);
+		kdat_lmr_forget(ia, lmr, id);
+		synchronize_rcu();	/* posts may still look the context up */
 		goto err;
 	}
 	err = kdat_ia_link(ia, &lmr->obj);
 	if (err) {
 		kdat_obj_unpublish(&lmr->obj);
-		xa_erase(&ia->lmrs, id);
+		kdat_lmr_forget(ia, lmr, id);
 		synchronize_rcu();	/* posts may still look the context up */
 		ret = kdat_ia_link_error(err);
 		goto err;
@@ -293,7 +324,7 @@ void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 	if (!READ_ONCE(lmr->mapped))
 		goto out;
 	WRITE_ONCE(lmr->mapped, false);
-	xa_erase(&ia->lmrs, lmr->context);
+	kdat_lmr_forget(ia, lmr, lmr->context);
 	/* posts look the context up under RCU: let them finish first */
 	synchronize_rcu();
 	mr = xchg(&lmr->mr, NULL);

@@ -26,6 +26,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/debugfs.h>
+#include <linux/hash.h>
 #include <linux/seq_file.h>
 #include <linux/llist.h>
 #include <linux/srcu.h>
@@ -71,6 +72,33 @@ static DEFINE_XARRAY(kdat_handles);
 static unsigned long kdat_handle_key(const void *h)
 {
 	return kdat_obj_key(h);
+}
+
+/*
+ * The hot calls look their handle up in a direct-mapped cache of published
+ * objects first: one load and a compare, where xa_load costs a few hundred
+ * ns under emulation (docs/benchmarks.md).  An object takes its slot at
+ * publish when the slot is free and gives it back at unpublish, so a hit
+ * is exactly an xarray hit; a miss falls back to the xarray.
+ */
+#define KDAT_HANDLE_CACHE_BITS	10
+static struct kdat_obj *kdat_handle_cache[1 << KDAT_HANDLE_CACHE_BITS];
+
+static struct kdat_obj **kdat_handle_slot(const void *h)
+{
+	return &kdat_handle_cache[hash_long(kdat_handle_key(h),
+					    KDAT_HANDLE_CACHE_BITS)];
+}
+
+/* The published object whose handle is @h, or NULL.  Under RCU. */
+static struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
+{
+	struct kdat_obj *obj = READ_ONCE(*kdat_handle_slot(h));
+
+	if ((void *)obj == h)
+		return obj;
+	obj = xa_load(&kdat_handles, kdat_handle_key(h));
+	return (void *)obj == h ? obj : NULL;
 }
 
 static atomic_long_t kdat_live[KDAT_NTYPES];
@@ -220,6 +248,8 @@ int kdat_obj_publish(struct kdat_obj *obj)
 		return ret;
 	}
 	set_bit(KDAT_OBJ_PUBLISHED, &obj->flags);
+	/* the object is built: a lookup that hits may use it at once */
+	cmpxchg_release(kdat_handle_slot(obj), NULL, obj);
 	if (ia && ia->uops) {
 		ret = ia->uops->reserve(ia, obj);
 		if (ret) {
@@ -256,6 +286,7 @@ void kdat_obj_unpublish(struct kdat_obj *obj)
 		return;
 	if (ia && ia->uops)
 		ia->uops->forget(ia, obj);
+	cmpxchg(kdat_handle_slot(obj), obj, NULL);
 	xa_erase(&kdat_handles, kdat_handle_key(obj));
 	set_bit(KDAT_OBJ_GONE, &obj->flags);
 	/* a teardown waiting in kdat_obj_claim_wait() sees it gone */
@@ -375,9 +406,8 @@ struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 			 "kdat_obj_use_rcu outside rcu_read_lock");
 	if (!h)
 		return NULL;
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
-	if (!obj || (void *)obj != h || obj->type != type ||
-	    !kdat_obj_use(obj))
+	obj = kdat_handle_lookup(h);
+	if (!obj || obj->type != type || !kdat_obj_use(obj))
 		return NULL;
 	/* a create that is unwinding took it out of the table */
 	if (!test_bit(KDAT_OBJ_PUBLISHED, &obj->flags)) {
@@ -471,9 +501,8 @@ struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 	if (!h)
 		return NULL;
 	rcu_read_lock();
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
-	if (obj && ((void *)obj != h || obj->type != type ||
-		    !kref_get_unless_zero(&obj->ref)))
+	obj = kdat_handle_lookup(h);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj;
@@ -487,8 +516,8 @@ struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h)
 	if (!h)
 		return NULL;
 	rcu_read_lock();
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
-	if (obj && ((void *)obj != h || !kref_get_unless_zero(&obj->ref)))
+	obj = kdat_handle_lookup(h);
+	if (obj && !kref_get_unless_zero(&obj->ref))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj;

@@ -561,7 +561,7 @@ err_pz:
 DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	struct ib_sge sge[KDAT_SRQ_MAX_IOV];
+	struct ib_sge sge[KDAT_SRQ_MAX_IOV] __uninitialized;	/* [0, n) set */
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr wr = {};
 	struct kdat_srq_buf *buf;
