@@ -78,8 +78,8 @@ static unsigned long kdat_handle_key(const void *h)
  * The hot calls look their handle up in a direct-mapped cache of published
  * objects first: one load and a compare, where xa_load costs a few hundred
  * ns under emulation (docs/benchmarks.md).  An object takes its slot at
- * publish when the slot is free and gives it back at unpublish, so a hit
- * is exactly an xarray hit; a miss falls back to the xarray.
+ * publish when the slot is free and gives it back at unpublish, so it is
+ * in the slot only while it is in the xarray; a miss falls back to that.
  */
 #define KDAT_HANDLE_CACHE_BITS	10
 static struct kdat_obj *kdat_handle_cache[1 << KDAT_HANDLE_CACHE_BITS];
@@ -93,7 +93,7 @@ static struct kdat_obj **kdat_handle_slot(const void *h)
 /* The published object whose handle is @h, or NULL.  Under RCU. */
 static struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
 {
-	struct kdat_obj *obj = READ_ONCE(*kdat_handle_slot(h));
+	struct kdat_obj *obj = smp_load_acquire(kdat_handle_slot(h));
 
 	if ((void *)obj == h)
 		return obj;
@@ -247,9 +247,12 @@ int kdat_obj_publish(struct kdat_obj *obj)
 		kref_put(&obj->ref, kdat_obj_release);
 		return ret;
 	}
-	set_bit(KDAT_OBJ_PUBLISHED, &obj->flags);
-	/* the object is built: a lookup that hits may use it at once */
+	/*
+	 * Before the bit: an unpublish (a free through a stale handle) can
+	 * only start after it, and then finds the slot to clear.
+	 */
 	cmpxchg_release(kdat_handle_slot(obj), NULL, obj);
+	set_bit(KDAT_OBJ_PUBLISHED, &obj->flags);
 	if (ia && ia->uops) {
 		ret = ia->uops->reserve(ia, obj);
 		if (ret) {
