@@ -718,8 +718,12 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 * freeing a CQ waits for its poller, not done under op_lock.
 	 */
 	if ((!scq || !rcq) && !ep->own_cq) {
-		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
-				 ep->sq.size + ep->rq.size + 2, 0,
+		/* without a recv EVD the SRQ's receives complete here too */
+		struct ib_device *dev = ep->obj.ia->ibdev;
+		int n = ep->sq.size + ep->rq.size + 2 +
+			(ep->srq && !rcq ? READ_ONCE(ep->srq->cq_charge) : 0);
+
+		cq = ib_alloc_cq(dev, ep, min(n, dev->attrs.max_cqe), 0,
 				 IB_POLL_WORKQUEUE);
 		if (IS_ERR(cq))
 			return PTR_ERR(cq);
