@@ -87,6 +87,29 @@ static int kdat_uobj_reserve(struct kdat_ia *ia, struct kdat_obj *obj)
 }
 
 /*
+ * Every ioctl looks its IDs up: a direct-mapped cache in front of the
+ * xarray answers with one load and a compare (xa_load costs a few hundred
+ * ns under emulation; object.c does the same for kernel handles).  An
+ * object takes its slot at commit if the slot is free and leaves it when
+ * its ID is forgotten, both under the xarray's lock, so a hit is exactly
+ * an xarray hit.
+ */
+static struct kdat_obj **kdat_uobj_slot(struct kdat_ufile *uf, u32 id)
+{
+	return &uf->id_cache[id % KDAT_UOBJ_CACHE];
+}
+
+/* Under RCU: the committed object named by @id, or NULL. */
+static struct kdat_obj *kdat_uobj_lookup(struct kdat_ufile *uf, u32 id)
+{
+	struct kdat_obj *obj = READ_ONCE(*kdat_uobj_slot(uf, id));
+
+	if (obj && READ_ONCE(obj->uid) == id)
+		return obj;
+	return xa_load(&uf->objs, id);
+}
+
+/*
  * The object is being destroyed: its ID finds nothing from now on.  uid
  * is cleared under the xarray lock, so a commit racing this (an IA close
  * tearing down an object whose create has not committed yet) cannot store
@@ -100,8 +123,11 @@ static void kdat_uobj_forget(struct kdat_ia *ia, struct kdat_obj *obj)
 	xa_lock(&uf->objs);
 	id = obj->uid;
 	WRITE_ONCE(obj->uid, 0);
-	if (id)
+	if (id) {
+		if (*kdat_uobj_slot(uf, id) == obj)
+			WRITE_ONCE(*kdat_uobj_slot(uf, id), NULL);
 		__xa_erase(&uf->objs, id);
+	}
 	xa_unlock(&uf->objs);
 	if (id)
 		atomic_dec(&uf->nobjs);
@@ -113,8 +139,12 @@ static void kdat_uobj_commit(struct kdat_ia *ia, struct kdat_obj *obj)
 	struct kdat_ufile *uf = ia->ufile;
 
 	xa_lock(&uf->objs);
-	if (obj->uid)
+	if (obj->uid) {
 		__xa_store(&uf->objs, obj->uid, obj, GFP_ATOMIC);
+		/* built and committed: a reader that hits may use it */
+		if (!*kdat_uobj_slot(uf, obj->uid))
+			smp_store_release(kdat_uobj_slot(uf, obj->uid), obj);
+	}
 	xa_unlock(&uf->objs);
 }
 
@@ -127,7 +157,7 @@ static struct kdat_obj *kdat_uobj_pin(struct kdat_ufile *uf, u32 id,
 	if (!id)
 		return NULL;
 	rcu_read_lock();
-	obj = xa_load(&uf->objs, id);
+	obj = kdat_uobj_lookup(uf, id);
 	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
@@ -186,7 +216,7 @@ DAT_HANDLE kdat_uhandle(struct kdat_ufile *uf, u32 id)
 	if (!id)
 		return DAT_HANDLE_NULL;
 	rcu_read_lock();
-	o = xa_load(&uf->objs, id);
+	o = kdat_uobj_lookup(uf, id);
 	rcu_read_unlock();
 	/*
 	 * The provider re-checks this handle in its own table and pins it,

@@ -10,11 +10,15 @@
 
 #include "kdat_core.h"
 
+#define KDAT_UOBJ_CACHE	64
+
 struct kdat_ufile {
 	struct kref ref;		/* the file + one per ring */
 	struct mutex lock;		/* rings, next_pgoff, ring_bytes */
 	struct xarray objs;		/* ID -> kdat_obj (reserved: none) */
 	u32 next_id;
+	/* committed objects whose slot was free (ID % size), objs' lock */
+	struct kdat_obj *id_cache[KDAT_UOBJ_CACHE];
 	atomic_t nobjs;			/* IDs held, against max_objects */
 	struct xarray rings;		/* mmap page offset -> kdat_uring */
 	unsigned long next_pgoff;
