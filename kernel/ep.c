@@ -704,6 +704,27 @@ static void kdat_ep_cq_uncharge(struct kdat_ep *ep)
 	ep->cq_charge_r = 0;
 }
 
+/*
+ * For the test consumer: how many completions the CQ of the EP's receives
+ * holds (0 without a QP), to check that it grows with the SRQ.
+ */
+int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h)
+{
+	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_EP);
+	struct kdat_ep *ep;
+	int n = -EINVAL;
+
+	if (!o)
+		return n;
+	ep = container_of(o, struct kdat_ep, obj);
+	mutex_lock(&ep->op_lock);
+	n = ep->qp ? READ_ONCE(ep->qp->recv_cq->cqe) : 0;
+	mutex_unlock(&ep->op_lock);
+	kdat_obj_put(o);
+	return n;
+}
+EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
+
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
@@ -717,13 +738,15 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 * stays until the QP goes (reset, free), also when this fails:
 	 * freeing a CQ waits for its poller, not done under op_lock.
 	 */
+	if (ep->srq && !rcq) {
+		/* the SRQ's receives: its own CQ, which grows with it */
+		rcq = kdat_srq_recv_cq(ep->srq);
+		if (IS_ERR(rcq))
+			return PTR_ERR(rcq);
+	}
 	if ((!scq || !rcq) && !ep->own_cq) {
-		/* without a recv EVD the SRQ's receives complete here too */
-		struct ib_device *dev = ep->obj.ia->ibdev;
-		int n = ep->sq.size + ep->rq.size + 2 +
-			(ep->srq && !rcq ? READ_ONCE(ep->srq->cq_charge) : 0);
-
-		cq = ib_alloc_cq(dev, ep, min(n, dev->attrs.max_cqe), 0,
+		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
+				 ep->sq.size + ep->rq.size + 2, 0,
 				 IB_POLL_WORKQUEUE);
 		if (IS_ERR(cq))
 			return PTR_ERR(cq);

@@ -281,6 +281,7 @@ void kdat_evd_hw_destroy(struct kdat_evd *evd);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
+int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {
@@ -340,8 +341,13 @@ struct kdat_srq {
 	 */
 	u32 hw_limit;			/* resize_lock; 0: not armed */
 	struct work_struct limit_work;
-	/* ia->lock: receives charged to each recv EVD's CQ (never shrinks) */
+	/*
+	 * Receives charged to each recv EVD's CQ and to recv_cq (never
+	 * shrinks); written under resize_lock and ia->lock.
+	 */
 	DAT_COUNT cq_charge;
+	/* resize_lock: the receives of EPs without a recv EVD, or NULL */
+	struct ib_cq *recv_cq;
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -350,6 +356,7 @@ void kdat_srq_reaped(struct kdat_srq *srq);
 void kdat_srq_reaped_unseen(struct kdat_srq *srq);
 DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 void kdat_srq_hw_destroy(struct kdat_srq *srq);
+struct ib_cq *kdat_srq_recv_cq(struct kdat_srq *srq);
 int kdat_srq_init(void);
 void kdat_srq_exit(void);
 

@@ -771,6 +771,36 @@ DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
+/* The size of recv_cq for @n receives (the device's largest at most). */
+static int kdat_srq_recv_cq_size(struct kdat_srq *srq, DAT_COUNT n)
+{
+	return min(n + 1, srq->obj.ia->ibdev->attrs.max_cqe);
+}
+
+/*
+ * The CQ of the receives of the SRQ's EPs that have no recv EVD: one per
+ * SRQ, made by the first such EP, sized for all the SRQ's receives and
+ * grown with it (kdat_srq_cq_grow), freed with the ib_srq.
+ */
+struct ib_cq *kdat_srq_recv_cq(struct kdat_srq *srq)
+{
+	struct ib_cq *cq;
+
+	mutex_lock(&srq->resize_lock);
+	cq = srq->recv_cq;
+	if (!srq->srq) {
+		cq = ERR_PTR(-ENODEV);
+	} else if (!cq) {
+		cq = ib_alloc_cq(srq->obj.ia->ibdev, srq,
+				 kdat_srq_recv_cq_size(srq, srq->cq_charge), 0,
+				 IB_POLL_WORKQUEUE);
+		if (!IS_ERR(cq))
+			srq->recv_cq = cq;
+	}
+	mutex_unlock(&srq->resize_lock);
+	return cq;
+}
+
 /*
  * Charge the growth to @max receives to the CQ of every EVD whose
  * completions may name the SRQ (ep.c pins it there), before the device
@@ -784,10 +814,18 @@ static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 	struct kdat_obj *o;
 	int n, ret = 0;
 
+	lockdep_assert_held(&srq->resize_lock);
 	mutex_lock(&ia->lock);
 	n = max - srq->cq_charge;
 	if (n <= 0)
 		goto out;
+	if (srq->recv_cq && srq->recv_cq->cqe < kdat_srq_recv_cq_size(srq, max)) {
+		ret = ib_resize_cq(srq->recv_cq, kdat_srq_recv_cq_size(srq, max));
+		if (ret == -EOPNOTSUPP)	/* siw: as kdat_evd_cq_charge */
+			ret = 0;
+		if (ret)
+			goto out;
+	}
 	list_for_each_entry(o, &ia->objs, ia_node) {
 		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
 
@@ -798,7 +836,7 @@ static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 			break;
 	}
 	if (!ret) {
-		srq->cq_charge = max;
+		WRITE_ONCE(srq->cq_charge, max);
 		goto out;
 	}
 	list_for_each_entry_continue_reverse(o, &ia->objs, ia_node) {
@@ -914,6 +952,7 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 void kdat_srq_hw_destroy(struct kdat_srq *srq)
 {
 	struct ib_srq *s;
+	struct ib_cq *cq;
 
 	mutex_lock(&srq->resize_lock);
 	spin_lock_irq(&srq->lock);
@@ -925,7 +964,13 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	kdat_srq_ring_mark_error(srq);
 	if (s)
 		ib_destroy_srq(s);
+	/* its QPs are gone (the SRQ had no EPs, or removal took them) */
+	cq = srq->recv_cq;
+	srq->recv_cq = NULL;
 	mutex_unlock(&srq->resize_lock);
+	/* outside the lock: freeing a CQ waits for its poller's drain */
+	if (cq)
+		ib_free_cq(cq);
 }
 
 /* The destroy claim is held (object.c): this runs once per SRQ. */

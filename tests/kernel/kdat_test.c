@@ -40,6 +40,7 @@ module_param(dev_ia, charp, 0444);
 long kdat_live_objects(void);
 DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
+int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 
 #define WAIT_MS		10000
 #define QUAL_BASE	4000
@@ -797,6 +798,46 @@ out:
 	if (evd2)
 		dat_evd_free(evd2);
 	side_close(&x);
+}
+
+/*
+ * An SRQ EP without a recv EVD: its receives complete on a CQ of the
+ * SRQ's, which holds them all and grows with the SRQ; they still complete
+ * (reported to no one).
+ */
+static void t_srq_resize_grows_cq_of_ep_without_recv_evd(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 16, .max_recv_iov = 2,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_SRQ_PARAM q;
+	int n;
+
+	memset(&p, 0, sizeof(p));
+	next_qual++;
+	CHECK(!side_open(&p.s, srv_ia, 1 << 20) &&
+	      !side_open(&p.c, cli_ia, 1 << 20), "open");
+	CHECK_OK(dat_srq_create(p.s.ia, p.s.pz, &sa, &p.srq));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, NULL, p.s.dto_evd,
+					p.s.conn_evd, p.srq, &a, &p.sep[0]));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &p.cep[0]));
+	CHECK(!connect_one(&p, p.sep[0], p.cep[0], 0), "connect");
+	p.n = 1;
+	n = kdat_test_ep_recv_cq_size(p.sep[0]);
+	CHECK(n >= 16, "recv CQ of %d for an SRQ of 16", n);
+	CHECK_OK(dat_srq_resize(p.srq, 1000));
+	n = kdat_test_ep_recv_cq_size(p.sep[0]);
+	CHECK(n >= 1000, "recv CQ of %d after the SRQ grew to 1000", n);
+	CHECK_OK(post_srq(&p, 0, 256, 1));
+	CHECK(send_msg(&p, 0, 0, 8, 1), "send");
+	CHECK(WAIT_FOR((q = srq_q(p.srq), !q.available_dto_count &&
+					 !q.outstanding_dto_count)),
+	      "receive: available %d outstanding %d", q.available_dto_count,
+	      q.outstanding_dto_count);
+out:
+	pair_close(&p);
 }
 
 static void t_srq_resize_under_traffic_loses_nothing(void)
@@ -3765,6 +3806,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_resize_refuses_below_watermark),
 	CASE(t_srq_resize_bad_args),
 	CASE(t_srq_resize_grows_recv_cqs),
+	CASE(t_srq_resize_grows_cq_of_ep_without_recv_evd),
 	CASE(t_srq_resize_under_traffic_loses_nothing),
 	CASE(t_srq_set_lw_fires_once_per_arming),
 	CASE(t_srq_set_lw_bad_args),
