@@ -668,7 +668,8 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 /*
  * The completions the QP may put in its EVDs' CQs at once: every work
  * request of its queues and the drain's marker of each (kdat_evd_cq_charge).
- * An SRQ's receives are charged to a recv EVD once, when it pins the SRQ.
+ * An SRQ's receives are charged to a recv EVD when it pins the SRQ, and
+ * again for what dat_srq_resize adds (kdat_srq_cq_grow).
  */
 static int kdat_ep_cq_charge(struct kdat_ep *ep)
 {
@@ -718,7 +719,7 @@ int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h)
 		return n;
 	ep = container_of(o, struct kdat_ep, obj);
 	mutex_lock(&ep->op_lock);
-	n = ep->qp ? READ_ONCE(ep->qp->recv_cq->cqe) : 0;
+	n = READ_ONCE(ep->qp) ? READ_ONCE(ep->qp->recv_cq->cqe) : 0;
 	mutex_unlock(&ep->op_lock);
 	kdat_obj_put(o);
 	return n;
@@ -733,17 +734,17 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
 	rcq = ep->recv_evd ? ep->recv_evd->cq : NULL;
+	if (ep->srq && !rcq) {
+		/* no recv EVD: the SRQ's CQ, which grows with the SRQ */
+		rcq = kdat_srq_recv_cq(ep->srq);
+		if (IS_ERR(rcq))
+			return PTR_ERR(rcq);
+	}
 	/*
 	 * A stream nobody listens to still needs a CQ: the EP's own.  It
 	 * stays until the QP goes (reset, free), also when this fails:
 	 * freeing a CQ waits for its poller, not done under op_lock.
 	 */
-	if (ep->srq && !rcq) {
-		/* the SRQ's receives: its own CQ, which grows with it */
-		rcq = kdat_srq_recv_cq(ep->srq);
-		if (IS_ERR(rcq))
-			return PTR_ERR(rcq);
-	}
 	if ((!scq || !rcq) && !ep->own_cq) {
 		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
 				 ep->sq.size + ep->rq.size + 2, 0,
@@ -1038,7 +1039,8 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
  * slots after the EP was freed.  So every posted buffer completes exactly
  * once.  An SRQ QP drains only its send queue: its receives belong to the
  * SRQ, whose completions find their EP through the SRQ's QP table, not
- * through the QP, and whose memory the receive EVD pins (srq.c).
+ * through the QP, and whose memory the receive EVD pins (srq.c; without
+ * one, the SRQ's own CQ, which goes before the SRQ).
  * Idempotent.  Returns the EP's own CQ, if any, for the caller to free once
  * op_lock is dropped (kdat_ep_free_cq): freeing a CQ waits for its poller,
  * and a poller runs upcalls that take op_lock (of another EP: lockdep knows

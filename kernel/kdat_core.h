@@ -348,6 +348,7 @@ struct kdat_srq {
 	DAT_COUNT cq_charge;
 	/* resize_lock: the receives of EPs without a recv EVD, or NULL */
 	struct ib_cq *recv_cq;
+	bool recv_cq_freeing;		/* hw_destroy frees it, lock dropped */
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);

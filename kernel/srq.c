@@ -33,6 +33,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "kdat_core.h"
@@ -102,10 +103,11 @@ DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s)
 	return kdat_wc_status(s);
 }
 
-static void kdat_srq_fire_lw(struct kdat_srq *srq)
+/* @may_upcall: the consumer's upcall may run here (kdat_evd_post). */
+static void kdat_srq_fire_lw(struct kdat_srq *srq, bool may_upcall)
 {
 	kdat_ia_async_error(srq->obj.ia, KDAT_SRQ_LW_EVENT, srq,
-			    DAT_SRQ_LOW_WATERMARK_EVENT, true);
+			    DAT_SRQ_LOW_WATERMARK_EVENT, may_upcall);
 }
 
 /* Called with srq->lock held; true if the armed watermark just fired. */
@@ -226,8 +228,12 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_evd_post(ep->recv_evd, &ev, srq, true);
 	else	/* nobody listens: reaped now */
 		kdat_srq_reaped_unseen(srq);
+	/*
+	 * Not from the SRQ's own CQ: an upcall there that freed the SRQ
+	 * would wait in ib_free_cq for the work it runs in.
+	 */
 	if (fire)
-		kdat_srq_fire_lw(srq);
+		kdat_srq_fire_lw(srq, cq != READ_ONCE(srq->recv_cq));
 	if (ep)
 		kdat_obj_put(&ep->obj);
 	/* a buffer was taken: refill from the user's post ring */
@@ -539,7 +545,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_unlock_irq(&srq->lock);
 	*srq_handle = srq;
 	if (fire)
-		kdat_srq_fire_lw(srq);
+		kdat_srq_fire_lw(srq, true);
 	kdat_obj_put(&srq->obj);
 	return DAT_SUCCESS;
 
@@ -940,14 +946,15 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 	fire = kdat_srq_check_lw(srq);
 	spin_unlock_irq(&srq->lock);
 	if (fire)
-		kdat_srq_fire_lw(srq);
+		kdat_srq_fire_lw(srq, true);
 	return DAT_SUCCESS;
 }
 
 /*
- * Destroy the ib_srq.  Idempotent: free and device removal may both call
- * it.  Under the resize lock, so a resize's ib_modify_srq never runs on a
- * destroyed SRQ.
+ * Destroy the ib_srq and its receive CQ.  Idempotent: free and device
+ * removal may both call it, and the one that comes second returns only
+ * when the CQ is gone too.  Under the resize lock, so a resize's
+ * ib_modify_srq or ib_resize_cq never runs on a destroyed SRQ or CQ.
  */
 void kdat_srq_hw_destroy(struct kdat_srq *srq)
 {
@@ -967,10 +974,21 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	/* its QPs are gone (the SRQ had no EPs, or removal took them) */
 	cq = srq->recv_cq;
 	srq->recv_cq = NULL;
-	mutex_unlock(&srq->resize_lock);
-	/* outside the lock: freeing a CQ waits for its poller's drain */
 	if (cq)
+		srq->recv_cq_freeing = true;
+	mutex_unlock(&srq->resize_lock);
+	/*
+	 * Outside the lock: freeing the CQ waits for its poller, which drops
+	 * references (an EP's, whose release may take other locks).
+	 */
+	if (cq) {
 		ib_free_cq(cq);
+		smp_store_release(&srq->recv_cq_freeing, false);
+		wake_up_var(&srq->recv_cq_freeing);
+	} else {
+		wait_var_event(&srq->recv_cq_freeing,
+			       !smp_load_acquire(&srq->recv_cq_freeing));
+	}
 }
 
 /* The destroy claim is held (object.c): this runs once per SRQ. */
