@@ -3344,6 +3344,158 @@ static void case_ep_free_flush_into_small_evd(void)
 }
 
 /*
+ * SRQ resize racing connects, traffic and frees.  A thread resizes the SRQ
+ * between 16 and 1024 without pause while SRQ EPs are connected, half
+ * with no recv EVD (their receives complete on the SRQ's own CQ, which a
+ * resize grows) and half with one (whose CQ a resize grows), messages
+ * flow to every one, and then the EPs and the SRQ are freed while the
+ * resizes go on.  Every call answers what the contract allows (a resize
+ * only SUCCESS, or INVALID_HANDLE once the SRQ is freed), every send
+ * completes, the SRQ's free succeeds once its EPs are gone (refused
+ * only while a resize is inside it), and nothing is left; the debug stage adds lockdep and KASAN (resize_lock, ia->lock,
+ * the EVDs' cq_lock, op_lock and the CQ's teardown all cross here).
+ */
+enum { RZ_EPS = 4, RZ_MSGS = 2 };
+
+struct rz {
+	int fd;
+	uint32_t srq;
+	atomic_bool stop, freed;
+	long resizes;
+	uint32_t bad;			/* a status the contract does not allow */
+};
+
+static void *rz_resizer(void *p)
+{
+	struct rz *x = p;
+	uint64_t rng = 41 ^ (uint64_t)getpid();
+
+	while (!atomic_load(&x->stop)) {
+		bool freed = atomic_load(&x->freed);
+		uint32_t st = k_srq_op(x->fd, KDAT_IOC_SRQ_RESIZE, x->srq,
+				       16 + (int)(rnd(&rng) % 1009));
+
+		x->resizes++;
+		if (!(st == DAT_SUCCESS && !freed) && !ST_IS(st, S_IH) &&
+		    !x->bad)
+			x->bad = st;
+	}
+	return NULL;
+}
+
+/* The next connection event that is not an earlier EP's disconnection. */
+static bool rz_conn_event(int fd, struct kring *r, uint32_t evd,
+			  struct kdat_uevent *e)
+{
+	while (kr_next_event(fd, r, evd, 20000000, e, NULL))
+		if (e->event_number != DAT_CONNECTION_EVENT_DISCONNECTED)
+			return true;
+	return false;
+}
+
+static void case_srq_resize_vs_connects_and_frees(void)
+{
+	static struct rz x;
+	struct side s, c;
+	struct kdat_uevent e;
+	uint32_t st, cep[RZ_EPS], sep[RZ_EPS], psp;
+	pthread_t t;
+	int round, k, i, done;
+	long left;
+
+	memset(&x, 0, sizeof(x));
+	x.fd = kdat_open();
+	open_side(x.fd, "rxe0", &s);
+	open_side(x.fd, "rxe1", &c);
+	for (round = 0; round < iters(3); round++) {
+		st = k_srq(x.fd, s.ia, s.pz, 16, &x.srq, NULL);
+		REQUIRE(st == DAT_SUCCESS, "srq: %s", ST(st));
+		for (i = 0; i < RZ_EPS * RZ_MSGS; i++)
+			REQUIRE(k_srq_post(x.fd, x.srq, s.lctx, s.buf + i * 1024,
+					   1024, i) == DAT_SUCCESS, "srq post");
+		atomic_store(&x.stop, false);
+		atomic_store(&x.freed, false);
+		pthread_create(&t, NULL, rz_resizer, &x);
+		for (k = 0; k < RZ_EPS; k++) {
+			uint64_t qual = next_qual();
+
+			st = k_ep(x.fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep[k]);
+			REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+			/* odd EPs report receives on s.evd, even ones to no one */
+			st = k_ep(x.fd, s.ia, s.pz, k % 2 ? s.evd : 0, s.cevd,
+				  x.srq, &sep[k]);
+			REQUIRE(st == DAT_SUCCESS, "server ep %d: %s", k, ST(st));
+			st = k_psp(x.fd, s.ia, s.crevd, qual, &psp);
+			REQUIRE(st == DAT_SUCCESS, "psp: %s", ST(st));
+			REQUIRE(k_connect(x.fd, cep[k], qual) == DAT_SUCCESS,
+				"connect");
+			REQUIRE(kr_next_event(x.fd, &s.crring, s.crevd, 20000000,
+					      &e, NULL) &&
+				e.event_number == DAT_CONNECTION_REQUEST_EVENT,
+				"no connection request");
+			st = k_accept(x.fd, e.cr, sep[k]);
+			CHECK(st == DAT_SUCCESS, "accept while resizing: %s", ST(st));
+			REQUIRE(rz_conn_event(x.fd, &s.cring, s.cevd, &e) &&
+				e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED,
+				"server not established (event 0x%x)",
+				e.event_number);
+			REQUIRE(rz_conn_event(x.fd, &c.cring, c.cevd, &e) &&
+				e.event_number == DAT_CONNECTION_EVENT_ESTABLISHED,
+				"client not established (event 0x%x)",
+				e.event_number);
+			REQUIRE(k_free(x.fd, psp, KT_PSP) == DAT_SUCCESS,
+				"psp free");
+			for (i = 0; i < RZ_MSGS; i++)
+				REQUIRE(k_ep_post(x.fd, cep[k], KDAT_POST_SEND,
+						  c.lctx, c.buf, 64, i) ==
+					DAT_SUCCESS, "send");
+		}
+		/* every send lands in an SRQ buffer, whichever CQ reports it */
+		for (done = 0; done < RZ_EPS * RZ_MSGS; done++) {
+			REQUIRE(kr_next_event(x.fd, &c.ring, c.evd, 20000000, &e,
+					      NULL), "send %d of %d did not complete",
+				done, RZ_EPS * RZ_MSGS);
+			CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT &&
+			      e.status == 0, "send: event 0x%x status %u",
+			      e.event_number, e.status);
+		}
+		for (done = 0; done < RZ_EPS / 2 * RZ_MSGS; done++)
+			REQUIRE(kr_next_event(x.fd, &s.ring, s.evd, 20000000, &e,
+					      NULL) &&
+				e.event_number == DAT_DTO_COMPLETION_EVENT &&
+				!e.status, "receive %d on the recv EVD", done);
+		/* the SRQ's free is refused until its last EP is gone */
+		for (k = 0; k < RZ_EPS; k++) {
+			st = k_free(x.fd, x.srq, KT_SRQ);
+			CHECK(ST_IS(st, S_IS), "free of an SRQ in use: %s", ST(st));
+			st = k_free(x.fd, sep[k], KT_EP);
+			CHECK(st == DAT_SUCCESS, "server EP free while resizing: %s",
+			      ST(st));
+			st = k_free(x.fd, cep[k], KT_EP);
+			CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
+		}
+		/* refused (INVALID_STATE) only while a resize is inside it */
+		for (i = 0; i < 1000000; i++) {
+			st = k_free(x.fd, x.srq, KT_SRQ);
+			if (!ST_IS(st, S_IS))
+				break;
+		}
+		CHECK(st == DAT_SUCCESS, "free of the SRQ while resizing: %s",
+		      ST(st));
+		atomic_store(&x.freed, true);
+		atomic_store(&x.stop, true);
+		pthread_join(t, NULL);
+		CHECK(!x.bad, "resize answered %s", ST(x.bad));
+	}
+	CHECK(x.resizes > 0, "no resize ran");
+	side_unmap(&s);
+	side_unmap(&c);
+	close(x.fd);
+	left = objects_left(10.0);
+	CHECK(left == 0, "%ld objects left after closing the file", left);
+}
+
+/*
  * Device removal under stalled sends, racing frees.  The server's SRQ runs
  * dry, so rxe1's EPs hold sends that wait out RNR; rxe1 goes while a thread
  * frees half of its EPs.  Every free succeeds, and every send of an EP
@@ -3492,6 +3644,8 @@ static const struct kcase cases[] = {
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
 	{ "ep_free_flush_into_small_evd", case_ep_free_flush_into_small_evd },
+	{ "srq_resize_vs_connects_and_frees",
+	  case_srq_resize_vs_connects_and_frees },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
