@@ -417,6 +417,22 @@ DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 }
 
 /*
+ * Grow @cq to hold @size completions, the device's largest CQ at most.  A
+ * device that cannot resize (siw) keeps its CQ: the guarantee is then the
+ * consumer's, as it was before.
+ */
+int kdat_cq_grow(struct ib_cq *cq, int size)
+{
+	int ret;
+
+	size = min(size, cq->device->attrs.max_cqe);
+	if (size <= cq->cqe)
+		return 0;
+	ret = ib_resize_cq(cq, size);
+	return ret == -EOPNOTSUPP ? 0 : ret;
+}
+
+/*
  * Charge @n completions to the CQ: the work requests a QP (or an SRQ's
  * receives) may have in it at once, and the QP's drain marker.  A QP's
  * flush puts all it holds into its CQs before the poller runs; a CQ that
@@ -428,23 +444,13 @@ DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
  */
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 {
-	int need, size, ret = 0;
+	int need, ret = 0;
 
 	mutex_lock(&evd->cq_lock);
 	need = evd->cq_need + n;
-	if (evd->cq && evd->cq->cqe < need) {
-		/* doubling: thousands of EPs joining copy the CQ few times */
-		size = min(max(need, 2 * evd->cq->cqe),
-			   evd->obj.ia->ibdev->attrs.max_cqe);
-		if (size > evd->cq->cqe)
-			ret = ib_resize_cq(evd->cq, size);
-		/*
-		 * A device that cannot resize (siw) keeps its CQ: the
-		 * guarantee is then the consumer's, as it was before.
-		 */
-		if (ret == -EOPNOTSUPP)
-			ret = 0;
-	}
+	/* doubling: thousands of EPs joining copy the CQ few times */
+	if (evd->cq && evd->cq->cqe < need)
+		ret = kdat_cq_grow(evd->cq, max(need, 2 * evd->cq->cqe));
 	if (!ret)
 		evd->cq_need = need;
 	mutex_unlock(&evd->cq_lock);

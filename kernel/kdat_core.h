@@ -278,6 +278,7 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
+int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);

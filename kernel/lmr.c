@@ -47,12 +47,15 @@ static struct kdat_lmr *kdat_lmr_lookup(struct kdat_ia *ia, u32 context)
 	return xa_load(&ia->lmrs, context);
 }
 
-/* Posts no longer find @context; they may until an RCU grace period. */
-static void kdat_lmr_forget(struct kdat_ia *ia, struct kdat_lmr *lmr,
-			    u32 context)
+/*
+ * No post finds @lmr's context once this returns: posts look it up under
+ * RCU, so the grace period lets those that found it finish first.
+ */
+static void kdat_lmr_forget(struct kdat_ia *ia, struct kdat_lmr *lmr)
 {
-	cmpxchg(kdat_lmr_slot(ia, context), lmr, NULL);
-	xa_erase(&ia->lmrs, context);
+	cmpxchg(kdat_lmr_slot(ia, lmr->context), lmr, NULL);
+	xa_erase(&ia->lmrs, lmr->context);
+	synchronize_rcu();
 }
 
 DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
@@ -138,21 +141,18 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 		goto err;
 	lmr->context = id;
 	cmpxchg_release(kdat_lmr_slot(ia, id), NULL, lmr);
-	if (kdat_obj_publish(&lmr->obj)) {
-		kdat_lmr_forget(ia, lmr, id);
-		synchronize_rcu();	/* posts may still look the context up */
-		goto err;
-	}
+	if (kdat_obj_publish(&lmr->obj))
+		goto err_forget;
 	err = kdat_ia_link(ia, &lmr->obj);
 	if (err) {
 		kdat_obj_unpublish(&lmr->obj);
-		kdat_lmr_forget(ia, lmr, id);
-		synchronize_rcu();	/* posts may still look the context up */
 		ret = kdat_ia_link_error(err);
-		goto err;
+		goto err_forget;
 	}
 	*lmrp = lmr;			/* the caller owns our reference */
 	return DAT_SUCCESS;
+err_forget:
+	kdat_lmr_forget(ia, lmr);
 err:
 	lmr->pz = NULL;			/* the caller keeps the PZ */
 	lmr->mapped = false;
@@ -324,9 +324,7 @@ void kdat_lmr_hw_destroy(struct kdat_lmr *lmr)
 	if (!READ_ONCE(lmr->mapped))
 		goto out;
 	WRITE_ONCE(lmr->mapped, false);
-	kdat_lmr_forget(ia, lmr, lmr->context);
-	/* posts look the context up under RCU: let them finish first */
-	synchronize_rcu();
+	kdat_lmr_forget(ia, lmr);
 	mr = xchg(&lmr->mr, NULL);
 	if (mr)
 		ib_dereg_mr(mr);

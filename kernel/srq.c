@@ -807,6 +807,16 @@ struct ib_cq *kdat_srq_recv_cq(struct kdat_srq *srq)
 	return cq;
 }
 
+/* @o if it is an EVD whose completions may name the SRQ of @key, or NULL. */
+static struct kdat_evd *kdat_srq_pinning_evd(struct kdat_obj *o,
+					     unsigned long key)
+{
+	struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
+
+	return o->type == DAT_HANDLE_TYPE_EVD && xa_load(&evd->srqs, key) ?
+	       evd : NULL;
+}
+
 /*
  * Charge the growth to @max receives to the CQ of every EVD whose
  * completions may name the SRQ (ep.c pins it there), before the device
@@ -817,6 +827,7 @@ static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 {
 	struct kdat_ia *ia = srq->obj.ia;
 	unsigned long key = kdat_obj_key(&srq->obj);
+	struct kdat_evd *evd;
 	struct kdat_obj *o;
 	int n, ret = 0;
 
@@ -825,19 +836,15 @@ static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 	n = max - srq->cq_charge;
 	if (n <= 0)
 		goto out;
-	if (srq->recv_cq && srq->recv_cq->cqe < kdat_srq_recv_cq_size(srq, max)) {
-		ret = ib_resize_cq(srq->recv_cq, kdat_srq_recv_cq_size(srq, max));
-		if (ret == -EOPNOTSUPP)	/* siw: as kdat_evd_cq_charge */
-			ret = 0;
+	if (srq->recv_cq) {
+		ret = kdat_cq_grow(srq->recv_cq,
+				   kdat_srq_recv_cq_size(srq, max));
 		if (ret)
 			goto out;
 	}
 	list_for_each_entry(o, &ia->objs, ia_node) {
-		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
-
-		if (o->type != DAT_HANDLE_TYPE_EVD || !xa_load(&evd->srqs, key))
-			continue;
-		ret = kdat_evd_cq_charge(evd, n);
+		evd = kdat_srq_pinning_evd(o, key);
+		ret = evd ? kdat_evd_cq_charge(evd, n) : 0;
 		if (ret)
 			break;
 	}
@@ -846,9 +853,8 @@ static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 		goto out;
 	}
 	list_for_each_entry_continue_reverse(o, &ia->objs, ia_node) {
-		struct kdat_evd *evd = container_of(o, struct kdat_evd, obj);
-
-		if (o->type == DAT_HANDLE_TYPE_EVD && xa_load(&evd->srqs, key))
+		evd = kdat_srq_pinning_evd(o, key);
+		if (evd)
 			kdat_evd_cq_uncharge(evd, n);
 	}
 out:
