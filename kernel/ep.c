@@ -194,7 +194,14 @@ static struct kdat_evd *kdat_get_evd(struct kdat_ia *ia, DAT_EVD_HANDLE h,
 	if (h == DAT_HANDLE_NULL)
 		return NULL;
 	o = kdat_obj_get(h, DAT_HANDLE_TYPE_EVD);
-	if (!o || o->ia != ia ||
+	/*
+	 * Connection events are software and name the EP by a handle its
+	 * owner can read: a connection EVD may be of another IA of the same
+	 * owner (two kernel IAs, or two IAs of one /dev/kdat file), as
+	 * OFED's dapltest -T L -w 2 has it.  DTO EVDs need the EP's device.
+	 */
+	if (!o || (o->ia != ia && (need != DAT_EVD_CONNECTION_FLAG ||
+				   o->ia->ufile != ia->ufile)) ||
 	    !(container_of(o, struct kdat_evd, obj)->flags & need)) {
 		kdat_obj_put(o);
 		*bad = true;
@@ -405,7 +412,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	struct kdat_ep *ep;
 	DAT_EP_ATTR a;
 	DAT_RETURN ret;
-	bool bad, joined_recv = false;
+	bool bad, joined_recv = false, conn_foreign = false;
 	int err;
 
 	o = kdat_obj_get(pz_handle, DAT_HANDLE_TYPE_PZ);
@@ -464,6 +471,15 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
 		goto err_refs;
 	}
+	/* counted under its own IA's lock, never nested in ours */
+	if (conn_evd && conn_evd->obj.ia != ia) {
+		if (!kdat_evd_add_foreign_user(conn_evd)) {
+			ret = KDAT_ERR(DAT_INVALID_HANDLE,
+				       DAT_INVALID_HANDLE_EVD_CONN);
+			goto err_refs;
+		}
+		conn_foreign = true;
+	}
 
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 	if (!ep) {
@@ -508,7 +524,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
 	if ((recv_evd && list_empty(&recv_evd->obj.ia_node)) ||
 	    (req_evd && list_empty(&req_evd->obj.ia_node)) ||
-	    (conn_evd && list_empty(&conn_evd->obj.ia_node)))
+	    (conn_evd && !conn_foreign &&
+	     list_empty(&conn_evd->obj.ia_node)))
 		goto err_locked;
 	ret = KDAT_ERR(DAT_INVALID_PARAMETER, attr_arg);
 	if (!kdat_evd_join_stream(recv_evd, a.recv_completion_flags, true))
@@ -540,7 +557,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		atomic_inc(&recv_evd->users);
 	if (req_evd)
 		atomic_inc(&req_evd->users);
-	if (conn_evd)
+	if (conn_evd && !conn_foreign)
 		atomic_inc(&conn_evd->users);
 	ep->pz = pz;
 	ep->srq = srq;
@@ -564,6 +581,8 @@ err_locked:
 	kdat_obj_unpublish(&ep->obj);
 	kdat_obj_put(&ep->obj);
 err_refs:
+	if (conn_foreign)
+		kdat_evd_drop_foreign_user(conn_evd);
 	if (srq)
 		kdat_obj_put(&srq->obj);
 	if (conn_evd)
@@ -1997,11 +2016,13 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 		kdat_evd_leave_stream(ep->request_evd);
 		atomic_dec(&ep->request_evd->users);
 	}
-	if (ep->connect_evd)
+	if (ep->connect_evd && ep->connect_evd->obj.ia == ia)
 		atomic_dec(&ep->connect_evd->users);
 	if (ep->srq)
 		atomic_dec(&ep->srq->eps);
 	atomic_dec(&ep->pz->users);
 	mutex_unlock(&ia->lock);
+	if (ep->connect_evd && ep->connect_evd->obj.ia != ia)
+		kdat_evd_drop_foreign_user(ep->connect_evd);
 	return DAT_SUCCESS;
 }

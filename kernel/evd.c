@@ -485,6 +485,38 @@ int kdat_test_evd_cq_size(DAT_EVD_HANDLE h)
 }
 EXPORT_SYMBOL_GPL(kdat_test_evd_cq_size);
 
+/*
+ * Count an EP of another IA as a user of @evd, its connection EVD: under
+ * the EVD's own IA lock, which the caller must not hold another IA lock
+ * around (two creates crossing the same two IAs would deadlock).  False
+ * if the EVD was freed or its IA is closing.
+ */
+bool kdat_evd_add_foreign_user(struct kdat_evd *evd)
+{
+	struct kdat_ia *owner = evd->obj.ia;
+	bool ok;
+
+	mutex_lock(&owner->lock);
+	ok = !owner->closing && !list_empty(&evd->obj.ia_node);
+	if (ok) {
+		atomic_inc(&evd->users);
+		atomic_inc(&evd->foreign_users);
+	}
+	mutex_unlock(&owner->lock);
+	return ok;
+}
+
+/* The EP is gone: under the same lock, so a free reads both counts whole. */
+void kdat_evd_drop_foreign_user(struct kdat_evd *evd)
+{
+	struct kdat_ia *owner = evd->obj.ia;
+
+	mutex_lock(&owner->lock);
+	atomic_dec(&evd->users);
+	atomic_dec(&evd->foreign_users);
+	mutex_unlock(&owner->lock);
+}
+
 /* Release the CQ.  Idempotent: device removal and free may both call it. */
 void kdat_evd_hw_destroy(struct kdat_evd *evd)
 {
@@ -504,7 +536,13 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	unsigned long flags;
 
 	mutex_lock(&ia->lock);
-	if (atomic_read(&evd->users)) {
+	/*
+	 * EPs of another IA that report their connections here keep the EVD
+	 * from its consumer, not from its IA's close: it dies under them and
+	 * their later events are dropped (evd->dead).
+	 */
+	if (atomic_read(&evd->users) >
+	    (ia->closing ? atomic_read(&evd->foreign_users) : 0)) {
 		mutex_unlock(&ia->lock);
 		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
 	}

@@ -252,6 +252,8 @@ struct kdat_evd {
 	struct mutex cq_lock;		/* cq's size and cq_need */
 	int cq_need;			/* completions its QPs may hold */
 	atomic_t users;			/* EPs / PSPs feeding it */
+	/* of users: EPs of another IA, connection events only (ep.c) */
+	atomic_t foreign_users;
 	DAT_COMPLETION_FLAGS dto_class;	/* completion-flag class of streams */
 	int dto_streams;		/* DTO streams (under ia->lock) */
 	bool overflowed;
@@ -278,6 +280,8 @@ void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
+bool kdat_evd_add_foreign_user(struct kdat_evd *evd);
+void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);

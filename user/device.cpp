@@ -145,6 +145,12 @@ void set_device_opener(DeviceOpener o)
 	opener = std::move(o);
 }
 
+bool device_opener_set()
+{
+	std::lock_guard<std::mutex> g(opener_lock);
+	return bool(opener);
+}
+
 std::unique_ptr<Device> open_device(DAT_RETURN *status)
 {
 	DeviceOpener o;

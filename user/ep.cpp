@@ -79,12 +79,18 @@ static void attr_from_abi(const struct kdat_uep_attr &u, DAT_EP_ATTR &a)
  * IA, else DAT_INVALID_HANDLE with @sub.
  */
 static bool evd_arg(const std::shared_ptr<Context> &ctx, DAT_EVD_HANDLE h,
-		    std::shared_ptr<Evd> &out)
+		    std::shared_ptr<Evd> &out, bool other_ia_ok = false)
 {
 	if (!h)
 		return true;
 	out = lookup<Evd>(h);
-	return out && out->ctx == ctx;
+	/*
+	 * A connection EVD may be of another IA of the file (the kernel
+	 * decides, as for kernel consumers: kdat_get_evd); the rest are the
+	 * EP's IA's.
+	 */
+	return out && (out->ctx == ctx ||
+		       (other_ia_ok && out->ctx->file == ctx->file));
 }
 
 DAT_RETURN Ep::attach_ring(std::uint64_t offset, std::uint64_t size)
@@ -146,7 +152,7 @@ DAT_RETURN Ia::ep_create(DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
 		return bad_handle(DAT_INVALID_HANDLE_EVD_RECV);
 	if (!evd_arg(ctx, req_h, req))
 		return bad_handle(DAT_INVALID_HANDLE_EVD_REQUEST);
-	if (!evd_arg(ctx, conn_h, conn))
+	if (!evd_arg(ctx, conn_h, conn, true))
 		return bad_handle(DAT_INVALID_HANDLE_EVD_CONN);
 	if (with_srq) {
 		srq = lookup<Srq>(srq_h);

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // Interface Adapters: dat_ia_open (through the registry), dat_ia_query,
-// dat_ia_close, the calls that take any handle, and the per-IA Context
-// (one /dev/kdat file each).
+// dat_ia_close, the calls that take any handle, the per-IA Context and
+// the process's /dev/kdat file, which all its IAs share.
 //
-// An IA is one open file of /dev/kdat: KDAT_IOC_IA_OPEN by the kernel's
-// IA name creates the IA and its async EVD, whose event ring we map.
-// Closing the IA (KDAT_IOC_IA_CLOSE) frees every object under it in the
-// kernel; the library then unpublishes their handles, and the file is
-// closed once the last of them is gone.
+// KDAT_IOC_IA_OPEN by the kernel's IA name creates the IA and its async
+// EVD, whose event ring we map.  Closing the IA (KDAT_IOC_IA_CLOSE) frees
+// every object under it in the kernel; the library then unpublishes their
+// handles, and the file is closed once the last object of the last IA is
+// gone.
 #include <cstring>
+#include <unistd.h>
 
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -22,13 +23,66 @@ namespace kdat {
 
 constexpr std::size_t kMaxTombs = 1024;
 
+void IdSpace::publish(const std::shared_ptr<Object> &o, const Context *owner)
+{
+	std::unique_lock<std::shared_mutex> g(lock_);
+	ids_[o->kid] = Entry{o, owner};
+	tombs_.erase(o->kid);
+}
+
+void IdSpace::retire(std::uint32_t kid, const Tomb *tomb)
+{
+	std::unique_lock<std::shared_mutex> g(lock_);
+	ids_.erase(kid);
+	if (tomb) {
+		if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
+			tombs_.erase(tomb_order_.front());
+			tomb_order_.pop_front();
+		}
+		tombs_[kid] = *tomb;
+		tomb_order_.push_back(kid);
+	}
+}
+
+std::vector<std::shared_ptr<Object>> IdSpace::retire_owned(const Context *owner)
+{
+	std::vector<std::shared_ptr<Object>> all;
+	std::unique_lock<std::shared_mutex> g(lock_);
+
+	for (auto it = ids_.begin(); it != ids_.end();) {
+		if (it->second.owner != owner) {
+			++it;
+			continue;
+		}
+		if (auto o = it->second.obj.lock())
+			all.push_back(std::move(o));
+		it = ids_.erase(it);
+	}
+	return all;
+}
+
+std::shared_ptr<Object> IdSpace::find(std::uint32_t kid) const
+{
+	std::shared_lock<std::shared_mutex> g(lock_);
+	auto it = ids_.find(kid);
+
+	return it == ids_.end() ? nullptr : it->second.obj.lock();
+}
+
+bool IdSpace::tomb(std::uint32_t kid, Tomb &out) const
+{
+	std::shared_lock<std::shared_mutex> g(lock_);
+	auto it = tombs_.find(kid);
+
+	if (it == tombs_.end())
+		return false;
+	out = it->second;
+	return true;
+}
+
 void Context::publish(const std::shared_ptr<Object> &o)
 {
-	{
-		std::unique_lock<std::shared_mutex> g(ids_lock_);
-		ids_[o->kid] = o;
-		tombs_.erase(o->kid);
-	}
+	file->ids.publish(o, this);
 	handles().insert(o);
 }
 
@@ -43,31 +97,12 @@ void Context::retire(Object &o, const Tomb *tomb)
 {
 	detach_posts(o);
 	handles().erase(o.handle());
-	std::unique_lock<std::shared_mutex> g(ids_lock_);
-	ids_.erase(o.kid);
-	if (tomb) {
-		if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
-			tombs_.erase(tomb_order_.front());
-			tomb_order_.pop_front();
-		}
-		tombs_[o.kid] = *tomb;
-		tomb_order_.push_back(o.kid);
-	}
+	file->ids.retire(o.kid, tomb);
 }
 
 void Context::retire_all()
 {
-	std::vector<std::shared_ptr<Object>> all;
-	{
-		std::unique_lock<std::shared_mutex> g(ids_lock_);
-		for (auto &[kid, w] : ids_)
-			if (auto o = w.lock())
-				all.push_back(std::move(o));
-		ids_.clear();
-		tombs_.clear();
-		tomb_order_.clear();
-	}
-	for (auto &o : all) {
+	for (auto &o : file->ids.retire_owned(this)) {
 		detach_posts(*o);
 		handles().erase(o->handle());
 	}
@@ -75,21 +110,12 @@ void Context::retire_all()
 
 std::shared_ptr<Object> Context::find(std::uint32_t kid) const
 {
-	std::shared_lock<std::shared_mutex> g(ids_lock_);
-	auto it = ids_.find(kid);
-
-	return it == ids_.end() ? nullptr : it->second.lock();
+	return file->ids.find(kid);
 }
 
 bool Context::tomb(std::uint32_t kid, Tomb &out) const
 {
-	std::shared_lock<std::shared_mutex> g(ids_lock_);
-	auto it = tombs_.find(kid);
-
-	if (it == tombs_.end())
-		return false;
-	out = it->second;
-	return true;
+	return file->ids.tomb(kid, out);
 }
 
 void Context::add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info)
@@ -165,6 +191,37 @@ void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out)
 /* Open, query, close                                                   */
 
 /*
+ * The process's /dev/kdat file, shared by all its IAs as OFED's provider
+ * shares one verbs context among the IAs of a device: IDs are per file, so
+ * one IA's objects can be named in another's calls, and a process holds
+ * one file's worth of the module's per-file limits, however many IAs it
+ * opens.  A forked child opens its own (the kernel maps it no ring of its
+ * parent's file).  A test's device (set_device_opener) is one per IA.
+ */
+static std::shared_ptr<File> process_file(DAT_RETURN *status)
+{
+	static std::mutex lock;
+	static std::weak_ptr<File> shared;
+	static pid_t owner;
+	std::lock_guard<std::mutex> g(lock);
+	bool share = !device_opener_set();
+
+	if (share && owner == ::getpid())
+		if (auto f = shared.lock())
+			return f;
+	std::shared_ptr<Device> dev = open_device(status);
+	if (!dev)
+		return nullptr;
+	auto f = std::make_shared<File>();
+	f->dev = std::move(dev);
+	if (share) {
+		shared = f;
+		owner = ::getpid();
+	}
+	return f;
+}
+
+/*
  * Open kernel IA @kernel_name as DAT IA @name of @provider.  The async
  * EVD is always the IA's own (the kernel creates it with the IA).  Every
  * object of the IA starts with @face (null: @provider), the table another
@@ -189,12 +246,16 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 		return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
 
 	DAT_RETURN r;
-	std::shared_ptr<Device> dev = open_device(&r);
-	if (!dev)
+	std::shared_ptr<File> file = process_file(&r);
+	if (!file)
 		return r;
-	/* from here on, dropping the last reference to dev closes the file,
-	 * which frees whatever the kernel created for it */
-	auto ctx = std::make_shared<Context>(dev, provider, face);
+	/*
+	 * Dropping the last reference to the file closes it, which frees
+	 * whatever the kernel created for it; other IAs may share it, so a
+	 * failed open also closes its kernel IA (close_on_error).
+	 */
+	const std::shared_ptr<Device> &dev = file->dev;
+	auto ctx = std::make_shared<Context>(file, provider, face);
 
 	if (kernel_flags & ~std::uint32_t(KDAT_IA_OPEN_FLAGS_ALL))
 		return err(DAT_INVALID_PARAMETER);
@@ -216,6 +277,22 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 	if (!ok(r))
 		return r;
 	ctx->ia_kid = o.ia;
+	/* the file may outlive a failed open: close its IA in the kernel */
+	struct CloseOnError {
+		Device &dev;
+		std::uint32_t ia;
+		bool armed = true;
+		~CloseOnError()
+		{
+			struct kdat_ioc_ia_close c = {};
+
+			if (!armed)
+				return;
+			c.ia = ia;
+			c.flags = DAT_CLOSE_ABRUPT_FLAG;
+			call(dev, KDAT_IOC_IA_CLOSE, c);
+		}
+	} close_on_error{*dev, o.ia};
 
 	auto ia = make_object<Ia>(ctx);
 	ia->kid = o.ia;
@@ -243,6 +320,7 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 
 	ctx->publish(ia);
 	ctx->publish(evd);
+	close_on_error.armed = false;
 	*ia_handle = ia->handle();
 	*async_evd_handle = evd->handle();
 	return DAT_SUCCESS;

@@ -47,6 +47,7 @@ std::unique_ptr<Device> open_kdat_device(DAT_RETURN *status);
 
 /* Replace the opener (tests); an empty function restores the real one. */
 void set_device_opener(DeviceOpener opener);
+bool device_opener_set();
 std::unique_ptr<Device> open_device(DAT_RETURN *status);
 
 template <class Arg>

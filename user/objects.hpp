@@ -9,16 +9,17 @@
 // Ownership
 //   HandleTable     owns every live object (one shared_ptr each) and pins
 //                   it for the duration of a call.
-//   Context         one per IA: the /dev/kdat file (Device), the ID -> object
-//                   map used to translate events (weak), the LMR table used
-//                   to check SRQ posts, the IA address.
+//   File            the process's /dev/kdat file (Device), shared by its IAs,
+//                   and its ID -> object map used to translate events (weak)
+//   Context         one per IA: its File, the LMR table used to check SRQ
+//                   posts, the IA address.
 //   objects         hold their Context and what they name (EP -> PZ, EVDs,
 //                   SRQ), so a freed-but-still-in-use object stays valid.
 //   Mapping         a ring is unmapped when its object is destroyed, after
 //                   every in-flight call on it has returned.
 //
 // Locks (all per object or per IA, never global on a data path)
-//   Context::ids_lock_   ID map (shared for lookups)
+//   IdSpace::lock_       ID map (shared for lookups)
 //   Context::lmr_lock_   LMR table (shared for checks)
 //   Evd::consume_lock    the event ring's consumer side
 //   PostChannel::lock    an SRQ's post ring producer side and its counters
@@ -52,6 +53,7 @@ struct Evd;
 struct Srq;
 struct Ia;
 struct Cno;
+class Context;
 
 /* What the library knows of an LMR to check SRQ posts before the kernel. */
 struct LmrInfo {
@@ -122,13 +124,47 @@ struct PostExt {
 	std::uint32_t immed_data = 0;
 };
 
+/*
+ * The objects of one /dev/kdat file by kernel ID (IDs are per file), and
+ * the tombs of the recently freed.  Every IA of a process shares its file
+ * (Ia::open), so an event on one IA's EVD may name an object of another:
+ * an EP whose connection EVD is of another IA (dapltest -T L -w 2).
+ */
+class IdSpace {
+public:
+	void publish(const std::shared_ptr<Object> &o, const Context *owner);
+	void retire(std::uint32_t kid, const Tomb *tomb);
+	/* Unpublish every object of @owner (its IA closed); returns them. */
+	std::vector<std::shared_ptr<Object>> retire_owned(const Context *owner);
+	std::shared_ptr<Object> find(std::uint32_t kid) const;
+	bool tomb(std::uint32_t kid, Tomb &out) const;
+
+private:
+	struct Entry {
+		std::weak_ptr<Object> obj;
+		const Context *owner;
+	};
+	mutable std::shared_mutex lock_;
+	std::unordered_map<std::uint32_t, Entry> ids_;
+	std::unordered_map<std::uint32_t, Tomb> tombs_;
+	std::deque<std::uint32_t> tomb_order_;
+};
+
+/* A /dev/kdat file and what its IDs name. */
+struct File {
+	std::shared_ptr<Device> dev;
+	IdSpace ids;
+};
+
 class Context {
 public:
-	Context(std::shared_ptr<Device> dev, DAT_PROVIDER *provider,
+	Context(std::shared_ptr<File> file, DAT_PROVIDER *provider,
 		const void *face = nullptr)
-		: dev(std::move(dev)), provider(provider), face(face) {}
+		: dev(file->dev), file(std::move(file)), provider(provider),
+		  face(face) {}
 
 	const std::shared_ptr<Device> dev;
+	const std::shared_ptr<File> file;
 	DAT_PROVIDER *const provider;
 	/* first word of every object of this IA (Object::face; null: provider) */
 	const void *const face;
@@ -205,11 +241,6 @@ public:
 	DAT_RETURN kfree(std::uint32_t kid, std::uint32_t ktype);
 
 private:
-	mutable std::shared_mutex ids_lock_;
-	std::unordered_map<std::uint32_t, std::weak_ptr<Object>> ids_;
-	std::unordered_map<std::uint32_t, Tomb> tombs_;
-	std::deque<std::uint32_t> tomb_order_;
-
 	mutable std::shared_mutex lmr_lock_;
 	std::unordered_map<DAT_LMR_CONTEXT, LmrInfo> lmrs_;
 	std::atomic<std::uint64_t> lmr_gen_{0};	/* bumped on every change */

@@ -274,6 +274,37 @@ static DAT_RETURN post_srq(struct pair *p, size_t off, size_t len, u64 ck)
 	return dat_srq_post_recv(p->srq, 1, &t, cookie(ck));
 }
 
+#define BAD_STATE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_STATE | (sub))
+#define BAD_HANDLE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_HANDLE | (sub))
+
+static DAT_EP_STATE ep_state(DAT_EP_HANDLE ep)
+{
+	DAT_EP_STATE st = (DAT_EP_STATE)-1;
+
+	dat_ep_get_status(ep, &st, NULL, NULL);
+	return st;
+}
+
+/* A plain (no SRQ) EP on @x. */
+static DAT_RETURN plain_ep(struct kt_side *x, DAT_EP_HANDLE *ep)
+{
+	DAT_EP_ATTR a = ep_attr();
+
+	return dat_ep_create(x->ia, x->pz, x->dto_evd, x->dto_evd, x->conn_evd,
+			     &a, ep);
+}
+
+static DAT_RETURN connect_to(DAT_EP_HANDLE cep, DAT_CONN_QUAL qual,
+			     DAT_COUNT len, const void *pdata)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	return dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
+			      DAT_TIMEOUT_INFINITE, len, (DAT_PVOID)pdata,
+			      DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
+}
+
 /* ------------------------------------------------------------------ */
 /* dat_srq_create                                                      */
 
@@ -1480,6 +1511,80 @@ static void t_srq_peer_disconnect_reports_disconnected(void)
 	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
 	      "client saw no disconnect");
 out:
+	pair_close(&p);
+}
+
+/*
+ * A connection EVD may be of another IA of the same consumer (OFED's
+ * dapltest -T L -w 2 does this): the EP's connection events arrive there
+ * naming the EP, and nowhere else.  That EVD's free is refused while the
+ * EP uses it; its IA's abrupt close still succeeds, and the EP lives on,
+ * connected, with its later connection events dropped.  A DTO EVD of
+ * another IA stays refused.
+ */
+static void t_ep_connection_evd_of_another_ia(void)
+{
+	static struct pair p;
+	static struct kt_side x;	/* the other IA, on the client's device */
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, cep = NULL, ep2 = NULL;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	u32 tag = 7;
+
+	CHECK(!pair_open(&p, 0, 16), "setup");
+	CHECK(!side_open(&x, cli_ia, 4096), "open a second IA on %s", cli_ia);
+	CHECK_EXACT(dat_ep_create(p.c.ia, p.c.pz, x.dto_evd, p.c.dto_evd,
+				  p.c.conn_evd, &a, &ep2),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EVD_RECV));
+	CHECK_EXACT(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+				  x.cr_evd, &a, &ep2),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EVD_CONN));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       x.conn_evd, &a, &cep));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &a,
+					&sep));
+	CHECK_OK(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
+				DAT_PSP_CONSUMER_FLAG, &p.psp));
+	CHECK_OK(connect_to(cep, next_qual, sizeof(tag), &tag));
+	CHECK(!kt_accept(&kt, &p.s, &p.c, &sep, tag, 0, 1), "accept");
+	CHECK(!kt_established(&kt, &p.s, &sep, 1), "server established");
+	CHECK(!kt_established(&kt, &x, &cep, 1),
+	      "ESTABLISHED naming the EP on the other IA's EVD");
+	CHECK(no_event(p.c.conn_evd), "an event on the EP's own IA's EVD");
+
+	/* the EVD's consumer cannot free it under the EP */
+	CHECK_EXACT(dat_evd_free(x.conn_evd),
+		    BAD_STATE(DAT_INVALID_STATE_EVD_IN_USE));
+	CHECK_RET(dat_ia_close(x.ia, DAT_CLOSE_GRACEFUL_FLAG),
+		  DAT_INVALID_STATE);
+
+	/* data flows */
+	t = seg(&p.s, 0, 64);
+	CHECK_OK(dat_srq_post_recv(p.srq, 1, &t, cookie(1)));
+	p.cep[0] = cep;
+	CHECK(send_msg(&p, 0, 0, 64, 2), "send");
+	CHECK(next_event(p.s.dto_evd, &ev) &&
+	      ev.event_data.dto_completion_event_data.ep_handle == sep,
+	      "no receive on the server");
+
+	/* its IA's abrupt close takes the EVD from under the EP */
+	CHECK_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	x.ia = NULL;
+	CHECK(ep_state(cep) == DAT_EP_STATE_CONNECTED, "EP state %d",
+	      ep_state(cep));
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "server saw no disconnect");
+	CHECK(no_event(p.c.conn_evd), "an event on the EP's own IA's EVD");
+	CHECK_OK(dat_ep_free(cep));
+	cep = NULL;
+out:
+	if (cep)
+		dat_ep_free(cep);
+	side_close(&x);
 	pair_close(&p);
 }
 
@@ -3385,37 +3490,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* Reserved Service Points                                             */
 
-#define BAD_STATE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_STATE | (sub))
-#define BAD_HANDLE(sub)	(DAT_CLASS_ERROR | DAT_INVALID_HANDLE | (sub))
-
-static DAT_EP_STATE ep_state(DAT_EP_HANDLE ep)
-{
-	DAT_EP_STATE st = (DAT_EP_STATE)-1;
-
-	dat_ep_get_status(ep, &st, NULL, NULL);
-	return st;
-}
-
-/* A plain (no SRQ) EP on @x. */
-static DAT_RETURN plain_ep(struct kt_side *x, DAT_EP_HANDLE *ep)
-{
-	DAT_EP_ATTR a = ep_attr();
-
-	return dat_ep_create(x->ia, x->pz, x->dto_evd, x->dto_evd, x->conn_evd,
-			     &a, ep);
-}
-
-static DAT_RETURN connect_to(DAT_EP_HANDLE cep, DAT_CONN_QUAL qual,
-			     DAT_COUNT len, const void *pdata)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-
-	sin.sin_addr.s_addr = in_aton(srv_addr);
-	return dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
-			      DAT_TIMEOUT_INFINITE, len, (DAT_PVOID)pdata,
-			      DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
-}
-
 static bool is_rejection(DAT_EVENT_NUMBER n)
 {
 	return n == DAT_CONNECTION_EVENT_PEER_REJECTED ||
@@ -3833,6 +3907,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_per_connection_order_many_eps),
 	CASE(t_srq_flush_on_disconnect_and_exactly_once),
 	CASE(t_srq_peer_disconnect_reports_disconnected),
+	CASE(t_ep_connection_evd_of_another_ia),
 	CASE(t_ep_post_recv_before_connect_completes_once),
 	CASE(t_ep_rdma_write_and_read),
 	CASE(t_ep_rdma_write_immed_delivers_immed_and_length),

@@ -121,7 +121,7 @@ namespace {
 {
 	return run([&]() -> ::DAT_RETURN {
 		return ::dat_psp_create(
-			ia, qual, evd,
+			ia, port_qual(qual), evd,
 			as_enum<::DAT_PSP_FLAGS>(a_to_b(raw(flags), kPspFlags)),
 			psp);
 	});
@@ -170,7 +170,7 @@ namespace {
 			      DAT_RSP_HANDLE *rsp)
 {
 	return run([&]() -> ::DAT_RETURN {
-		return ::dat_rsp_create(ia, qual, ep, evd, rsp);
+		return ::dat_rsp_create(ia, port_qual(qual), ep, evd, rsp);
 	});
 }
 

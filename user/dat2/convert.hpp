@@ -39,6 +39,17 @@ struct BitPair {
 };
 
 /* @v's named bits from A to B; the bits no pair names stay as they are. */
+/*
+ * A connection qualifier is an rdma_cm port.  OFED's providers take a
+ * DAT 2.0 qualifier above 65535 by its low 16 bits (dapltest -T L's PSPs
+ * and RSPs count up from 0xbabb1e), so this provider does too; kdat's own
+ * API refuses such a qualifier instead (DAT_INVALID_ARG2).
+ */
+inline constexpr DAT_CONN_QUAL port_qual(DAT_CONN_QUAL q) noexcept
+{
+	return q > 0xffff ? q & 0xffff : q;
+}
+
 template <std::size_t N>
 inline std::uint64_t a_to_b(std::uint64_t v, const BitPair (&m)[N]) noexcept
 {

@@ -373,7 +373,7 @@ namespace {
 {
 	return run([&]() -> ::DAT_RETURN {
 		return ::dat_ep_connect(
-			ep, addr, qual, timeout, pdata_size, pdata,
+			ep, addr, port_qual(qual), timeout, pdata_size, pdata,
 			as_enum<::DAT_QOS>(a_to_b(raw(qos), kQos)),
 			as_enum<::DAT_CONNECT_FLAGS>(
 				a_to_b(raw(flags), kConnectFlags)));

@@ -6,6 +6,8 @@
 // are compared by type where the spec fixes only the type.
 #include "fixture.hpp"
 
+#include <dat/dat_kdat.h>
+
 using namespace kt;
 
 namespace {
@@ -214,6 +216,68 @@ TEST_F(Cm, PlainEpSendRecvAndFlushWhenThePeerGoes)
 	EXPECT_EQ(d.user_cookie.as_64, 0x5152u);
 	EXPECT_EQ(d.status, DAT_DTO_ERR_FLUSHED);
 	EXPECT_TRUE(no_event(s.dto));
+}
+
+// A connection EVD may be of another IA of the process (OFED's dapltest
+// -T L -w 2 does this; every IA of a process shares its /dev/kdat file):
+// the EP's connection events arrive there, naming the EP, and not on its
+// own IA's EVD; dat_ep_query names that EVD.  Its free is refused while
+// the EP uses it; its IA's abrupt close still succeeds and the EP stays
+// connected.  A DTO EVD of another IA stays refused.
+TEST_F(Cm, ConnectionEvdOfAnotherIaOfTheProcess)
+{
+	Side x;
+	ASSERT_OK(x.open(cli_ia(), 4096));
+	int fd_c = -1, fd_x = -2;
+	ASSERT_OK(dat_kdat_get_fd(c.ia, &fd_c));
+	ASSERT_OK(dat_kdat_get_fd(x.ia, &fd_x));
+	EXPECT_EQ(fd_c, fd_x) << "the IAs of a process share one file";
+
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE ce = DAT_HANDLE_NULL, bad = DAT_HANDLE_NULL;
+	EXPECT_EQ(dat_ep_create(c.ia, c.pz, x.dto, c.dto, c.conn, &a, &bad),
+		  (DAT_RETURN)DAT_ERROR(DAT_INVALID_HANDLE,
+					DAT_INVALID_HANDLE_EVD_RECV));
+	EXPECT_EQ(dat_ep_create(c.ia, c.pz, c.dto, c.dto, x.cr, &a, &bad),
+		  (DAT_RETURN)DAT_ERROR(DAT_INVALID_HANDLE,
+					DAT_INVALID_HANDLE_EVD_CONN));
+	ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, x.conn, &a, &ce));
+	DAT_EP_HANDLE se = plain_ep(s);
+	DAT_EP_PARAM p;
+	ASSERT_OK(dat_ep_query(ce, DAT_EP_FIELD_ALL, &p));
+	EXPECT_EQ(p.ia_handle, c.ia);
+	EXPECT_EQ(p.connect_evd_handle, x.conn);
+
+	const DAT_CONN_QUAL q = ++qual;
+	DAT_PSP_HANDLE psp;
+	ASSERT_OK(dat_psp_create(s.ia, q, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	ASSERT_OK(connect_to(ce, q));
+	DAT_EVENT ev;
+	ASSERT_TRUE(wait_event(s.cr, &ev));
+	ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+	ASSERT_OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				se, 0, nullptr));
+	ASSERT_TRUE(wait_event(s.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+	ASSERT_TRUE(wait_event(x.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EQ(ev.event_data.connect_event_data.ep_handle, ce);
+	EXPECT_TRUE(no_event(c.conn));
+
+	EXPECT_EQ(dat_evd_free(x.conn),
+		  (DAT_RETURN)DAT_ERROR(DAT_INVALID_STATE,
+					DAT_INVALID_STATE_EVD_IN_USE));
+	ASSERT_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	x.ia = DAT_HANDLE_NULL;
+	DAT_EP_STATE st;
+	ASSERT_OK(dat_ep_get_status(ce, &st, nullptr, nullptr));
+	EXPECT_EQ(st, DAT_EP_STATE_CONNECTED);
+	ASSERT_OK(dat_ep_disconnect(ce, DAT_CLOSE_GRACEFUL_FLAG));
+	ASSERT_TRUE(wait_event(s.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+	EXPECT_TRUE(no_event(c.conn));
+	ASSERT_OK(dat_ep_free(ce));
+	ASSERT_OK(dat_psp_free(psp));
 }
 
 } // namespace

@@ -1638,6 +1638,46 @@ TEST_F(Dat2Ep, CrQueryAcceptAndRejectTranslate)
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
 
+/*
+ * A qualifier above 65535 is its low 16 bits, as OFED's providers take it
+ * (dapltest -T L counts its PSPs and RSPs up from 0xbabb1e): for a PSP, an
+ * RSP and a connect; one whose low bits are 0 reaches the kernel as 0.
+ */
+TEST_F(Dat2Ep, QualifiersAboveSixteenBitsAreTheirLowBitsAsOfedTakesThem)
+{
+	DAT_PSP_HANDLE psp = nullptr;
+
+	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0xbabb1e, srv.cr,
+					   dat2::DAT_PSP_CONSUMER_FLAG, &psp));
+	EXPECT_EQ(0xbb1eu,
+		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	/* low bits 0: the kernel gets 0, which it refuses (DAT_INVALID_ARG2) */
+	DAT_PSP_HANDLE zero = nullptr;
+	T().psp_create_func(srv.ia, 0x10000, srv.cr,
+			    dat2::DAT_PSP_CONSUMER_FLAG, &zero);
+	EXPECT_EQ(0u,
+		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+
+	DAT_EP_HANDLE ep = make_ep();
+	DAT_RSP_HANDLE rsp = nullptr;
+	ASSERT_D2(OK2, T().rsp_create_func(srv.ia, 0xbabb1f, ep, srv.cr, &rsp));
+	EXPECT_EQ(0xbb1fu,
+		  kernel.last<kdat_ioc_rsp_create>(KDAT_IOC_RSP_CREATE).conn_qual);
+	EXPECT_D2(OK2, T().rsp_free_func(rsp));
+
+	DAT_EP_HANDLE cep = make_ep();
+	struct sockaddr_in sin = {};
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(0xc0000201);
+	ASSERT_D2(OK2, T().ep_connect_func(cep, (DAT_IA_ADDRESS_PTR)&sin,
+					   0x12345678, DAT_TIMEOUT_INFINITE, 0,
+					   nullptr, dat2::DAT_QOS_BEST_EFFORT,
+					   dat2::DAT_CONNECT_DEFAULT_FLAG));
+	EXPECT_EQ(0x5678u,
+		  kernel.last<kdat_ioc_ep_connect>(KDAT_IOC_EP_CONNECT).conn_qual);
+	EXPECT_D2(OK2, T().psp_free_func(psp));
+}
+
 /* PSPs: create (flags by name), query by mask, create_any and free; RSPs create, query by mask, free. */
 TEST_F(Dat2Ep, PspAndRspEntriesTranslate)
 {

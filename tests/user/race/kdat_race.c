@@ -3614,6 +3614,135 @@ static void case_device_removal_flushes_vs_frees(void)
 }
 
 /* ======================================================================= */
+/* A connection EVD of another IA of the file, against that IA's close     */
+/* ======================================================================= */
+
+/*
+ * Two IAs A and B in one file.  Threads create EPs on B whose connection
+ * EVD is A's and free them again, a thread frees A's connection EVD (every
+ * other iteration), and the main thread closes A abruptly, all at random
+ * moments.  Every create
+ * either succeeds or names the EVD invalid (A closed, or the EVD freed);
+ * every EP made is freed with DAT_SUCCESS, also after A is gone; the EVD's
+ * free succeeds at most once, and only when no EP used it, else it is in
+ * use or gone; A's close always succeeds.  Nothing is left once B closes.
+ */
+#define XIA_THREADS	2
+
+struct xia {
+	struct side a, b;
+	pthread_barrier_t bar;
+	atomic_bool stop;
+	atomic_int made, evd_freed;
+	uint32_t free_st;
+	int it;
+};
+
+/* Make up to 4 EPs of B on A's connection EVD, hold them, free them. */
+static void *xia_creator(void *p)
+{
+	struct xia *x = p;
+	uint32_t ep[4], st;
+	int i, n;
+
+	pthread_barrier_wait(&x->bar);
+	while (!atomic_load(&x->stop) && !kr_failed()) {
+		for (n = 0; n < 4; n++) {
+			st = k_ep(x->b.fd, x->b.ia, x->b.pz, x->b.evd,
+				  x->a.cevd, 0, &ep[n]);
+			CHECK(ALLOW(st, S_OK, S_IH),
+			      "iteration %d: EP of B on A's connection EVD: %s (want SUCCESS or INVALID_HANDLE)",
+			      x->it, ST(st));
+			if (st != DAT_SUCCESS)
+				break;
+			atomic_fetch_add(&x->made, 1);
+		}
+		for (i = 0; i < n; i++) {
+			st = k_free(x->b.fd, ep[i], KT_EP);
+			CHECK(st == DAT_SUCCESS,
+			      "iteration %d: free of EP %u of B: %s", x->it,
+			      ep[i], ST(st));
+		}
+	}
+	return NULL;
+}
+
+static void *xia_evd_freer(void *p)
+{
+	struct xia *x = p;
+
+	pthread_barrier_wait(&x->bar);
+	/* every other iteration: A's close alone takes the EVD */
+	if (!(x->it & 1)) {
+		x->free_st = DAT_INVALID_HANDLE;
+		return NULL;
+	}
+	spin(x->it * 7919 % 200000);
+	x->free_st = k_free(x->a.fd, x->a.cevd, KT_EVD);
+	return NULL;
+}
+
+static void case_conn_evd_of_another_ia_vs_its_close(void)
+{
+	int it, n = iters(100), i;
+	uint64_t rng = 11 ^ (uint64_t)getpid();
+	long made = 0, left;
+	int freed = 0;
+
+	for (it = 0; it < n && !kr_failed(); it++) {
+		static struct xia x;
+		pthread_t t[XIA_THREADS + 1];
+		struct kdat_ioc_ia_close c = { .flags = DAT_CLOSE_ABRUPT_FLAG };
+		int fd = kdat_open();
+		uint32_t st;
+
+		memset(&x, 0, sizeof(x));
+		x.it = it;
+		open_side(fd, "rxe0", &x.a);
+		open_side(fd, "rxe1", &x.b);
+		pthread_barrier_init(&x.bar, NULL, XIA_THREADS + 2);
+		for (i = 0; i < XIA_THREADS; i++)
+			pthread_create(&t[i], NULL, xia_creator, &x);
+		pthread_create(&t[XIA_THREADS], NULL, xia_evd_freer, &x);
+		pthread_barrier_wait(&x.bar);
+		spin(rnd(&rng) % 200000);
+		c.ia = x.a.ia;
+		st = KIOC(fd, KDAT_IOC_IA_CLOSE, &c);
+		CHECK(st == DAT_SUCCESS,
+		      "iteration %d: abrupt close of A while B's EPs use its EVD: %s",
+		      it, ST(st));
+		spin(rnd(&rng) % 50000);
+		atomic_store(&x.stop, true);
+		for (i = 0; i <= XIA_THREADS; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&x.bar);
+		CHECK(ALLOW(x.free_st, S_OK, S_IS, S_IH),
+		      "iteration %d: free of A's connection EVD: %s (want SUCCESS, INVALID_STATE or INVALID_HANDLE)",
+		      it, ST(x.free_st));
+		freed += x.free_st == DAT_SUCCESS;
+		/* A and all of it are gone; B still opens EPs, not on A's EVD */
+		st = k_ep(fd, x.b.ia, x.b.pz, x.b.evd, x.a.cevd, 0, &(uint32_t){0});
+		CHECK(ST_IS(st, S_IH), "iteration %d: EP on the EVD of closed A: %s",
+		      it, ST(st));
+		c.ia = x.b.ia;
+		st = KIOC(fd, KDAT_IOC_IA_CLOSE, &c);
+		CHECK(st == DAT_SUCCESS, "iteration %d: close of B: %s", it, ST(st));
+		left = objects_left(5.0);
+		CHECK(left == 0, "iteration %d: %ld objects left after both IAs closed (file open; %d EPs made)",
+		      it, left, atomic_load(&x.made));
+		made += atomic_load(&x.made);
+		side_unmap(&x.a);
+		side_unmap(&x.b);
+		close(fd);
+	}
+	/* the race needs the EPs: a module refusing them all tests nothing */
+	CHECK(made > 0, "no EP was made on another IA's connection EVD in %d iterations",
+	      it);
+	kr_pass_note("%d iterations, %ld EPs made on another IA's EVD, its free won %d times",
+		     it, made, freed);
+}
+
+/* ======================================================================= */
 
 static const struct kcase cases[] = {
 	{ "abi_ioctl_size", case_abi_ioctl_size },
@@ -3646,6 +3775,8 @@ static const struct kcase cases[] = {
 	{ "ep_free_flush_into_small_evd", case_ep_free_flush_into_small_evd },
 	{ "srq_resize_vs_connects_and_frees",
 	  case_srq_resize_vs_connects_and_frees },
+	{ "conn_evd_of_another_ia_vs_its_close",
+	  case_conn_evd_of_another_ia_vs_its_close },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
