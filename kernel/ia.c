@@ -265,9 +265,9 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
 			if (kdat_obj_claim_wait(obj, 0)) {
 				r = kdat_type_destroy(op, obj);
 				if (r != DAT_SUCCESS) {
-					/* cannot happen in order */
-					pr_err("kdat: abrupt close could not free %d: %x\n",
-					       obj->type, r);
+					/* cannot happen in order: say so loudly */
+					WARN(1, "kdat: abrupt close could not free %d: %x\n",
+					     obj->type, r);
 					kdat_obj_unclaim(obj, 0);
 					kdat_ia_unlink(obj);
 				}

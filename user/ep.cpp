@@ -76,7 +76,8 @@ static void attr_from_abi(const struct kdat_uep_attr &u, DAT_EP_ATTR &a)
 
 /*
  * An EVD argument: DAT_HANDLE_NULL (no events wanted) or an EVD of this
- * IA, else DAT_INVALID_HANDLE with @sub.
+ * IA (with @other_ia_ok, of any IA of the file); false otherwise, and the
+ * caller answers DAT_INVALID_HANDLE with the argument's subtype.
  */
 static bool evd_arg(const std::shared_ptr<Context> &ctx, DAT_EVD_HANDLE h,
 		    std::shared_ptr<Evd> &out, bool other_ia_ok = false)

@@ -85,6 +85,7 @@ static void child_after_fork()
 {
 	handles().abandon_after_fork();
 	srq_forget_post_cache();
+	process_file_forget_after_fork();
 }
 
 static const int fork_handler_registered = [] {

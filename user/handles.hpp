@@ -184,6 +184,8 @@ HandleTable &handles();
 
 /* Forget this thread's cached SRQ post channel (srq.cpp; after fork). */
 void srq_forget_post_cache() noexcept;
+/* ia.cpp: the child opens its own /dev/kdat file */
+void process_file_forget_after_fork() noexcept;
 
 /* A pinned object of the built-in provider, or null. */
 template <class T>

@@ -10,7 +10,7 @@
 // handles, and the file is closed once the last object of the last IA is
 // gone.
 #include <cstring>
-#include <unistd.h>
+#include <new>
 
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -25,53 +25,76 @@ constexpr std::size_t kMaxTombs = 1024;
 
 void IdSpace::publish(const std::shared_ptr<Object> &o, const Context *owner)
 {
-	std::unique_lock<std::shared_mutex> g(lock_);
-	ids_[o->kid] = Entry{o, owner};
+	Shard &sh = shard(o->kid);
+	{
+		std::unique_lock<std::shared_mutex> g(sh.lock);
+		sh.ids[o->kid] = Entry{o, owner};
+	}
+	std::lock_guard<std::mutex> g(tomb_lock_);
 	tombs_.erase(o->kid);
+}
+
+void IdSpace::add_tomb(std::uint32_t kid, const Tomb &tomb)
+{
+	std::lock_guard<std::mutex> g(tomb_lock_);
+	if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
+		tombs_.erase(tomb_order_.front());
+		tomb_order_.pop_front();
+	}
+	tombs_[kid] = tomb;
+	tomb_order_.push_back(kid);
 }
 
 void IdSpace::retire(std::uint32_t kid, const Tomb *tomb)
 {
-	std::unique_lock<std::shared_mutex> g(lock_);
-	ids_.erase(kid);
-	if (tomb) {
-		if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
-			tombs_.erase(tomb_order_.front());
-			tomb_order_.pop_front();
-		}
-		tombs_[kid] = *tomb;
-		tomb_order_.push_back(kid);
+	Shard &sh = shard(kid);
+	{
+		std::unique_lock<std::shared_mutex> g(sh.lock);
+		sh.ids.erase(kid);
 	}
+	if (tomb)
+		add_tomb(kid, *tomb);
 }
 
 std::vector<std::shared_ptr<Object>> IdSpace::retire_owned(const Context *owner)
 {
 	std::vector<std::shared_ptr<Object>> all;
-	std::unique_lock<std::shared_mutex> g(lock_);
 
-	for (auto it = ids_.begin(); it != ids_.end();) {
-		if (it->second.owner != owner) {
-			++it;
-			continue;
+	for (Shard &sh : shards_) {
+		std::unique_lock<std::shared_mutex> g(sh.lock);
+		for (auto it = sh.ids.begin(); it != sh.ids.end();) {
+			if (it->second.owner != owner) {
+				++it;
+				continue;
+			}
+			if (auto o = it->second.obj.lock())
+				all.push_back(std::move(o));
+			it = sh.ids.erase(it);
 		}
-		if (auto o = it->second.obj.lock())
-			all.push_back(std::move(o));
-		it = ids_.erase(it);
 	}
+	/*
+	 * An EP's connection EVD may be of another IA, still open: events
+	 * it holds for these EPs still name them (and count their SRQ
+	 * buffers), as after dat_ep_free.
+	 */
+	for (auto &o : all)
+		if (o->type == DAT_HANDLE_TYPE_EP)
+			add_tomb(o->kid, static_cast<Ep &>(*o).tomb());
 	return all;
 }
 
 std::shared_ptr<Object> IdSpace::find(std::uint32_t kid) const
 {
-	std::shared_lock<std::shared_mutex> g(lock_);
-	auto it = ids_.find(kid);
+	const Shard &sh = shard(kid);
+	std::shared_lock<std::shared_mutex> g(sh.lock);
+	auto it = sh.ids.find(kid);
 
-	return it == ids_.end() ? nullptr : it->second.obj.lock();
+	return it == sh.ids.end() ? nullptr : it->second.obj.lock();
 }
 
 bool IdSpace::tomb(std::uint32_t kid, Tomb &out) const
 {
-	std::shared_lock<std::shared_mutex> g(lock_);
+	std::lock_guard<std::mutex> g(tomb_lock_);
 	auto it = tombs_.find(kid);
 
 	if (it == tombs_.end())
@@ -196,27 +219,56 @@ void to_useg(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, struct kdat_useg *out)
  * one IA's objects can be named in another's calls, and a process holds
  * one file's worth of the module's per-file limits, however many IAs it
  * opens.  A forked child opens its own (the kernel maps it no ring of its
- * parent's file).  A test's device (set_device_opener) is one per IA.
+ * parent's file; process_file_forget_after_fork).  A test's device
+ * (set_device_opener) is one per IA.
  */
+namespace {
+
+struct ProcessFile {
+	std::mutex lock;
+	std::weak_ptr<File> file;
+};
+
+ProcessFile &process_file_state()
+{
+	static ProcessFile *pf = new ProcessFile;	/* never destroyed */
+	return *pf;
+}
+
+} // namespace
+
+/*
+ * A forked child: the parent's file serves it nothing, and another of the
+ * parent's threads may have held the lock.  Leaked on purpose, as the
+ * handle table is (HandleTable::abandon_after_fork).
+ */
+void process_file_forget_after_fork() noexcept
+{
+	new (&process_file_state()) ProcessFile;
+}
+
 static std::shared_ptr<File> process_file(DAT_RETURN *status)
 {
-	static std::mutex lock;
-	static std::weak_ptr<File> shared;
-	static pid_t owner;
-	std::lock_guard<std::mutex> g(lock);
+	ProcessFile &pf = process_file_state();
 	bool share = !device_opener_set();
 
-	if (share && owner == ::getpid())
-		if (auto f = shared.lock())
+	if (share) {
+		std::lock_guard<std::mutex> g(pf.lock);
+		if (auto f = pf.file.lock())
 			return f;
+	}
+	/* not under the lock: a fork meanwhile leaves the child a free one */
 	std::shared_ptr<Device> dev = open_device(status);
 	if (!dev)
 		return nullptr;
 	auto f = std::make_shared<File>();
 	f->dev = std::move(dev);
 	if (share) {
-		shared = f;
-		owner = ::getpid();
+		std::lock_guard<std::mutex> g(pf.lock);
+		/* another thread's open won: use its file, close ours */
+		if (auto won = pf.file.lock())
+			return won;
+		pf.file = f;
 	}
 	return f;
 }

@@ -37,8 +37,9 @@ public:
 };
 
 /*
- * Opens a new context (one per IA).  On failure returns nullptr and puts
- * the status in *status.
+ * Opens a new /dev/kdat file (a test's device: one per IA; the real one is
+ * shared by the IAs of the process, ia.cpp).  On failure returns nullptr
+ * and puts the status in *status.
  */
 using DeviceOpener = std::function<std::unique_ptr<Device>(DAT_RETURN *status)>;
 

@@ -18,8 +18,10 @@
 //   Mapping         a ring is unmapped when its object is destroyed, after
 //                   every in-flight call on it has returned.
 //
-// Locks (all per object or per IA, never global on a data path)
-//   IdSpace::lock_       ID map (shared for lookups)
+// Locks (per object, per IA or per ID shard, never one global lock on a
+// data path)
+//   IdSpace::Shard::lock the file's ID map, by ID (shared for lookups)
+//   IdSpace::tomb_lock_  the tombs of freed objects
 //   Context::lmr_lock_   LMR table (shared for checks)
 //   Evd::consume_lock    the event ring's consumer side
 //   PostChannel::lock    an SRQ's post ring producer side and its counters
@@ -133,6 +135,7 @@ struct PostExt {
 class IdSpace {
 public:
 	void publish(const std::shared_ptr<Object> &o, const Context *owner);
+	/* Unpublish @kid; late events naming it get @tomb (if any). */
 	void retire(std::uint32_t kid, const Tomb *tomb);
 	/* Unpublish every object of @owner (its IA closed); returns them. */
 	std::vector<std::shared_ptr<Object>> retire_owned(const Context *owner);
@@ -144,8 +147,24 @@ private:
 		std::weak_ptr<Object> obj;
 		const Context *owner;
 	};
-	mutable std::shared_mutex lock_;
-	std::unordered_map<std::uint32_t, Entry> ids_;
+	/*
+	 * Sharded by ID: events of different IAs (and EVDs) translate
+	 * without sharing one lock's cache line.
+	 */
+	struct alignas(64) Shard {
+		mutable std::shared_mutex lock;
+		std::unordered_map<std::uint32_t, Entry> ids;
+	};
+	static constexpr std::size_t kShards = 16;
+	Shard &shard(std::uint32_t kid) { return shards_[kid % kShards]; }
+	const Shard &shard(std::uint32_t kid) const
+	{
+		return shards_[kid % kShards];
+	}
+	void add_tomb(std::uint32_t kid, const Tomb &tomb);
+
+	Shard shards_[kShards];
+	mutable std::mutex tomb_lock_;
 	std::unordered_map<std::uint32_t, Tomb> tombs_;
 	std::deque<std::uint32_t> tomb_order_;
 };

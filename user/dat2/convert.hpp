@@ -38,18 +38,20 @@ struct BitPair {
 	std::uint64_t a, b;	/* the same name in standard A and B */
 };
 
-/* @v's named bits from A to B; the bits no pair names stay as they are. */
 /*
- * A connection qualifier is an rdma_cm port.  OFED's providers take a
- * DAT 2.0 qualifier above 65535 by its low 16 bits (dapltest -T L's PSPs
- * and RSPs count up from 0xbabb1e), so this provider does too; kdat's own
- * API refuses such a qualifier instead (DAT_INVALID_ARG2).
+ * A connection qualifier is an rdma_cm port.  OFED's rdma_cm provider
+ * (openib_cma's SID_TO_PORT) maps a DAT 2.0 qualifier above 65535 into
+ * 33534..65534, as (q % 32001) + 65535 - 32001; this provider maps it the
+ * same way, so a kdat server and an OFED client meet (dapltest -T L's PSPs
+ * and RSPs count up from 0xbabb1e).  kdat's own API refuses such a
+ * qualifier instead (DAT_INVALID_ARG2).
  */
 inline constexpr DAT_CONN_QUAL port_qual(DAT_CONN_QUAL q) noexcept
 {
-	return q > 0xffff ? q & 0xffff : q;
+	return q > 0xffff ? q % 32001 + 65535 - 32001 : q;
 }
 
+/* @v's named bits from A to B; the bits no pair names stay as they are. */
 template <std::size_t N>
 inline std::uint64_t a_to_b(std::uint64_t v, const BitPair (&m)[N]) noexcept
 {

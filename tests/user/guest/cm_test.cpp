@@ -7,6 +7,7 @@
 #include "fixture.hpp"
 
 #include <dat/dat_kdat.h>
+#include <poll.h>
 
 using namespace kt;
 
@@ -277,6 +278,48 @@ TEST_F(Cm, ConnectionEvdOfAnotherIaOfTheProcess)
 	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
 	EXPECT_TRUE(no_event(c.conn));
 	ASSERT_OK(dat_ep_free(ce));
+	ASSERT_OK(dat_psp_free(psp));
+}
+
+// The other way round: the EP's IA closes while a connection event for
+// the EP waits on the (still open) connection EVD of another IA.  The
+// event still names the EP's handle, as after dat_ep_free, never NULL.
+TEST_F(Cm, ConnectionEventOfAClosedIasEpStillNamesIt)
+{
+	Side x;
+	ASSERT_OK(x.open(cli_ia(), 4096));
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE ce = DAT_HANDLE_NULL;
+	ASSERT_OK(dat_ep_create(x.ia, x.pz, x.dto, x.dto, c.conn, &a, &ce));
+	DAT_EP_HANDLE se = plain_ep(s);
+	const DAT_CONN_QUAL q = ++qual;
+	DAT_PSP_HANDLE psp;
+	ASSERT_OK(dat_psp_create(s.ia, q, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	ASSERT_OK(connect_to(ce, q));
+	DAT_EVENT ev;
+	ASSERT_TRUE(wait_event(s.cr, &ev));
+	ASSERT_OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				se, 0, nullptr));
+	ASSERT_TRUE(wait_event(s.conn, &ev));
+	ASSERT_TRUE(wait_event(c.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EQ(ev.event_data.connect_event_data.ep_handle, ce);
+
+	// the server ends it; the client's DISCONNECTED lands on c.conn,
+	// the only EVD of the process with an event once s.conn is read
+	ASSERT_OK(dat_ep_disconnect(se, DAT_CLOSE_GRACEFUL_FLAG));
+	ASSERT_TRUE(wait_event(s.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+	int fd = -1;
+	ASSERT_OK(dat_kdat_get_fd(c.ia, &fd));
+	pollfd p{fd, POLLIN, 0};
+	ASSERT_EQ(::poll(&p, 1, 10000), 1) << "no event for the client";
+	ASSERT_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	x.ia = DAT_HANDLE_NULL;
+	ASSERT_TRUE(wait_event(c.conn, &ev));
+	EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+	EXPECT_EQ(ev.event_data.connect_event_data.ep_handle, ce);
+	EXPECT_TRUE(no_event(c.conn));
 	ASSERT_OK(dat_psp_free(psp));
 }
 

@@ -1639,29 +1639,34 @@ TEST_F(Dat2Ep, CrQueryAcceptAndRejectTranslate)
 }
 
 /*
- * A qualifier above 65535 is its low 16 bits, as OFED's providers take it
- * (dapltest -T L counts its PSPs and RSPs up from 0xbabb1e): for a PSP, an
- * RSP and a connect; one whose low bits are 0 reaches the kernel as 0.
+ * A qualifier above 65535 is mapped as OFED's rdma_cm provider maps it,
+ * (q % 32001) + 65535 - 32001, for a PSP, an RSP and a connect, so kdat
+ * and OFED peers meet on the same port.
  */
-TEST_F(Dat2Ep, QualifiersAboveSixteenBitsAreTheirLowBitsAsOfedTakesThem)
+TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 {
-	DAT_PSP_HANDLE psp = nullptr;
+	DAT_PSP_HANDLE psp = nullptr, psp2 = nullptr;
 
 	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0xbabb1e, srv.cr,
 					   dat2::DAT_PSP_CONSUMER_FLAG, &psp));
-	EXPECT_EQ(0xbb1eu,
+	EXPECT_EQ(0xb69eu,
 		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
-	/* low bits 0: the kernel gets 0, which it refuses (DAT_INVALID_ARG2) */
-	DAT_PSP_HANDLE zero = nullptr;
-	T().psp_create_func(srv.ia, 0x10000, srv.cr,
-			    dat2::DAT_PSP_CONSUMER_FLAG, &zero);
-	EXPECT_EQ(0u,
+	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0x10000, srv.cr,
+					   dat2::DAT_PSP_CONSUMER_FLAG, &psp2));
+	EXPECT_EQ(0x88fcu,
 		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	/* 65535 and below pass as they are */
+	EXPECT_D2(OK2, T().psp_free_func(psp2));
+	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0xffff, srv.cr,
+					   dat2::DAT_PSP_CONSUMER_FLAG, &psp2));
+	EXPECT_EQ(0xffffu,
+		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	EXPECT_D2(OK2, T().psp_free_func(psp2));
 
 	DAT_EP_HANDLE ep = make_ep();
 	DAT_RSP_HANDLE rsp = nullptr;
 	ASSERT_D2(OK2, T().rsp_create_func(srv.ia, 0xbabb1f, ep, srv.cr, &rsp));
-	EXPECT_EQ(0xbb1fu,
+	EXPECT_EQ(0xb69fu,
 		  kernel.last<kdat_ioc_rsp_create>(KDAT_IOC_RSP_CREATE).conn_qual);
 	EXPECT_D2(OK2, T().rsp_free_func(rsp));
 
@@ -1673,7 +1678,7 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsAreTheirLowBitsAsOfedTakesThem)
 					   0x12345678, DAT_TIMEOUT_INFINITE, 0,
 					   nullptr, dat2::DAT_QOS_BEST_EFFORT,
 					   dat2::DAT_CONNECT_DEFAULT_FLAG));
-	EXPECT_EQ(0x5678u,
+	EXPECT_EQ(0x8c2eu,
 		  kernel.last<kdat_ioc_ep_connect>(KDAT_IOC_EP_CONNECT).conn_qual);
 	EXPECT_D2(OK2, T().psp_free_func(psp));
 }

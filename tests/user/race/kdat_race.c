@@ -3625,7 +3625,10 @@ static void case_device_removal_flushes_vs_frees(void)
  * either succeeds or names the EVD invalid (A closed, or the EVD freed);
  * every EP made is freed with DAT_SUCCESS, also after A is gone; the EVD's
  * free succeeds at most once, and only when no EP used it, else it is in
- * use or gone; A's close always succeeds.  Nothing is left once B closes.
+ * use or gone; A's close always succeeds.  Even iterations: one EP of B,
+ * made first, holds the EVD through A's close, and nobody frees the EVD;
+ * B's close ends them.  Odd ones: a thread frees the EVD, and the file's
+ * close ends B.  Nothing is left either way.
  */
 #define XIA_THREADS	2
 
@@ -3694,12 +3697,19 @@ static void case_conn_evd_of_another_ia_vs_its_close(void)
 		pthread_t t[XIA_THREADS + 1];
 		struct kdat_ioc_ia_close c = { .flags = DAT_CLOSE_ABRUPT_FLAG };
 		int fd = kdat_open();
-		uint32_t st;
+		uint32_t st, held;
 
 		memset(&x, 0, sizeof(x));
 		x.it = it;
 		open_side(fd, "rxe0", &x.a);
 		open_side(fd, "rxe1", &x.b);
+		/* even iterations: one EP of B on A's EVD lives through A's close */
+		held = 0;
+		if (!(it & 1)) {
+			st = k_ep(fd, x.b.ia, x.b.pz, x.b.evd, x.a.cevd, 0, &held);
+			CHECK(st == DAT_SUCCESS, "iteration %d: EP of B on A's connection EVD: %s",
+			      it, ST(st));
+		}
 		pthread_barrier_init(&x.bar, NULL, XIA_THREADS + 2);
 		for (i = 0; i < XIA_THREADS; i++)
 			pthread_create(&t[i], NULL, xia_creator, &x);
@@ -3724,16 +3734,27 @@ static void case_conn_evd_of_another_ia_vs_its_close(void)
 		st = k_ep(fd, x.b.ia, x.b.pz, x.b.evd, x.a.cevd, 0, &(uint32_t){0});
 		CHECK(ST_IS(st, S_IH), "iteration %d: EP on the EVD of closed A: %s",
 		      it, ST(st));
-		c.ia = x.b.ia;
-		st = KIOC(fd, KDAT_IOC_IA_CLOSE, &c);
-		CHECK(st == DAT_SUCCESS, "iteration %d: close of B: %s", it, ST(st));
-		left = objects_left(5.0);
-		CHECK(left == 0, "iteration %d: %ld objects left after both IAs closed (file open; %d EPs made)",
+		/* odd iterations: the file's close takes B and its EPs */
+		if (it & 1) {
+			side_unmap(&x.a);
+			side_unmap(&x.b);
+			close(fd);
+			left = objects_left(5.0);
+		} else {
+			st = k_free(fd, held, KT_EP);
+			CHECK(st == DAT_SUCCESS, "iteration %d: free of B's EP after A closed: %s",
+			      it, ST(st));
+			c.ia = x.b.ia;
+			st = KIOC(fd, KDAT_IOC_IA_CLOSE, &c);
+			CHECK(st == DAT_SUCCESS, "iteration %d: close of B: %s", it, ST(st));
+			left = objects_left(5.0);
+			side_unmap(&x.a);
+			side_unmap(&x.b);
+			close(fd);
+		}
+		CHECK(left == 0, "iteration %d: %ld objects left after both IAs closed (%d EPs made)",
 		      it, left, atomic_load(&x.made));
 		made += atomic_load(&x.made);
-		side_unmap(&x.a);
-		side_unmap(&x.b);
-		close(fd);
 	}
 	/* the race needs the EPs: a module refusing them all tests nothing */
 	CHECK(made > 0, "no EP was made on another IA's connection EVD in %d iterations",

@@ -24,11 +24,13 @@ extern "C" {
 #define DAT_KDAT_PROVIDER_NAME	"kdat_ib"
 
 /*
- * The file descriptor of the IA's /dev/kdat context.  poll(), select()
- * and epoll report it readable (POLLIN) while any EVD of this IA - its
- * async EVD included - holds an event; then dat_evd_dequeue() the EVDs.
- * The descriptor stays owned by the IA: do not read, write or close it.
- * It is valid until dat_ia_close() succeeds.
+ * The file descriptor of the IA's /dev/kdat file, which every IA of the
+ * process shares (the same descriptor for each; add it to an epoll set
+ * once).  poll(), select() and epoll report it readable (POLLIN) while
+ * any EVD of any IA of the process - async EVDs included - holds an
+ * event; then dat_evd_dequeue() the EVDs.  The library owns it: do not
+ * read, write or close it.  It stays valid while any IA of the process
+ * is open, at least until dat_ia_close() of this IA succeeds.
  */
 DAT_RETURN dat_kdat_get_fd(DAT_IA_HANDLE ia_handle, int *fd);
 
