@@ -13,6 +13,8 @@
 #       provider never completes it on rxe (no LAST_WQE_REACHED)
 #   dat2_dapltest_L*_reaches_every_limit_ofa_reaches  each "created: N" of
 #       the limit test is at least OFED's (it passes whatever it got)
+#   dat2_interop_{kdat_server_ofa_client,ofa_server_kdat_client}  dapltest
+#       -T T between a kdat and an OFED peer, both ways
 #   dat2_no_live_objects_after_programs     the kernel's object counter
 # and writes $OUT_DIR/dat2-table.md (dat2-table.sh: both providers side by
 # side, dapltest -T P figures as kdat/ofa ratios).
@@ -125,6 +127,39 @@ if [ "$(verdict "$OUT_DIR/dat2-kdat.txt" dtestsrq_rc)" = PASS ]; then
 else
 	fail "dat2_dtestsrq_rc_passes_on_kdat"
 fi
+# A kdat peer and an OFED peer meet: dapltest -T T between the providers,
+# both ways, on dapltest's own port 0xbabb1e (above 65535: both providers
+# must map it to the same rdma_cm port, docs/dat2.md)
+mixconf=$OUT_DIR/dat2-mixed.conf
+{ cat "$conf"
+  echo 'ofa-v2-v0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "v0 0" ""'
+  echo 'ofa-v2-v1 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "v1 0" ""'
+} >"$mixconf"
+interop() { # NAME SERVER_IA CLIENT_IA
+	local log=$OUT_DIR/dat2-interop-$1 i ok=0
+	DAT_OVERRIDE=$mixconf timeout "$T" stdbuf -oL dapltest -T S -D "$2" >"$log.server" 2>&1 &
+	local spid=$!
+	for ((i = 0; i < T * 10; i++)); do
+		grep -q 'Service Point Ready' "$log.server" && break
+		kill -0 $spid 2>/dev/null || break
+		sleep 0.1
+	done
+	if DAT_OVERRIDE=$mixconf timeout "$T" dapltest -T T -s 192.0.2.1 -D "$3" \
+		-i 20 -t 1 -w 1 client SR 1024 server SR 1024 >"$log.client" 2>&1 &&
+		grep -q 'End of Work -- Client Exiting' "$log.client"; then
+		ok=1
+	fi
+	DAT_OVERRIDE=$mixconf timeout 20 dapltest -T Q -s 192.0.2.1 -D "$3" >/dev/null 2>&1
+	wait $spid
+	if ((ok)); then
+		pass "dat2_interop_$1"
+	else
+		fail "dat2_interop_$1 (see $log.*)"
+	fi
+}
+interop kdat_server_ofa_client kdat-v2-rxe0 ofa-v2-v1
+interop ofa_server_kdat_client ofa-v2-v0 kdat-v2-rxe1
+
 after=$(objects)
 if [ -n "$after" ] && [ "$after" = "${before:-0}" ]; then
 	pass "dat2_no_live_objects_after_programs"
