@@ -730,17 +730,25 @@ static void kdat_ep_cq_uncharge(struct kdat_ep *ep)
  */
 int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h)
 {
-	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_EP);
 	struct kdat_ep *ep;
-	int n = -EINVAL;
+	struct kdat_obj *o;
+	int n = -EINVAL, idx;
 
+	/* as a call, like kdat_test_evd_cq_size; the QP goes under op_lock */
+	idx = kdat_call_begin();
+	o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_EP);
 	if (!o)
-		return n;
+		goto out;
 	ep = container_of(o, struct kdat_ep, obj);
-	mutex_lock(&ep->op_lock);
-	n = READ_ONCE(ep->qp) ? READ_ONCE(ep->qp->recv_cq->cqe) : 0;
-	mutex_unlock(&ep->op_lock);
-	kdat_obj_put(o);
+	n = 0;
+	if (!kdat_ia_dead(o->ia)) {
+		mutex_lock(&ep->op_lock);
+		n = ep->qp ? ep->qp->recv_cq->cqe : 0;
+		mutex_unlock(&ep->op_lock);
+	}
+	kdat_obj_put_use(o);
+out:
+	kdat_call_end(idx);
 	return n;
 }
 EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);

@@ -470,17 +470,28 @@ void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n)
  */
 int kdat_test_evd_cq_size(DAT_EVD_HANDLE h)
 {
-	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_EVD);
 	struct kdat_evd *evd;
-	int n = -EINVAL;
+	struct kdat_obj *o;
+	int n = -EINVAL, idx;
 
+	/*
+	 * As a call: a free cannot claim the EVD while we use it, and a
+	 * device removal frees the CQ only after the call section ends.
+	 */
+	idx = kdat_call_begin();
+	o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_EVD);
 	if (!o)
-		return n;
+		goto out;
 	evd = container_of(o, struct kdat_evd, obj);
-	mutex_lock(&evd->cq_lock);
-	n = evd->cq ? evd->cq->cqe : 0;
-	mutex_unlock(&evd->cq_lock);
-	kdat_obj_put(o);
+	n = 0;
+	if (!kdat_ia_dead(o->ia)) {
+		mutex_lock(&evd->cq_lock);
+		n = evd->cq ? evd->cq->cqe : 0;
+		mutex_unlock(&evd->cq_lock);
+	}
+	kdat_obj_put_use(o);
+out:
+	kdat_call_end(idx);
 	return n;
 }
 EXPORT_SYMBOL_GPL(kdat_test_evd_cq_size);
