@@ -473,11 +473,9 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	}
 	/* counted under its own IA's lock, never nested in ours */
 	if (conn_evd && conn_evd->obj.ia != ia) {
-		if (!kdat_evd_add_foreign_user(conn_evd)) {
-			ret = KDAT_ERR(DAT_INVALID_HANDLE,
-				       DAT_INVALID_HANDLE_EVD_CONN);
+		ret = kdat_evd_add_foreign_user(conn_evd);
+		if (ret != DAT_SUCCESS)
 			goto err_refs;
-		}
 		conn_foreign = true;
 	}
 

@@ -499,22 +499,27 @@ EXPORT_SYMBOL_GPL(kdat_test_evd_cq_size);
 /*
  * Count an EP of another IA as a user of @evd, its connection EVD: under
  * the EVD's own IA lock, which the caller must not hold another IA lock
- * around (two creates crossing the same two IAs would deadlock).  False
- * if the EVD was freed or its IA is closing.
+ * around (two creates crossing the same two IAs would deadlock).  Refused
+ * if the EVD was freed or its IA is closing (the handle is going), or if
+ * its IA lost its device (ia->dead is set under the same lock): that
+ * IA's consumer can only free what it has, so no new EP reports there.
  */
-bool kdat_evd_add_foreign_user(struct kdat_evd *evd)
+DAT_RETURN kdat_evd_add_foreign_user(struct kdat_evd *evd)
 {
 	struct kdat_ia *owner = evd->obj.ia;
-	bool ok;
+	DAT_RETURN ret = DAT_SUCCESS;
 
 	mutex_lock(&owner->lock);
-	ok = !owner->closing && !list_empty(&evd->obj.ia_node);
-	if (ok) {
+	if (owner->closing || list_empty(&evd->obj.ia_node)) {
+		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+	} else if (kdat_ia_dead(owner)) {
+		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
+	} else {
 		atomic_inc(&evd->users);
 		atomic_inc(&evd->foreign_users);
 	}
 	mutex_unlock(&owner->lock);
-	return ok;
+	return ret;
 }
 
 /* The EP is gone: under the same lock, so a free reads both counts whole. */

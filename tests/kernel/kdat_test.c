@@ -3963,7 +3963,8 @@ static int catastrophe_thread(void *unused)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
-	struct kt_side x = {};
+	struct kt_side x = {}, y = {};
+	DAT_EP_HANDLE fep = NULL, fep2 = NULL;
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_EVENT ev;
@@ -3976,6 +3977,13 @@ static int catastrophe_thread(void *unused)
 	CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &srq));
 	CHECK_OK(dat_ep_create_with_srq(x.ia, x.pz, x.dto_evd, x.dto_evd,
 					x.conn_evd, srq, &a, &ep));
+	/*
+	 * An EP of an IA on the surviving device whose connection EVD is
+	 * the doomed IA's (a connection EVD may be of another IA).
+	 */
+	CHECK(!side_open(&y, srv_ia, 4096), "open %s", srv_ia);
+	CHECK_OK(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd, x.conn_evd,
+			       &a, &fep));
 	t = seg(&x, 0, 64);
 	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
 	pr_info("kdat_test: catastrophe: ready, remove %s now\n", dev_ia);
@@ -4000,10 +4008,24 @@ static int catastrophe_thread(void *unused)
 	      sp.srq_state);
 	CHECK_RET(dat_srq_resize(srq, 16), DAT_INVALID_STATE);
 	CHECK_RET(dat_srq_set_lw(srq, 1), DAT_INVALID_STATE);
+	/*
+	 * The dead IA's EVD takes no new EP of the live IA; the one it has
+	 * still keeps it from its consumer's free, and lives on itself.
+	 */
+	CHECK_EXACT(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd,
+				  x.conn_evd, &a, &fep2),
+		    BAD_STATE(0));
+	CHECK_EXACT(dat_evd_free(x.conn_evd),
+		    BAD_STATE(DAT_INVALID_STATE_EVD_IN_USE));
+	CHECK(ep_state(fep) == DAT_EP_STATE_UNCONNECTED, "EP state %d",
+	      ep_state(fep));
 	/* and freeing works, in order */
+	CHECK_OK(dat_ep_free(fep));
+	fep = NULL;
 	CHECK_OK(dat_ep_free(ep));
 	CHECK_OK(dat_srq_free(srq));
 	side_close(&x);
+	side_close(&y);
 	CHECK(kdat_live_objects() == 0, "leak: %ld", kdat_live_objects());
 	passed++;
 	pr_info("kdat_test: ok %s\n", cur_test);
@@ -4012,7 +4034,12 @@ static int catastrophe_thread(void *unused)
 		msleep(20);
 	return 0;
 out:
+	if (fep2)
+		dat_ep_free(fep2);
+	if (fep)
+		dat_ep_free(fep);
 	side_close(&x);
+	side_close(&y);
 	failed++;
 	pr_info("kdat_test: %d passed, %d failed\n", passed, failed);
 	while (!kthread_should_stop())
