@@ -2903,6 +2903,76 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * A kernel consumer's connection EVD of another IA may have an upcall: the
+ * EP's connection events run it, naming the EP.  Closing that IA takes the
+ * EVD, its upcall included, from under the connected EP; the EP's later
+ * events (its disconnect) are dropped, and nothing calls the upcall again.
+ */
+static void t_ep_connection_evd_of_another_ia_with_upcall(void)
+{
+	static struct pair p;
+	static struct kt_side x;	/* the other IA, on the client's device */
+	static struct upcall_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = box_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, cep = NULL;
+	DAT_EVD_HANDLE uevd;
+	DAT_EVENT ev;
+	u32 tag = 9;
+	int calls;
+
+	atomic_set(&box.calls, 0);
+	init_waitqueue_head(&box.wq);
+	CHECK(!pair_open(&p, 0, 16), "setup");
+	CHECK(!side_open(&x, cli_ia, 4096), "open a second IA on %s", cli_ia);
+	CHECK_OK(dat_evd_kcreate(x.ia, 16, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_CONNECTION_FLAG, &uevd));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd, uevd,
+			       &a, &cep));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &a,
+					&sep));
+	CHECK_OK(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
+				DAT_PSP_CONSUMER_FLAG, &p.psp));
+	CHECK_OK(connect_to(cep, next_qual, sizeof(tag), &tag));
+	CHECK(!kt_accept(&kt, &p.s, &p.c, &sep, tag, 0, 1), "accept");
+	CHECK(!kt_established(&kt, &p.s, &sep, 1), "server established");
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) >= 1,
+				 msecs_to_jiffies(WAIT_MS)),
+	      "no upcall on the other IA's EVD");
+	CHECK(box.last.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      box.last.event_data.connect_event_data.ep_handle == cep,
+	      "upcall event %x", box.last.event_number);
+	CHECK(no_event(p.c.conn_evd), "an event on the EP's own IA's EVD");
+	CHECK_EXACT(dat_evd_free(uevd),
+		    BAD_STATE(DAT_INVALID_STATE_EVD_IN_USE));
+
+	/* the upcall EVD's IA closes under the connected EP */
+	CHECK_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	x.ia = NULL;
+	calls = atomic_read(&box.calls);
+	CHECK(ep_state(cep) == DAT_EP_STATE_CONNECTED, "EP state %d",
+	      ep_state(cep));
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "server saw no disconnect");
+	CHECK(WAIT_FOR(ep_state(cep) == DAT_EP_STATE_DISCONNECTED),
+	      "EP state %d", ep_state(cep));
+	CHECK(atomic_read(&box.calls) == calls,
+	      "upcall after its EVD's IA closed");
+	CHECK(no_event(p.c.conn_evd), "an event on the EP's own IA's EVD");
+	CHECK_OK(dat_ep_free(cep));
+	cep = NULL;
+out:
+	if (cep)
+		dat_ep_free(cep);
+	side_close(&x);
+	pair_close(&p);
+}
+
 static void t_cr_reject_reaches_the_client(void)
 {
 	static struct pair p;	/* too big for the stack */
@@ -3917,6 +3987,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_atomics_change_remote_memory_and_return_old_value),
 	CASE(t_ep_atomic_refused_by_target_names_operation),
 	CASE(t_evd_upcalls_deliver_and_modify_upcall),
+	CASE(t_ep_connection_evd_of_another_ia_with_upcall),
 	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),
 	CASE(t_handles_wrong_type_and_stale),

@@ -120,10 +120,14 @@ namespace {
 			      DAT_PSP_HANDLE *psp)
 {
 	return run([&]() -> ::DAT_RETURN {
-		return ::dat_psp_create(
+		::DAT_RETURN r = ::dat_psp_create(
 			ia, port_qual(qual), evd,
 			as_enum<::DAT_PSP_FLAGS>(a_to_b(raw(flags), kPspFlags)),
 			psp);
+
+		if (r == ::DAT_SUCCESS)
+			sp_qual_created(*psp, qual);
+		return r;
 	});
 }
 
@@ -133,10 +137,14 @@ namespace {
 				  DAT_PSP_HANDLE *psp)
 {
 	return run([&]() -> ::DAT_RETURN {
-		return ::dat_psp_create_any(
+		::DAT_RETURN r = ::dat_psp_create_any(
 			ia, qual, evd,
 			as_enum<::DAT_PSP_FLAGS>(a_to_b(raw(flags), kPspFlags)),
 			psp);
+
+		if (r == ::DAT_SUCCESS)
+			sp_qual_freed(*psp);	/* a port of kdat's choice */
+		return r;
 	});
 }
 
@@ -151,15 +159,24 @@ namespace {
 			psp, as_enum<::DAT_PSP_PARAM_MASK>(a_to_b(m, kPspMask)),
 			param ? &p : nullptr);
 
-		if (r == ::DAT_SUCCESS)
+		if (r == ::DAT_SUCCESS) {
 			psp_param2(p, m, *param);
+			if (m & ::dat2::DAT_PSP_FIELD_CONN_QUAL)
+				param->conn_qual = sp_qual(psp, p.conn_qual);
+		}
 		return r;
 	});
 }
 
 ::dat2::DAT_RETURN psp_free(DAT_PSP_HANDLE psp)
 {
-	return run([&]() -> ::DAT_RETURN { return ::dat_psp_free(psp); });
+	return run([&]() -> ::DAT_RETURN {
+		::DAT_RETURN r = ::dat_psp_free(psp);
+
+		if (r == ::DAT_SUCCESS)
+			sp_qual_freed(psp);
+		return r;
+	});
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,7 +187,12 @@ namespace {
 			      DAT_RSP_HANDLE *rsp)
 {
 	return run([&]() -> ::DAT_RETURN {
-		return ::dat_rsp_create(ia, port_qual(qual), ep, evd, rsp);
+		::DAT_RETURN r =
+			::dat_rsp_create(ia, port_qual(qual), ep, evd, rsp);
+
+		if (r == ::DAT_SUCCESS)
+			sp_qual_created(*rsp, qual);
+		return r;
 	});
 }
 
@@ -185,15 +207,24 @@ namespace {
 			rsp, as_enum<::DAT_RSP_PARAM_MASK>(a_to_b(m, kRspMask)),
 			param ? &p : nullptr);
 
-		if (r == ::DAT_SUCCESS)
+		if (r == ::DAT_SUCCESS) {
 			rsp_param2(p, m, *param);
+			if (m & ::dat2::DAT_RSP_FIELD_CONN_QUAL)
+				param->conn_qual = sp_qual(rsp, p.conn_qual);
+		}
 		return r;
 	});
 }
 
 ::dat2::DAT_RETURN rsp_free(DAT_RSP_HANDLE rsp)
 {
-	return run([&]() -> ::DAT_RETURN { return ::dat_rsp_free(rsp); });
+	return run([&]() -> ::DAT_RETURN {
+		::DAT_RETURN r = ::dat_rsp_free(rsp);
+
+		if (r == ::DAT_SUCCESS)
+			sp_qual_freed(rsp);
+		return r;
+	});
 }
 
 /* ------------------------------------------------------------------ */

@@ -6,6 +6,7 @@
 #include "convert.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <list>
 #include <mutex>
 #include <type_traits>
+#include <unordered_map>
 
 namespace kdat::dat2p {
 
@@ -260,6 +262,62 @@ std::uint32_t event_number1(std::uint32_t n) noexcept
 
 } // namespace
 
+namespace {
+
+/* Only mapped qualifiers are kept: most processes never lock it. */
+struct SpQuals {
+	std::mutex lock;
+	std::unordered_map<DAT_HANDLE, DAT_CONN_QUAL> quals;	/* lock */
+	std::atomic<std::size_t> size{ 0 };
+};
+
+SpQuals &sp_quals() noexcept
+{
+	static SpQuals q;
+	return q;
+}
+
+} // namespace
+
+void sp_qual_created(DAT_HANDLE sp, DAT_CONN_QUAL qual) noexcept
+{
+	SpQuals &q = sp_quals();
+
+	if (port_qual(qual) == qual) {
+		sp_qual_freed(sp);
+		return;
+	}
+	try {
+		std::lock_guard<std::mutex> g(q.lock);
+		q.quals[sp] = qual;
+		q.size.store(q.quals.size(), std::memory_order_relaxed);
+	} catch (...) {
+		/* no memory: queries report the port */
+	}
+}
+
+void sp_qual_freed(DAT_HANDLE sp) noexcept
+{
+	SpQuals &q = sp_quals();
+
+	if (!q.size.load(std::memory_order_relaxed))
+		return;
+	std::lock_guard<std::mutex> g(q.lock);
+	q.quals.erase(sp);
+	q.size.store(q.quals.size(), std::memory_order_relaxed);
+}
+
+DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept
+{
+	SpQuals &q = sp_quals();
+
+	if (!q.size.load(std::memory_order_relaxed))
+		return port;
+	std::lock_guard<std::mutex> g(q.lock);
+	auto it = q.quals.find(sp);
+	return it == q.quals.end() ? port : it->second;
+}
+
 void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept
 {
 	std::memset(&out, 0, sizeof(out));
@@ -299,7 +357,8 @@ void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept
 			(::dat2::DAT_IA_ADDRESS_PTR)
 				i.cr_arrival_event_data.local_ia_address_ptr;
 		o.cr_arrival_event_data.conn_qual =
-			i.cr_arrival_event_data.conn_qual;
+			sp_qual(i.cr_arrival_event_data.sp_handle.psp_handle,
+				i.cr_arrival_event_data.conn_qual);
 		o.cr_arrival_event_data.cr_handle =
 			i.cr_arrival_event_data.cr_handle;
 		o.cr_arrival_event_data.truncate_flag = ::dat2::DAT_FALSE;

@@ -51,6 +51,18 @@ inline constexpr DAT_CONN_QUAL port_qual(DAT_CONN_QUAL q) noexcept
 	return q > 0xffff ? q % 32001 + 65535 - 32001 : q;
 }
 
+/*
+ * The qualifier a PSP or RSP was created with, where port_qual() changed
+ * it: dat_psp_query, dat_rsp_query and the CR arrival event report the
+ * consumer's own qualifier, as OFED's provider does, not the port.  Set
+ * (or forgotten) at every create, so a handle libdat hands out again
+ * never reports an older object's.
+ */
+void sp_qual_created(DAT_HANDLE sp, DAT_CONN_QUAL qual) noexcept;
+void sp_qual_freed(DAT_HANDLE sp) noexcept;
+/* @sp's consumer qualifier, or @port if it was not mapped */
+DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept;
+
 /* @v's named bits from A to B; the bits no pair names stay as they are. */
 template <std::size_t N>
 inline std::uint64_t a_to_b(std::uint64_t v, const BitPair (&m)[N]) noexcept

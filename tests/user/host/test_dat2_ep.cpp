@@ -1638,10 +1638,18 @@ TEST_F(Dat2Ep, CrQueryAcceptAndRejectTranslate)
 	EXPECT_D2(OK2, T().ep_free_func(ep));
 }
 
+/* The whole DAT 2.0 table (this file's table2() has the EP family only). */
+dat2::DAT_PROVIDER &full()
+{
+	kdat::dat2p::fill_provider_table();
+	return kdat::dat2p::provider_table;
+}
+
 /*
  * A qualifier above 65535 is mapped as OFED's rdma_cm provider maps it,
  * (q % 32001) + 65535 - 32001, for a PSP, an RSP and a connect, so kdat
- * and OFED peers meet on the same port.
+ * and OFED peers meet on the same port; dat_psp_query, dat_rsp_query and
+ * a CR arrival still name the qualifier the consumer gave.
  */
 TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 {
@@ -1651,6 +1659,24 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 					   dat2::DAT_PSP_CONSUMER_FLAG, &psp));
 	EXPECT_EQ(0xb69eu,
 		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	/* queries and requests name the consumer's qualifier, as OFED's do */
+	dat2::DAT_PSP_PARAM pp;
+	ASSERT_D2(OK2, T().psp_query_func(psp, dat2::DAT_PSP_FIELD_CONN_QUAL, &pp));
+	EXPECT_EQ(0xbabb1eu, pp.conn_qual);
+	struct kdat_uevent u = {};
+	u.event_number = DAT_CONNECTION_REQUEST_EVENT;
+	fake::CrInfo info;
+	info.remote = ipv4("192.0.2.2");
+	u.cr = kernel.make_cr(ref<kdat::Ia>(srv.ia), info);
+	u.sp = kid<kdat::Psp>(psp);
+	u.conn_qual = 0xb69e;
+	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.cr), u));
+	dat2::DAT_EVENT e2;
+	ASSERT_D2(OK2, full().evd_dequeue_func(srv.cr, &e2));
+	ASSERT_EQ(dat2::DAT_CONNECTION_REQUEST_EVENT, e2.event_number);
+	EXPECT_EQ(0xbabb1eu, e2.event_data.cr_arrival_event_data.conn_qual);
+	EXPECT_D2(OK2, T().cr_reject_func(e2.event_data.cr_arrival_event_data.cr_handle,
+					  0, nullptr));
 	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0x10000, srv.cr,
 					   dat2::DAT_PSP_CONSUMER_FLAG, &psp2));
 	EXPECT_EQ(0x88fcu,
@@ -1661,6 +1687,8 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 					   dat2::DAT_PSP_CONSUMER_FLAG, &psp2));
 	EXPECT_EQ(0xffffu,
 		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	ASSERT_D2(OK2, T().psp_query_func(psp2, dat2::DAT_PSP_FIELD_ALL, &pp));
+	EXPECT_EQ(0xffffu, pp.conn_qual);
 	EXPECT_D2(OK2, T().psp_free_func(psp2));
 
 	DAT_EP_HANDLE ep = make_ep();
@@ -1668,6 +1696,9 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 	ASSERT_D2(OK2, T().rsp_create_func(srv.ia, 0xbabb1f, ep, srv.cr, &rsp));
 	EXPECT_EQ(0xb69fu,
 		  kernel.last<kdat_ioc_rsp_create>(KDAT_IOC_RSP_CREATE).conn_qual);
+	dat2::DAT_RSP_PARAM rp;
+	ASSERT_D2(OK2, T().rsp_query_func(rsp, dat2::DAT_RSP_FIELD_CONN_QUAL, &rp));
+	EXPECT_EQ(0xbabb1fu, rp.conn_qual);
 	EXPECT_D2(OK2, T().rsp_free_func(rsp));
 
 	DAT_EP_HANDLE cep = make_ep();
@@ -1793,13 +1824,6 @@ dat2::DAT_EVENT dto2(dat2::DAT_DTO_COMPLETION_STATUS st = dat2::DAT_DTO_SUCCESS)
 	e.event_data.dto_completion_event_data.status = st;
 	e.event_data.dto_completion_event_data.transfered_length = 256;
 	return e;
-}
-
-/* The whole DAT 2.0 table (this file's table2() has the EP family only). */
-dat2::DAT_PROVIDER &full()
-{
-	kdat::dat2p::fill_provider_table();
-	return kdat::dat2p::provider_table;
 }
 
 /* dat_extension_op as libdat2 calls the table: the operation's va_list */
