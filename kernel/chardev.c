@@ -350,11 +350,17 @@ DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 
 	if (!o)
 		return HANDLE_ERR(DAT_INVALID_HANDLE_EVD_ASYNC);
-	if (a->op < KDAT_EVD_CTL_UNWAITABLE || a->op > KDAT_EVD_CTL_WAKE) {
+	if (a->op < KDAT_EVD_CTL_UNWAITABLE || a->op > KDAT_EVD_CTL_POLL) {
 		kdat_uput(o);
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	}
 	evd = container_of(o, struct kdat_evd, obj);
+	if (a->op == KDAT_EVD_CTL_POLL) {
+		/* our use keeps a free out; the call section, device removal */
+		kdat_evd_busy_poll(evd);
+		kdat_uput(o);
+		return DAT_SUCCESS;
+	}
 	r = evd->uring;
 	h = kdat_uring_hdr(r);
 	spin_lock_irqsave(&evd->lock, flags);

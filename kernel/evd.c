@@ -533,6 +533,31 @@ void kdat_evd_drop_foreign_user(struct kdat_evd *evd)
 	mutex_unlock(&owner->lock);
 }
 
+/*
+ * KDAT_EVD_CTL_POLL, for a consumer that spins on an empty ring: run the
+ * CQ's poller on this CPU now.  Otherwise a completion waits for the
+ * device's notification; rxe posts that as a tasklet, which runs only
+ * after the softirq that made the completion has also carried the ACK
+ * back and completed the sender: most of a ping-pong's one-way time under
+ * emulation.  ib_core's irq_poll polls a CQ on one CPU at a time (a poll
+ * scheduled elsewhere makes this a no-op), so events keep the device's
+ * order.  The caller holds a use of the EVD (no free) inside a call
+ * section (device removal waits, then frees the CQ).
+ */
+void kdat_evd_busy_poll(struct kdat_evd *evd)
+{
+	struct ib_cq *cq;
+
+	if (kdat_ia_dead(evd->obj.ia))
+		return;
+	cq = READ_ONCE(evd->cq);
+	if (!cq || cq->poll_ctx != IB_POLL_SOFTIRQ || !cq->comp_handler)
+		return;
+	local_bh_disable();
+	cq->comp_handler(cq, cq->cq_context);
+	local_bh_enable();	/* the poll runs here */
+}
+
 /* Release the CQ.  Idempotent: device removal and free may both call it. */
 void kdat_evd_hw_destroy(struct kdat_evd *evd)
 {

@@ -281,6 +281,7 @@ bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev);
 void kdat_event_reaped(struct kdat_event *e);
 void kdat_evd_hw_destroy(struct kdat_evd *evd);
 DAT_RETURN kdat_evd_add_foreign_user(struct kdat_evd *evd);
+void kdat_evd_busy_poll(struct kdat_evd *evd);
 void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);

@@ -97,6 +97,7 @@ DAT_RETURN Ia::evd_create(DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 	auto evd = make_object<Evd>(ctx);
 	evd->kid = c.evd;
 	evd->flags = (DAT_EVD_FLAGS)flags;
+	evd->busy_poll = (flags & DAT_EVD_DTO_FLAG) != 0;
 	/* DAT_HW_DEFAULT comes back as the kernel's choice */
 	evd->kqlen = c.qlen;
 	evd->qlen = c.qlen;
@@ -349,6 +350,20 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 			ctx->empty_dequeues.store(n + 1, std::memory_order_relaxed);
 		if (n >= 1 && !ctx->polls.load(std::memory_order_relaxed))
 			ctx->polls.store(true, std::memory_order_relaxed);
+		/*
+		 * A spinner runs the completion poller on its own CPU and
+		 * looks again (KDAT_EVD_CTL_POLL): a completion the device
+		 * made reaches the ring now, not when the device's own
+		 * notification runs - on rxe, after the ACK went back and
+		 * the sender completed.  A module without it says so once.
+		 */
+		if (n >= 1 && busy_poll.load(std::memory_order_relaxed)) {
+			if (!ok(ctl(KDAT_EVD_CTL_POLL)))
+				busy_poll.store(false,
+						std::memory_order_relaxed);
+			else if (pop(*event, ext))
+				return DAT_SUCCESS;
+		}
 		return err(DAT_QUEUE_EMPTY);
 	}
 	if (ctx->empty_dequeues.load(std::memory_order_relaxed))

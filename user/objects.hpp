@@ -421,6 +421,8 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	std::mutex consume_lock;
 	std::deque<DAT_EVENT> synthetic;	/* library-made events */
 
+	/* completions this EVD may take: a spinner busy-polls (dequeue) */
+	std::atomic<bool> busy_poll{false};
 	std::atomic<bool> waiter{false};
 	std::atomic<bool> enabled{true};
 	std::atomic<bool> waitable{true};	/* written under waitable_lock */

@@ -312,12 +312,15 @@ struct kdat_ioc_version {
  *		ring_size: struct kdat_ep_sqe entries), KDAT_IOC_EP_KICK
  */
 #define KDAT_FEATURE_SEND_RING		(1ULL << 5)
+/* KDAT_EVD_CTL_POLL; older modules answer it DAT_INVALID_PARAMETER */
+#define KDAT_FEATURE_EVD_POLL		(1ULL << 6)
 #define KDAT_FEATURES_ALL		(KDAT_FEATURE_VERSION_RANGE | \
 					 KDAT_FEATURE_SRQ_EP_BROKEN | \
 					 KDAT_FEATURE_CNO | \
 					 KDAT_FEATURE_RSP | \
 					 KDAT_FEATURE_IB_EXT | \
-					 KDAT_FEATURE_SEND_RING)
+					 KDAT_FEATURE_SEND_RING | \
+					 KDAT_FEATURE_EVD_POLL)
 
 struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;
@@ -421,6 +424,13 @@ struct kdat_ioc_evd_ctl {
 #define KDAT_EVD_CTL_UNWAITABLE	1	/* waiters return, new waits fail */
 #define KDAT_EVD_CTL_WAITABLE	2
 #define KDAT_EVD_CTL_WAKE	3	/* waiters return to look again */
+/*
+ * Busy poll (KDAT_FEATURE_EVD_POLL): run the EVD's completion poller on
+ * the calling CPU now, so completions the device has made reach the ring
+ * before its own notification runs.  For a consumer that spins on an
+ * empty ring; a no-op for an EVD without completions.
+ */
+#define KDAT_EVD_CTL_POLL	4
 
 struct kdat_ioc_evd_post_se {
 	struct kdat_ioc_hdr hdr;

@@ -469,7 +469,8 @@ out_dev:
 
 static void bench_micro(struct bench *b)
 {
-	DAT_SRQ_ATTR sa = { .max_recv_dtos = BENCH_MICRO_CALLS, .max_recv_iov = 1,
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = BENCH_MICRO_CALLS,
+			    .max_recv_iov = 1,
 			    .low_watermark = DAT_SRQ_LW_DEFAULT };
 	u64 post, post0, badlmr, query, dequeue, raw;
 	DAT_LMR_TRIPLET bad = { .segment_length = size };

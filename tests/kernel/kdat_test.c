@@ -2904,7 +2904,7 @@ out:
 }
 
 /*
- * A kernel consumer's connection EVD of another IA may have an upcall: the
+ * A kernel consumer's connection EVD of another IA may run an upcall: the
  * EP's connection events run it, naming the EP.  Closing that IA takes the
  * EVD, its upcall included, from under the connected EP; the EP's later
  * events (its disconnect) are dropped, and nothing calls the upcall again.
@@ -2961,11 +2961,12 @@ static void t_ep_connection_evd_of_another_ia_with_upcall(void)
 	      "server saw no disconnect");
 	CHECK(WAIT_FOR(ep_state(cep) == DAT_EP_STATE_DISCONNECTED),
 	      "EP state %d", ep_state(cep));
-	CHECK(atomic_read(&box.calls) == calls,
-	      "upcall after its EVD's IA closed");
 	CHECK(no_event(p.c.conn_evd), "an event on the EP's own IA's EVD");
 	CHECK_OK(dat_ep_free(cep));
 	cep = NULL;
+	/* the free waited for the EP's connection handler: all is in */
+	CHECK(atomic_read(&box.calls) == calls,
+	      "upcall after its EVD's IA closed");
 out:
 	if (cep)
 		dat_ep_free(cep);
@@ -4035,7 +4036,8 @@ static int catastrophe_thread(void *unused)
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
 	DAT_EP_ATTR a = ep_attr();
 	struct kt_side x = {}, y = {};
-	DAT_EP_HANDLE fep = NULL, fep2 = NULL;
+	DAT_EP_HANDLE fep = NULL, fep2 = NULL, yep = NULL;
+	DAT_EVD_HANDLE xevd = NULL;
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE ep;
 	DAT_EVENT ev;
@@ -4052,9 +4054,14 @@ static int catastrophe_thread(void *unused)
 	 * An EP of an IA on the surviving device whose connection EVD is
 	 * the doomed IA's (a connection EVD may be of another IA).
 	 */
+	CHECK(strcmp(srv_ia, dev_ia), "srv_ia %s is the device removed",
+	      srv_ia);
 	CHECK(!side_open(&y, srv_ia, 4096), "open %s", srv_ia);
-	CHECK_OK(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd, x.conn_evd,
-			       &a, &fep));
+	/* an EVD of x that only that EP uses */
+	CHECK_OK(dat_evd_kcreate(x.ia, 16, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_CONNECTION_FLAG, &xevd));
+	CHECK_OK(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd, xevd, &a,
+			       &fep));
 	t = seg(&x, 0, 64);
 	CHECK_OK(dat_srq_post_recv(srq, 1, &t, cookie(1)));
 	pr_info("kdat_test: catastrophe: ready, remove %s now\n", dev_ia);
@@ -4083,16 +4090,23 @@ static int catastrophe_thread(void *unused)
 	 * The dead IA's EVD takes no new EP of the live IA; the one it has
 	 * still keeps it from its consumer's free, and lives on itself.
 	 */
-	CHECK_EXACT(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd,
-				  x.conn_evd, &a, &fep2),
+	CHECK_EXACT(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd, xevd,
+				  &a, &fep2),
 		    BAD_STATE(0));
-	CHECK_EXACT(dat_evd_free(x.conn_evd),
+	/* the live IA's own EVD still serves */
+	CHECK_OK(dat_ep_create(y.ia, y.pz, y.dto_evd, y.dto_evd, y.conn_evd,
+			       &a, &yep));
+	CHECK_OK(dat_ep_free(yep));
+	yep = NULL;
+	CHECK_EXACT(dat_evd_free(xevd),
 		    BAD_STATE(DAT_INVALID_STATE_EVD_IN_USE));
 	CHECK(ep_state(fep) == DAT_EP_STATE_UNCONNECTED, "EP state %d",
 	      ep_state(fep));
-	/* and freeing works, in order */
+	/* and freeing works, in order: the EP, then the EVD it held */
 	CHECK_OK(dat_ep_free(fep));
 	fep = NULL;
+	CHECK_OK(dat_evd_free(xevd));
+	xevd = NULL;
 	CHECK_OK(dat_ep_free(ep));
 	CHECK_OK(dat_srq_free(srq));
 	side_close(&x);
@@ -4105,6 +4119,8 @@ static int catastrophe_thread(void *unused)
 		msleep(20);
 	return 0;
 out:
+	if (yep)
+		dat_ep_free(yep);
 	if (fep2)
 		dat_ep_free(fep2);
 	if (fep)

@@ -126,7 +126,7 @@ namespace {
 			psp);
 
 		if (r == ::DAT_SUCCESS)
-			sp_qual_created(*psp, qual);
+			sp_qual_created(ia, *psp, qual);
 		return r;
 	});
 }
@@ -171,10 +171,15 @@ namespace {
 ::dat2::DAT_RETURN psp_free(DAT_PSP_HANDLE psp)
 {
 	return run([&]() -> ::DAT_RETURN {
+		/* forgotten first: a handle reused at once is not erased */
+		::DAT_PSP_PARAM p = {};
+		const DAT_CONN_QUAL was = sp_qual_freed(psp);
 		::DAT_RETURN r = ::dat_psp_free(psp);
 
-		if (r == ::DAT_SUCCESS)
-			sp_qual_freed(psp);
+		if (r != ::DAT_SUCCESS && was &&
+		    ::dat_psp_query(psp, ::DAT_PSP_FIELD_IA_HANDLE, &p) ==
+			    ::DAT_SUCCESS)
+			sp_qual_created(p.ia_handle, psp, was);
 		return r;
 	});
 }
@@ -191,7 +196,7 @@ namespace {
 			::dat_rsp_create(ia, port_qual(qual), ep, evd, rsp);
 
 		if (r == ::DAT_SUCCESS)
-			sp_qual_created(*rsp, qual);
+			sp_qual_created(ia, *rsp, qual);
 		return r;
 	});
 }
@@ -219,10 +224,15 @@ namespace {
 ::dat2::DAT_RETURN rsp_free(DAT_RSP_HANDLE rsp)
 {
 	return run([&]() -> ::DAT_RETURN {
+		/* forgotten first: a handle reused at once is not erased */
+		::DAT_RSP_PARAM p = {};
+		const DAT_CONN_QUAL was = sp_qual_freed(rsp);
 		::DAT_RETURN r = ::dat_rsp_free(rsp);
 
-		if (r == ::DAT_SUCCESS)
-			sp_qual_freed(rsp);
+		if (r != ::DAT_SUCCESS && was &&
+		    ::dat_rsp_query(rsp, ::DAT_RSP_FIELD_IA_HANDLE, &p) ==
+			    ::DAT_SUCCESS)
+			sp_qual_created(p.ia_handle, rsp, was);
 		return r;
 	});
 }

@@ -5,6 +5,8 @@
 // has exists in DAT 2.0; the host test dat2_convert checks each one.
 #include "convert.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -264,22 +266,38 @@ std::uint32_t event_number1(std::uint32_t n) noexcept
 
 namespace {
 
-/* Only mapped qualifiers are kept: most processes never lock it. */
+/*
+ * Only mapped qualifiers are kept: most processes never lock it.  Never
+ * destroyed (a thread may dequeue a request while the process exits), and
+ * its lock is taken around fork, so a child finds it free.
+ */
+struct SpQual {
+	DAT_IA_HANDLE ia;
+	DAT_CONN_QUAL qual;
+};
+
 struct SpQuals {
 	std::mutex lock;
-	std::unordered_map<DAT_HANDLE, DAT_CONN_QUAL> quals;	/* lock */
+	std::unordered_map<DAT_HANDLE, SpQual> quals;	/* lock */
 	std::atomic<std::size_t> size{ 0 };
 };
 
 SpQuals &sp_quals() noexcept
 {
-	static SpQuals q;
-	return q;
+	static SpQuals *q = [] {
+		auto *t = new SpQuals;
+		pthread_atfork([] { sp_quals().lock.lock(); },
+			       [] { sp_quals().lock.unlock(); },
+			       [] { sp_quals().lock.unlock(); });
+		return t;
+	}();
+	return *q;
 }
 
 } // namespace
 
-void sp_qual_created(DAT_HANDLE sp, DAT_CONN_QUAL qual) noexcept
+void sp_qual_created(DAT_IA_HANDLE ia, DAT_HANDLE sp,
+		     DAT_CONN_QUAL qual) noexcept
 {
 	SpQuals &q = sp_quals();
 
@@ -289,22 +307,46 @@ void sp_qual_created(DAT_HANDLE sp, DAT_CONN_QUAL qual) noexcept
 	}
 	try {
 		std::lock_guard<std::mutex> g(q.lock);
-		q.quals[sp] = qual;
+		q.quals[sp] = SpQual{ ia, qual };
 		q.size.store(q.quals.size(), std::memory_order_relaxed);
 	} catch (...) {
 		/* no memory: queries report the port */
 	}
 }
 
-void sp_qual_freed(DAT_HANDLE sp) noexcept
+DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept
+{
+	SpQuals &q = sp_quals();
+	DAT_CONN_QUAL was = 0;
+
+	if (!q.size.load(std::memory_order_relaxed))
+		return 0;
+	try {
+		std::lock_guard<std::mutex> g(q.lock);
+		auto it = q.quals.find(sp);
+		if (it != q.quals.end()) {
+			was = it->second.qual;
+			q.quals.erase(it);
+		}
+		q.size.store(q.quals.size(), std::memory_order_relaxed);
+	} catch (...) {
+	}
+	return was;
+}
+
+void sp_quals_of_ia_freed(DAT_IA_HANDLE ia) noexcept
 {
 	SpQuals &q = sp_quals();
 
 	if (!q.size.load(std::memory_order_relaxed))
 		return;
-	std::lock_guard<std::mutex> g(q.lock);
-	q.quals.erase(sp);
-	q.size.store(q.quals.size(), std::memory_order_relaxed);
+	try {
+		std::lock_guard<std::mutex> g(q.lock);
+		std::erase_if(q.quals,
+			      [ia](const auto &kv) { return kv.second.ia == ia; });
+		q.size.store(q.quals.size(), std::memory_order_relaxed);
+	} catch (...) {
+	}
 }
 
 DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept
@@ -313,9 +355,13 @@ DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept
 
 	if (!q.size.load(std::memory_order_relaxed))
 		return port;
-	std::lock_guard<std::mutex> g(q.lock);
-	auto it = q.quals.find(sp);
-	return it == q.quals.end() ? port : it->second;
+	try {
+		std::lock_guard<std::mutex> g(q.lock);
+		auto it = q.quals.find(sp);
+		return it == q.quals.end() ? port : it->second.qual;
+	} catch (...) {
+		return port;
+	}
 }
 
 void event2(const DAT_EVENT &in, ::dat2::DAT_EVENT &out) noexcept

@@ -55,11 +55,16 @@ inline constexpr DAT_CONN_QUAL port_qual(DAT_CONN_QUAL q) noexcept
  * The qualifier a PSP or RSP was created with, where port_qual() changed
  * it: dat_psp_query, dat_rsp_query and the CR arrival event report the
  * consumer's own qualifier, as OFED's provider does, not the port.  Set
- * (or forgotten) at every create, so a handle libdat hands out again
- * never reports an older object's.
+ * (or forgotten) at every create, forgotten before a free (the caller
+ * puts it back if the free fails) and with the IA's close, so a handle
+ * libdat hands out again never reports an older object's.  A request
+ * dequeued after its PSP was freed names the port.
  */
-void sp_qual_created(DAT_HANDLE sp, DAT_CONN_QUAL qual) noexcept;
-void sp_qual_freed(DAT_HANDLE sp) noexcept;
+void sp_qual_created(DAT_IA_HANDLE ia, DAT_HANDLE sp,
+		     DAT_CONN_QUAL qual) noexcept;
+/* the qualifier forgotten, 0 if there was none */
+DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept;
+void sp_quals_of_ia_freed(DAT_IA_HANDLE ia) noexcept;
 /* @sp's consumer qualifier, or @port if it was not mapped */
 DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept;
 

@@ -1681,6 +1681,8 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 					   dat2::DAT_PSP_CONSUMER_FLAG, &psp2));
 	EXPECT_EQ(0x88fcu,
 		  kernel.last<kdat_ioc_psp_create>(KDAT_IOC_PSP_CREATE).conn_qual);
+	ASSERT_D2(OK2, T().psp_query_func(psp2, dat2::DAT_PSP_FIELD_ALL, &pp));
+	EXPECT_EQ(0x10000u, pp.conn_qual);
 	/* 65535 and below pass as they are */
 	EXPECT_D2(OK2, T().psp_free_func(psp2));
 	ASSERT_D2(OK2, T().psp_create_func(srv.ia, 0xffff, srv.cr,
@@ -1712,6 +1714,37 @@ TEST_F(Dat2Ep, QualifiersAboveSixteenBitsMapToOfedsPorts)
 	EXPECT_EQ(0x8c2eu,
 		  kernel.last<kdat_ioc_ep_connect>(KDAT_IOC_EP_CONNECT).conn_qual);
 	EXPECT_D2(OK2, T().psp_free_func(psp));
+}
+
+/*
+ * The table behind those queries: a handle's entry goes with a create of
+ * an unmapped qualifier (a handle handed out again), with its free, and
+ * with its IA's close.
+ */
+TEST(Dat2SpQual, EntriesGoWithTheirObjectsAndIas)
+{
+	namespace p = kdat::dat2p;
+	auto *ia1 = reinterpret_cast<DAT_IA_HANDLE>(0x1000);
+	auto *ia2 = reinterpret_cast<DAT_IA_HANDLE>(0x2000);
+	auto *a = reinterpret_cast<DAT_HANDLE>(0x1010);
+	auto *b = reinterpret_cast<DAT_HANDLE>(0x1020);
+	auto *c = reinterpret_cast<DAT_HANDLE>(0x2010);
+
+	p::sp_qual_created(ia1, a, 0xbabb1e);
+	p::sp_qual_created(ia1, b, 0xbabb1f);
+	p::sp_qual_created(ia2, c, 0xbabb20);
+	EXPECT_EQ(0xbabb1eu, p::sp_qual(a, 0xb69e));
+	/* the same handle, now a PSP of an unmapped qualifier */
+	p::sp_qual_created(ia1, a, 5001);
+	EXPECT_EQ(5001u, p::sp_qual(a, 5001));
+	EXPECT_EQ(0xbabb1fu, p::sp_qual_freed(b));
+	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
+	EXPECT_EQ(0u, p::sp_qual_freed(b));
+	p::sp_qual_created(ia1, b, 0xbabb1f);
+	p::sp_quals_of_ia_freed(ia1);
+	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
+	EXPECT_EQ(0xbabb20u, p::sp_qual(c, 0xb6a0));
+	EXPECT_EQ(0xbabb20u, p::sp_qual_freed(c));
 }
 
 /* PSPs: create (flags by name), query by mask, create_any and free; RSPs create, query by mask, free. */

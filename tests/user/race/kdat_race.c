@@ -796,11 +796,16 @@ static void fo_op_evd(struct fo *f, int th, uint64_t *rng, bool after)
 
 		CHECK(r >= 0, "poll: %s", strerror(errno));
 	} else if (th == 1 && k == 0) {
-		struct kdat_ioc_evd_ctl c = { .evd = f->id,
-					      .op = KDAT_EVD_CTL_WAKE };
+		/* a wake, or a busy poll running the CQ's poller */
+		bool poll = rnd(rng) % 2;
+		struct kdat_ioc_evd_ctl c = {
+			.evd = f->id,
+			.op = poll ? KDAT_EVD_CTL_POLL : KDAT_EVD_CTL_WAKE
+		};
 
 		st = KIOC(f->fd, KDAT_IOC_EVD_CTL, &c);
-		fo_check(f, "evd_ctl WAKE", st, after, ALLOW(st, S_OK, S_IH));
+		fo_check(f, poll ? "evd_ctl POLL" : "evd_ctl WAKE", st, after,
+			 ALLOW(st, S_OK, S_IH));
 	} else if (th == 1) {
 		st = k_post_se(f->fd, f->id, 42);
 		fo_check(f, "evd_post_se", st, after,
