@@ -555,7 +555,8 @@ void kdat_evd_busy_poll(struct kdat_evd *evd)
 		return;
 	local_bh_disable();
 	cq->comp_handler(cq, cq->cq_context);
-	local_bh_enable();	/* the poll runs here */
+	/* the poll runs here, or in this CPU's ksoftirqd if it is runnable */
+	local_bh_enable();
 }
 
 /* Release the CQ.  Idempotent: device removal and free may both call it. */

@@ -355,13 +355,16 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 		 * looks again (KDAT_EVD_CTL_POLL): a completion the device
 		 * made reaches the ring now, not when the device's own
 		 * notification runs - on rxe, after the ACK went back and
-		 * the sender completed.  A module without it says so once.
+		 * the sender completed.  A module without it refuses the
+		 * op (DAT_INVALID_PARAMETER) once per EVD.
 		 */
 		if (n >= 1 && busy_poll.load(std::memory_order_relaxed)) {
-			if (!ok(ctl(KDAT_EVD_CTL_POLL)))
+			DAT_RETURN r = ctl(KDAT_EVD_CTL_POLL);
+
+			if (is_type(r, DAT_INVALID_PARAMETER))
 				busy_poll.store(false,
 						std::memory_order_relaxed);
-			else if (pop(*event, ext))
+			else if (ok(r) && pop(*event, ext))
 				return DAT_SUCCESS;
 		}
 		return err(DAT_QUEUE_EMPTY);
@@ -408,6 +411,11 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 		}
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event, ext)) {
+				/* an event between two empty dequeues: no spin */
+				if (ctx->empty_dequeues.load(
+					    std::memory_order_relaxed))
+					ctx->empty_dequeues.store(
+						0, std::memory_order_relaxed);
 				if (nmore)
 					*nmore = (DAT_COUNT)count();
 				return DAT_SUCCESS;

@@ -334,19 +334,36 @@ DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept
 	return was;
 }
 
-void sp_quals_of_ia_freed(DAT_IA_HANDLE ia) noexcept
+std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>>
+sp_quals_of_ia_take(DAT_IA_HANDLE ia) noexcept
 {
 	SpQuals &q = sp_quals();
+	std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>> v;
 
 	if (!q.size.load(std::memory_order_relaxed))
-		return;
+		return v;
 	try {
 		std::lock_guard<std::mutex> g(q.lock);
-		std::erase_if(q.quals,
-			      [ia](const auto &kv) { return kv.second.ia == ia; });
+		for (auto it = q.quals.begin(); it != q.quals.end();) {
+			if (it->second.ia == ia) {
+				v.emplace_back(it->first, it->second.qual);
+				it = q.quals.erase(it);
+			} else {
+				++it;
+			}
+		}
 		q.size.store(q.quals.size(), std::memory_order_relaxed);
 	} catch (...) {
 	}
+	return v;
+}
+
+void sp_quals_restore(
+	DAT_IA_HANDLE ia,
+	const std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>> &v) noexcept
+{
+	for (const auto &[sp, qual] : v)
+		sp_qual_created(ia, sp, qual);
 }
 
 DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kdat::dat2p {
@@ -64,7 +65,12 @@ void sp_qual_created(DAT_IA_HANDLE ia, DAT_HANDLE sp,
 		     DAT_CONN_QUAL qual) noexcept;
 /* the qualifier forgotten, 0 if there was none */
 DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept;
-void sp_quals_of_ia_freed(DAT_IA_HANDLE ia) noexcept;
+/* forget @ia's entries before its close; put them back if it fails */
+std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>>
+sp_quals_of_ia_take(DAT_IA_HANDLE ia) noexcept;
+void sp_quals_restore(
+	DAT_IA_HANDLE ia,
+	const std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>> &v) noexcept;
 /* @sp's consumer qualifier, or @port if it was not mapped */
 DAT_CONN_QUAL sp_qual(DAT_HANDLE sp, DAT_CONN_QUAL port) noexcept;
 

@@ -140,11 +140,12 @@ d2::DAT_RETURN ia_close2(d2::DAT_IA_HANDLE ia, d2::DAT_CLOSE_FLAGS flags)
 		f1 = DAT_CLOSE_GRACEFUL_FLAG;
 	else	/* not a name: the core refuses it (after the handle) */
 		std::memcpy(&f1, &f, sizeof(f1));
+	/* its PSPs and RSPs go with it: forgotten first, as a free does */
+	const auto quals = sp_quals_of_ia_take(ia);
 	::DAT_RETURN r = ::dat_ia_close(ia, f1);
 
-	/* its PSPs and RSPs went with it */
-	if (r == ::DAT_SUCCESS)
-		kdat::dat2p::sp_quals_of_ia_freed(ia);
+	if (r != ::DAT_SUCCESS)
+		sp_quals_restore(ia, quals);
 	return ret2(r);
 }
 

@@ -858,6 +858,9 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 		Obj *e = get(a.evd, T_EVD);
 		if (!e)
 			return bad_id(T_EVD);
+		/* a busy poll: this double has no device to poll */
+		if (a.op == KDAT_EVD_CTL_POLL)
+			return DAT_SUCCESS;
 		if (a.op == KDAT_EVD_CTL_UNWAITABLE || a.op == KDAT_EVD_CTL_WAITABLE)
 			e->unwaitable = a.op == KDAT_EVD_CTL_UNWAITABLE;
 		store(e->ring.hdr()->wakes, load(e->ring.hdr()->wakes) + 1);

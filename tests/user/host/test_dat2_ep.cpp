@@ -1741,7 +1741,13 @@ TEST(Dat2SpQual, EntriesGoWithTheirObjectsAndIas)
 	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
 	EXPECT_EQ(0u, p::sp_qual_freed(b));
 	p::sp_qual_created(ia1, b, 0xbabb1f);
-	p::sp_quals_of_ia_freed(ia1);
+	auto taken = p::sp_quals_of_ia_take(ia1);
+	ASSERT_EQ(1u, taken.size());
+	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
+	/* a close that failed puts them back */
+	p::sp_quals_restore(ia1, taken);
+	EXPECT_EQ(0xbabb1fu, p::sp_qual(b, 0xb69f));
+	EXPECT_EQ(1u, p::sp_quals_of_ia_take(ia1).size());
 	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
 	EXPECT_EQ(0xbabb20u, p::sp_qual(c, 0xb6a0));
 	EXPECT_EQ(0xbabb20u, p::sp_qual_freed(c));

@@ -71,6 +71,63 @@ TEST_F(Evd, DequeueTakesEventsWithoutASystemCall)
 	EXPECT_EQ(0u, kernel.total_ioctls());
 }
 
+/*
+ * Busy polling: a spinner's empty dequeues (the second in a row on) ask
+ * the kernel to run the DTO EVD's poller, KDAT_EVD_CTL_POLL; an event a
+ * wait returned ends the spin; a module that refuses the op is not asked
+ * again for that EVD, a passing failure is; an EVD without DTO
+ * completions never asks.
+ */
+TEST_F(Evd, ASpinnerBusyPollsADtoEvdAndASleeperDoesNot)
+{
+	DAT_EVENT e;
+	DAT_COUNT more;
+	auto polls = [&] {
+		std::uint64_t n = 0;
+		for (const auto &c : kernel.calls(KDAT_IOC_EVD_CTL))
+			n += c.as<struct kdat_ioc_evd_ctl>().op ==
+			     KDAT_EVD_CTL_POLL;
+		return n;
+	};
+
+	kernel.reset_counts();
+	for (int i = 0; i < 3; i++)
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_EQ(2u, polls());
+	EXPECT_EQ(kid<kdat::Evd>(se),
+		  kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL).evd);
+
+	/* woken with an event: a drain's one empty answer is no spin */
+	event(nullptr);
+	ASSERT_OK(dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more));
+	kernel.reset_counts();
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+
+	/* a passing failure: asked again; a refusal: never again */
+	kernel.status_next(KDAT_IOC_EVD_CTL,
+			   DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, 0));
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_EQ(2u, polls());
+	kernel.status_next(KDAT_IOC_EVD_CTL,
+			   DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	kernel.reset_counts();
+	for (int i = 0; i < 3; i++)
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+
+	/* a software-only EVD has no completions to poll */
+	DAT_EVD_HANDLE sw;
+	ASSERT_OK(dat_evd_create(s.ia, 8, nullptr, DAT_EVD_SOFTWARE_FLAG, &sw));
+	kernel.reset_counts();
+	for (int i = 0; i < 3; i++)
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(sw, &e));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	EXPECT_OK(dat_evd_free(sw));
+}
+
 TEST_F(Evd, WaitReturnsAtOnceWhenTheThresholdIsMet)
 {
 	DAT_EVENT e;
