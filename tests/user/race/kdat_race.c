@@ -3088,6 +3088,8 @@ struct dr {
 	uint32_t last_err;
 	struct kring epring;	/* the client EP's send ring, if any */
 	uint32_t etail;
+	atomic_long polls;	/* busy polls of the client's DTO EVD */
+	uint32_t poll_err;
 };
 
 /*
@@ -3162,10 +3164,33 @@ static void *dr_receiver(void *p)
 	return NULL;
 }
 
+/*
+ * A spinner's busy poll of the client's DTO EVD (KDAT_EVD_CTL_POLL) runs
+ * that CQ's poller while the device goes: every call succeeds (a no-op
+ * once the IA is dead), and the CQ is not freed under one.
+ */
+static void *dr_poller(void *p)
+{
+	struct dr *x = p;
+	struct kdat_ioc_evd_ctl c = { .evd = x->c.evd,
+				      .op = KDAT_EVD_CTL_POLL };
+
+	while (!atomic_load(&x->stop)) {
+		uint32_t st = KIOC(x->fd, KDAT_IOC_EVD_CTL, &c);
+
+		if (st != DAT_SUCCESS) {
+			x->poll_err = st;
+			break;
+		}
+		atomic_fetch_add(&x->polls, 1);
+	}
+	return NULL;
+}
+
 static void case_device_removal_mid_traffic(void)
 {
 	static struct dr x;
-	pthread_t ts, tr;
+	pthread_t ts, tr, tp;
 	uint32_t st, id;
 	long left, before;
 	int rc, i, fd2;
@@ -3185,8 +3210,10 @@ static void case_device_removal_mid_traffic(void)
 	x.sep = connect_pair(&x.s, &x.c, x.cep, x.srq, x.s.pz);
 	pthread_create(&ts, NULL, dr_sender, &x);
 	pthread_create(&tr, NULL, dr_receiver, &x);
+	pthread_create(&tp, NULL, dr_poller, &x);
 	/* traffic flows before the device goes */
-	while (atomic_load(&x.sent) < 64 && !kr_failed())
+	while ((atomic_load(&x.sent) < 64 ||
+		(atomic_load(&x.polls) < 64 && !x.poll_err)) && !kr_failed())
 		;
 	rc = rxe1_delete();
 	CHECK(rc == 0, "rdma link delete rxe1: exit %d", rc);
@@ -3197,6 +3224,9 @@ static void case_device_removal_mid_traffic(void)
 	atomic_store(&x.stop, true);
 	pthread_join(ts, NULL);
 	pthread_join(tr, NULL);
+	pthread_join(tp, NULL);
+	CHECK(!x.poll_err, "busy poll of rxe1's EVD around the removal: %s",
+	      ST(x.poll_err));
 
 	/* later calls fail cleanly */
 	st = k_ep_post(x.fd, x.cep, KDAT_POST_SEND, x.c.lctx, x.c.buf, 64, 2);
