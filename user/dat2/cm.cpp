@@ -112,6 +112,22 @@ namespace {
 	return run([&]() -> ::DAT_RETURN { return ::dat_cr_handoff(cr, qual); });
 }
 
+/*
+ * Free a PSP or RSP through @destroy: its consumer qualifier forgotten first
+ * (a handle libdat hands out again at once is not erased), put back if the
+ * free fails.
+ */
+template <class Handle>
+::DAT_RETURN sp_free(Handle sp, ::DAT_RETURN (*destroy)(Handle))
+{
+	const SpQual was = sp_qual_freed(sp);
+	::DAT_RETURN r = destroy(sp);
+
+	if (r != ::DAT_SUCCESS)
+		sp_qual_restore(sp, was);
+	return r;
+}
+
 /* ------------------------------------------------------------------ */
 /* PSP                                                                  */
 
@@ -170,18 +186,7 @@ namespace {
 
 ::dat2::DAT_RETURN psp_free(DAT_PSP_HANDLE psp)
 {
-	return run([&]() -> ::DAT_RETURN {
-		/* forgotten first: a handle reused at once is not erased */
-		::DAT_PSP_PARAM p = {};
-		const DAT_CONN_QUAL was = sp_qual_freed(psp);
-		::DAT_RETURN r = ::dat_psp_free(psp);
-
-		if (r != ::DAT_SUCCESS && was &&
-		    ::dat_psp_query(psp, ::DAT_PSP_FIELD_IA_HANDLE, &p) ==
-			    ::DAT_SUCCESS)
-			sp_qual_created(p.ia_handle, psp, was);
-		return r;
-	});
+	return run([&]() -> ::DAT_RETURN { return sp_free(psp, ::dat_psp_free); });
 }
 
 /* ------------------------------------------------------------------ */
@@ -223,18 +228,7 @@ namespace {
 
 ::dat2::DAT_RETURN rsp_free(DAT_RSP_HANDLE rsp)
 {
-	return run([&]() -> ::DAT_RETURN {
-		/* forgotten first: a handle reused at once is not erased */
-		::DAT_RSP_PARAM p = {};
-		const DAT_CONN_QUAL was = sp_qual_freed(rsp);
-		::DAT_RETURN r = ::dat_rsp_free(rsp);
-
-		if (r != ::DAT_SUCCESS && was &&
-		    ::dat_rsp_query(rsp, ::DAT_RSP_FIELD_IA_HANDLE, &p) ==
-			    ::DAT_SUCCESS)
-			sp_qual_created(p.ia_handle, rsp, was);
-		return r;
-	});
+	return run([&]() -> ::DAT_RETURN { return sp_free(rsp, ::dat_rsp_free); });
 }
 
 /* ------------------------------------------------------------------ */

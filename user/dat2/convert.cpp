@@ -271,11 +271,6 @@ namespace {
  * destroyed (a thread may dequeue a request while the process exits), and
  * its lock is taken around fork, so a child finds it free.
  */
-struct SpQual {
-	DAT_IA_HANDLE ia;
-	DAT_CONN_QUAL qual;
-};
-
 struct SpQuals {
 	std::mutex lock;
 	std::unordered_map<DAT_HANDLE, SpQual> quals;	/* lock */
@@ -314,24 +309,30 @@ void sp_qual_created(DAT_IA_HANDLE ia, DAT_HANDLE sp,
 	}
 }
 
-DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept
+SpQual sp_qual_freed(DAT_HANDLE sp) noexcept
 {
 	SpQuals &q = sp_quals();
-	DAT_CONN_QUAL was = 0;
+	SpQual was = { nullptr, 0 };
 
 	if (!q.size.load(std::memory_order_relaxed))
-		return 0;
+		return was;
 	try {
 		std::lock_guard<std::mutex> g(q.lock);
 		auto it = q.quals.find(sp);
 		if (it != q.quals.end()) {
-			was = it->second.qual;
+			was = it->second;
 			q.quals.erase(it);
 		}
 		q.size.store(q.quals.size(), std::memory_order_relaxed);
 	} catch (...) {
 	}
 	return was;
+}
+
+void sp_qual_restore(DAT_HANDLE sp, const SpQual &was) noexcept
+{
+	if (was.qual)
+		sp_qual_created(was.ia, sp, was.qual);
 }
 
 std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>>

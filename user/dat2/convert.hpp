@@ -63,8 +63,15 @@ inline constexpr DAT_CONN_QUAL port_qual(DAT_CONN_QUAL q) noexcept
  */
 void sp_qual_created(DAT_IA_HANDLE ia, DAT_HANDLE sp,
 		     DAT_CONN_QUAL qual) noexcept;
-/* the qualifier forgotten, 0 if there was none */
-DAT_CONN_QUAL sp_qual_freed(DAT_HANDLE sp) noexcept;
+/* What was kept of @sp: qual 0 if nothing. */
+struct SpQual {
+	DAT_IA_HANDLE ia;
+	DAT_CONN_QUAL qual;
+};
+/* forget @sp's entry; what it was */
+SpQual sp_qual_freed(DAT_HANDLE sp) noexcept;
+/* put back what sp_qual_freed gave, after a free that failed */
+void sp_qual_restore(DAT_HANDLE sp, const SpQual &was) noexcept;
 /* forget @ia's entries before its close; put them back if it fails */
 std::vector<std::pair<DAT_HANDLE, DAT_CONN_QUAL>>
 sp_quals_of_ia_take(DAT_IA_HANDLE ia) noexcept;

@@ -1737,9 +1737,9 @@ TEST(Dat2SpQual, EntriesGoWithTheirObjectsAndIas)
 	/* the same handle, now a PSP of an unmapped qualifier */
 	p::sp_qual_created(ia1, a, 5001);
 	EXPECT_EQ(5001u, p::sp_qual(a, 5001));
-	EXPECT_EQ(0xbabb1fu, p::sp_qual_freed(b));
+	EXPECT_EQ(0xbabb1fu, p::sp_qual_freed(b).qual);
 	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
-	EXPECT_EQ(0u, p::sp_qual_freed(b));
+	EXPECT_EQ(0u, p::sp_qual_freed(b).qual);
 	p::sp_qual_created(ia1, b, 0xbabb1f);
 	auto taken = p::sp_quals_of_ia_take(ia1);
 	ASSERT_EQ(1u, taken.size());
@@ -1750,7 +1750,7 @@ TEST(Dat2SpQual, EntriesGoWithTheirObjectsAndIas)
 	EXPECT_EQ(1u, p::sp_quals_of_ia_take(ia1).size());
 	EXPECT_EQ(0xb69fu, p::sp_qual(b, 0xb69f));
 	EXPECT_EQ(0xbabb20u, p::sp_qual(c, 0xb6a0));
-	EXPECT_EQ(0xbabb20u, p::sp_qual_freed(c));
+	EXPECT_EQ(0xbabb20u, p::sp_qual_freed(c).qual);
 }
 
 /* PSPs: create (flags by name), query by mask, create_any and free; RSPs create, query by mask, free. */
