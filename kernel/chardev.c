@@ -543,7 +543,9 @@ DEFINE_IOC(srq_post, struct kdat_ioc_srq_post)
 	} else {
 		kdat_useg_to_triplets(a->seg, a->nseg, t);
 		kdat_uevd_collect_ia(srq->obj.ia);
+		rcu_read_lock();
 		ret = kdat_srq_post_one(srq, a->nseg, t, ck);
+		rcu_read_unlock();
 	}
 	kdat_uput(&srq->obj);
 	return ret;

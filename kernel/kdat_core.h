@@ -24,6 +24,9 @@
 #include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/hash.h>
+#include <linux/rcupdate.h>
+#include <linux/wait_bit.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -64,6 +67,7 @@ enum {
 	KDAT_OBJ_GONE,			/* destroyed: unpublished for good */
 	KDAT_OBJ_TORN,			/* IA teardown visited it */
 	KDAT_OBJ_HW_GONE,		/* device removal visited it */
+	KDAT_OBJ_USE_WAITER,		/* someone waited for its uses to go */
 };
 
 struct kdat_obj {
@@ -102,10 +106,7 @@ static inline unsigned long kdat_obj_key(const struct kdat_obj *obj)
 {
 	return ((unsigned long)obj - PAGE_OFFSET) >> 3;
 }
-bool kdat_obj_use(struct kdat_obj *obj);
-void kdat_obj_unuse(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type);
-struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type);
 void kdat_obj_drain_uses(struct kdat_obj *obj);
 void kdat_obj_put_use(struct kdat_obj *obj);
 DAT_RETURN kdat_obj_claim(struct kdat_obj *obj, int held);
@@ -322,6 +323,7 @@ struct kdat_srq {
 	struct kdat_obj obj;
 	struct kdat_pz *pz;
 	struct ib_srq *srq;
+	u32 dma_lkey;			/* kernel SRQ: its PD's local DMA lkey */
 	spinlock_t lock;
 	DAT_SRQ_STATE state;
 	DAT_COUNT max_recv_dtos;	/* what query reports */
@@ -709,6 +711,144 @@ static inline void kdat_useg_to_triplets(const struct kdat_useg *s, u32 n,
 		t[i].virtual_address = READ_ONCE(s[i].addr);
 		t[i].segment_length = READ_ONCE(s[i].length);
 	}
+}
+
+/*
+ * The hot path's object layer, inline: under emulation every call and
+ * return costs as much as the work of a small function, and the receive
+ * post makes a dozen of them otherwise (docs/benchmarks.md).
+ */
+#define KDAT_HANDLE_CACHE_BITS	10
+extern struct kdat_obj *kdat_handle_cache[1 << KDAT_HANDLE_CACHE_BITS];
+struct kdat_obj *kdat_handle_lookup_xa(DAT_HANDLE h);
+
+static inline unsigned int kdat_handle_hash(const void *h)
+{
+	return hash_long(kdat_obj_key(h), KDAT_HANDLE_CACHE_BITS);
+}
+
+/* The published object whose handle is @h, or NULL.  Under RCU. */
+static __always_inline struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
+{
+	struct kdat_obj *obj =
+		smp_load_acquire(&kdat_handle_cache[kdat_handle_hash(h)]);
+
+	if (likely((void *)obj == h))
+		return obj;
+	return kdat_handle_lookup_xa(h);
+}
+
+/*
+ * Drop a shared use.  A call that claimed the object it was using (an IA
+ * close, kdat_obj_claim_wait with @held 1) finds the claim here and has
+ * nothing left to drop.  Only a teardown waits for the count to drop
+ * (kdat_obj_wait_uses): the fully ordered decrement pairs with the
+ * barrier after its flag, so either it sees the new count or we see the
+ * flag.
+ */
+static __always_inline void kdat_obj_unuse(struct kdat_obj *obj)
+{
+	int old = atomic_fetch_add_unless(&obj->usecnt, -1, -1);
+
+	if (unlikely(old > 0 && old <= 2 &&
+		     test_bit(KDAT_OBJ_USE_WAITER, &obj->flags)))
+		wake_up_var(&obj->usecnt);
+}
+
+/*
+ * Take a shared use of a pinned object: fails once a destroy claimed it,
+ * and for the children of a closing IA (and a closing IA itself), so a
+ * close waits only for calls that were already inside.
+ */
+static __always_inline bool kdat_obj_use(struct kdat_obj *obj)
+{
+	/* fully ordered: the closing test below cannot pass the increment */
+	if (unlikely(!atomic_inc_unless_negative(&obj->usecnt)))
+		return false;
+	if (unlikely(obj->ia && READ_ONCE(obj->ia->closing))) {
+		kdat_obj_unuse(obj);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The receive post's lookup: a call that never sleeps, made entirely inside
+ * rcu_read_lock_sched() (which is then also its call section, see
+ * kdat_calls_sync: synchronize_rcu() waits for preempt-disabled readers
+ * too), takes a shared use of @h and no reference.  The memory stays
+ * (released objects go back through RCU), and while the use is held no
+ * destroy can claim the object; the handle table's reference goes only in
+ * a claimed destroy or in its create's unwinding, which drains the uses
+ * first (kdat_obj_drain_uses), so the release cannot run under the call.
+ * The same failures as kdat_obj_get_use: NULL if @h is not a live, usable
+ * @type.  Undo with kdat_obj_unuse() before the section ends.
+ */
+static __always_inline struct kdat_obj *
+kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *obj;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(),
+			 "handle lookup outside an RCU section");
+	if (unlikely(!h))
+		return NULL;
+	obj = kdat_handle_lookup(h);
+	if (unlikely(!obj || obj->type != type || !kdat_obj_use(obj)))
+		return NULL;
+	/* a create that is unwinding took it out of the table */
+	if (unlikely(!test_bit(KDAT_OBJ_PUBLISHED, &obj->flags))) {
+		kdat_obj_unuse(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Under RCU: the LMR of @context in @ia, or NULL. */
+static __always_inline struct kdat_lmr *kdat_lmr_lookup(struct kdat_ia *ia,
+							u32 context)
+{
+	struct kdat_lmr *lmr = READ_ONCE(ia->lmr_cache[context %
+							KDAT_LMR_CACHE]);
+
+	if (likely(lmr && lmr->context == context))
+		return lmr;
+	return xa_load(&ia->lmrs, context);
+}
+
+/*
+ * Check one triplet against its registration and fill its SGE: the
+ * context must name a live LMR of this IA, the range must lie inside it,
+ * its PZ must be @pz and its privileges must include @need.  Under RCU
+ * (any flavour): the receive post's call section is one already.
+ */
+static __always_inline DAT_RETURN
+kdat_lmr_to_sge_rcu(struct kdat_ia *ia, struct kdat_pz *pz,
+		    const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
+		    DAT_MEM_PRIV_FLAGS need)
+{
+	DAT_VLEN len = t->segment_length;
+	DAT_VADDR va = t->virtual_address, start;
+	struct kdat_lmr *lmr;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(), "LMR lookup outside RCU");
+	lmr = kdat_lmr_lookup(ia, t->lmr_context);
+	if (unlikely(!lmr || !READ_ONCE(lmr->mapped)))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	start = (DAT_VADDR)(uintptr_t)lmr->va;
+	/* outside the registration: the seeds name no LENGTH_ERROR */
+	if (unlikely(len > U32_MAX || va < start || len > lmr->length ||
+		     va - start > lmr->length - len))
+		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (unlikely(lmr->pz != pz))
+		return KDAT_ERR(DAT_PROTECTION_VIOLATION, 0);
+	if (unlikely((lmr->priv & need) != need))
+		return KDAT_ERR(DAT_PRIVILEGES_VIOLATION, 0);
+	sge->addr = lmr->dma + (va - start);
+	sge->length = (u32)len;
+	/* a user LMR has its own registration; kernel ones use the PD's */
+	sge->lkey = lmr->mr ? lmr->mr->lkey : 0;
+	return DAT_SUCCESS;
 }
 
 #endif /* KDAT_CORE_H */

@@ -37,16 +37,6 @@ static struct kdat_lmr **kdat_lmr_slot(struct kdat_ia *ia, u32 context)
 	return &ia->lmr_cache[context % KDAT_LMR_CACHE];
 }
 
-/* Under RCU: the LMR of @context, or NULL. */
-static struct kdat_lmr *kdat_lmr_lookup(struct kdat_ia *ia, u32 context)
-{
-	struct kdat_lmr *lmr = READ_ONCE(*kdat_lmr_slot(ia, context));
-
-	if (lmr && lmr->context == context)
-		return lmr;
-	return xa_load(&ia->lmrs, context);
-}
-
 /*
  * No post finds @lmr's context once this returns: posts look it up under
  * RCU, so the grace period lets those that found it finish first.
@@ -62,37 +52,10 @@ DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
 			   DAT_MEM_PRIV_FLAGS need)
 {
-	struct kdat_lmr *lmr;
-	DAT_VLEN len = t->segment_length;
-	DAT_VADDR va = t->virtual_address, start;
-	DAT_RETURN ret = DAT_SUCCESS;
+	DAT_RETURN ret;
 
 	rcu_read_lock();
-	lmr = kdat_lmr_lookup(ia, t->lmr_context);
-	if (!lmr || !READ_ONCE(lmr->mapped)) {
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-		goto out;
-	}
-	start = (DAT_VADDR)(uintptr_t)lmr->va;
-	if (len > U32_MAX || va < start || len > lmr->length ||
-	    va - start > lmr->length - len) {
-		/* outside the registration: the seeds name no LENGTH_ERROR */
-		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-		goto out;
-	}
-	if (lmr->pz != pz) {
-		ret = KDAT_ERR(DAT_PROTECTION_VIOLATION, 0);
-		goto out;
-	}
-	if ((lmr->priv & need) != need) {
-		ret = KDAT_ERR(DAT_PRIVILEGES_VIOLATION, 0);
-		goto out;
-	}
-	sge->addr = lmr->dma + (va - start);
-	sge->length = (u32)len;
-	/* a user LMR has its own registration; kernel ones use the PD's */
-	sge->lkey = lmr->mr ? lmr->mr->lkey : 0;
-out:
+	ret = kdat_lmr_to_sge_rcu(ia, pz, t, sge, need);
 	rcu_read_unlock();
 	return ret;
 }

@@ -49,8 +49,9 @@ void kdat_call_end(int idx)
 
 /*
  * Wait for every DAT call that began before now (device removal): those in
- * kdat_srcu, and the calls that never sleep and run inside plain RCU
- * instead (dat_srq_post_recv: kdat_obj_use_rcu).
+ * kdat_srcu, and the calls that never sleep and run in an RCU section
+ * instead (dat_srq_post_recv: rcu_read_lock_sched(), a reader that
+ * synchronize_rcu() waits for since the RCU flavours were merged).
  */
 void kdat_calls_sync(void)
 {
@@ -81,23 +82,18 @@ static unsigned long kdat_handle_key(const void *h)
  * publish when the slot is free and gives it back at unpublish, so it is
  * in the slot only while it is in the xarray; a miss falls back to that.
  */
-#define KDAT_HANDLE_CACHE_BITS	10
-static struct kdat_obj *kdat_handle_cache[1 << KDAT_HANDLE_CACHE_BITS];
+struct kdat_obj *kdat_handle_cache[1 << KDAT_HANDLE_CACHE_BITS];
 
 static struct kdat_obj **kdat_handle_slot(const void *h)
 {
-	return &kdat_handle_cache[hash_long(kdat_handle_key(h),
-					    KDAT_HANDLE_CACHE_BITS)];
+	return &kdat_handle_cache[kdat_handle_hash(h)];
 }
 
-/* The published object whose handle is @h, or NULL.  Under RCU. */
-static struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
+/* A miss in the cache: the xarray (kdat_handle_lookup).  Under RCU. */
+struct kdat_obj *kdat_handle_lookup_xa(DAT_HANDLE h)
 {
-	struct kdat_obj *obj = smp_load_acquire(kdat_handle_slot(h));
+	struct kdat_obj *obj = xa_load(&kdat_handles, kdat_handle_key(h));
 
-	if ((void *)obj == h)
-		return obj;
-	obj = xa_load(&kdat_handles, kdat_handle_key(h));
 	return (void *)obj == h ? obj : NULL;
 }
 
@@ -348,34 +344,11 @@ void kdat_ia_unlink(struct kdat_obj *obj)
 /* ---------------------------------------------------------------------- */
 /* Use counts                                                              */
 
-/*
- * Take a shared use of a pinned object: fails once a destroy claimed it,
- * and for the children of a closing IA (and a closing IA itself), so a
- * close waits only for calls that were already inside.
- */
-bool kdat_obj_use(struct kdat_obj *obj)
+/* Before waiting for @obj's uses: from now on every unuse wakes. */
+static void kdat_obj_wait_uses(struct kdat_obj *obj)
 {
-	/* fully ordered: the closing test below cannot pass the increment */
-	if (!atomic_inc_unless_negative(&obj->usecnt))
-		return false;
-	if (obj->ia && READ_ONCE(obj->ia->closing)) {
-		kdat_obj_unuse(obj);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Drop a shared use.  A call that claimed the object it was using (an IA
- * close, kdat_obj_claim_wait with @held 1) finds the claim here and has
- * nothing left to drop.
- */
-void kdat_obj_unuse(struct kdat_obj *obj)
-{
-	int old = atomic_fetch_add_unless(&obj->usecnt, -1, -1);
-
-	if (old > 0 && old <= 2)
-		wake_up_var(&obj->usecnt);
+	set_bit(KDAT_OBJ_USE_WAITER, &obj->flags);
+	smp_mb__after_atomic();	/* the flag before the waiter reads usecnt */
 }
 
 /* Look @h up, pin it and take a shared use; NULL if it is not a live @type. */
@@ -391,36 +364,6 @@ struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 }
 
 /*
- * The receive post's lookup: a call that never sleeps, made entirely inside
- * rcu_read_lock() (which is then also its call section, see
- * kdat_calls_sync), takes a shared use of @h and no reference.  The memory
- * stays (released objects go back through RCU), and while the use is held
- * no destroy can claim the object; the handle table's reference goes only
- * in a claimed destroy or in its create's unwinding, which drains the uses
- * first (kdat_obj_drain_uses), so the release cannot run under the call.
- * The same failures as kdat_obj_get_use: NULL if @h is not a live, usable
- * @type.  Undo with kdat_obj_unuse() before rcu_read_unlock().
- */
-struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
-{
-	struct kdat_obj *obj;
-
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
-			 "kdat_obj_use_rcu outside rcu_read_lock");
-	if (!h)
-		return NULL;
-	obj = kdat_handle_lookup(h);
-	if (!obj || obj->type != type || !kdat_obj_use(obj))
-		return NULL;
-	/* a create that is unwinding took it out of the table */
-	if (!test_bit(KDAT_OBJ_PUBLISHED, &obj->flags)) {
-		kdat_obj_unuse(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-/*
  * A create that unwinds after its object was published: wait until no call
  * uses the object, and keep new ones out, before the hardware goes.  Unlike
  * kdat_obj_claim_wait it waits also for an object already unpublished.
@@ -428,6 +371,7 @@ struct kdat_obj *kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 void kdat_obj_drain_uses(struct kdat_obj *obj)
 {
 	might_sleep();
+	kdat_obj_wait_uses(obj);
 	wait_var_event(&obj->usecnt,
 		       atomic_cmpxchg(&obj->usecnt, 0, -1) == 0);
 }
@@ -467,6 +411,7 @@ bool kdat_obj_claim_wait(struct kdat_obj *obj, int held)
 {
 	bool mine = false;
 
+	kdat_obj_wait_uses(obj);
 	wait_var_event(&obj->usecnt,
 		       (mine = atomic_cmpxchg(&obj->usecnt, held, -1) == held) ||
 		       test_bit(KDAT_OBJ_GONE, &obj->flags));

@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/debugfs.h>
+#include <linux/indirect_call_wrapper.h>
 #include <linux/seq_file.h>
 #include <linux/rculist.h>
 #include <linux/llist.h>
@@ -493,8 +494,9 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 EXPORT_SYMBOL(dat_srq_free);
 
 /*
- * The receive post never sleeps: its call section is rcu_read_lock(), and
- * it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
+ * The receive post never sleeps: its call section is rcu_read_lock_sched()
+ * (inline, where rcu_read_lock() is two calls in a preemptible kernel),
+ * and it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
  * atomic operations and no SRCU barrier on the hot path.
  */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
@@ -503,15 +505,17 @@ DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 	struct kdat_obj *o;
 	DAT_RETURN r;
 
-	rcu_read_lock();
+	rcu_read_lock_sched();
 	o = kdat_obj_use_rcu(srq, DAT_HANDLE_TYPE_SRQ);
 	if (o) {
-		r = o->provider->srq_post_recv_func(srq, n, iov, cookie);
+		/* kdat's own provider without the indirect call */
+		r = INDIRECT_CALL_1(o->provider->srq_post_recv_func,
+				    kdat_ib_srq_post_recv, srq, n, iov, cookie);
 		kdat_obj_unuse(o);
 	} else {
 		r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
 	}
-	rcu_read_unlock();
+	rcu_read_unlock_sched();
 	return r;
 }
 EXPORT_SYMBOL(dat_srq_post_recv);

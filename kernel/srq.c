@@ -518,6 +518,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto err_obj;
 	}
+	srq->dma_lkey = pz->pd->local_dma_lkey;
 	if (srq->uring) {
 		/* no limit on a device without one: completions still drain */
 		mutex_lock(&srq->resize_lock);
@@ -563,11 +564,17 @@ err_pz:
 	return ret;
 }
 
-/* Validate one receive and post it: the only way buffers reach the SRQ. */
-DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
-			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+/*
+ * Validate one receive and post it: the only way buffers reach the SRQ.
+ * Under RCU (the LMR lookups): dat_srq_post_recv's call section is an
+ * RCU section already.
+ */
+static __always_inline DAT_RETURN
+__kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
+		    const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
 	struct ib_sge sge[KDAT_SRQ_MAX_IOV] __uninitialized;	/* [0, n) set */
+	struct kdat_ia *ia = srq->obj.ia;
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr wr = {};
 	struct kdat_srq_buf *buf;
@@ -580,10 +587,13 @@ DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 	if (n && !iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	for (i = 0; i < n; i++) {
-		ret = kdat_lmr_to_sge(srq->obj.ia, srq->pz, &iov[i], &sge[i],
-				      DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+		ret = kdat_lmr_to_sge_rcu(ia, srq->pz, &iov[i], &sge[i],
+					  DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
 		if (ret != DAT_SUCCESS)
 			return ret;
+		/* kernel memory is addressed through the PD's DMA lkey */
+		if (!ia->ufile)
+			sge[i].lkey = srq->dma_lkey;
 	}
 	wr.sg_list = sge;
 	wr.num_sge = n;
@@ -603,9 +613,6 @@ DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
 		goto out;
 	}
-	if (!srq->obj.ia->ufile)
-		for (i = 0; i < n; i++)
-			sge[i].lkey = srq->srq->pd->local_dma_lkey;
 	buf = list_first_entry(&srq->free_bufs, struct kdat_srq_buf, node);
 	buf->cookie = cookie;
 	wr.wr_cqe = &buf->cqe;
@@ -622,12 +629,18 @@ out:
 	return ret;
 }
 
+DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
+			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+{
+	return __kdat_srq_post_one(srq, n, iov, cookie);
+}
+
 DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	return kdat_srq_post_one(container_of((struct kdat_obj *)h,
-					      struct kdat_srq, obj),
-				 n, iov, cookie);
+	return __kdat_srq_post_one(container_of((struct kdat_obj *)h,
+						struct kdat_srq, obj),
+				   n, iov, cookie);
 }
 
 /*
@@ -695,7 +708,9 @@ again:
 			ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 		} else {
 			kdat_useg_to_triplets(w->seg, n, t);
+			rcu_read_lock();
 			ret = kdat_srq_post_one(srq, n, t, c);
+			rcu_read_unlock();
 			/* full: leave it for the next drain, nothing is lost */
 			if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
 				break;
