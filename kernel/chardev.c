@@ -1127,16 +1127,20 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = kdat_copy_out(u, k, ks, st);
 		goto out;
 	}
-	idx = kdat_iocs[nr].sleeps ? -1 : kdat_call_begin();
-	st = kdat_iocs[nr].fn(&c, k);
-	/*
-	 * Out of the section device removal waits for before touching user
-	 * memory again, which user space can make block for ever (a FUSE or
-	 * userfaultfd mapping).  What follows needs no live hardware: a
-	 * commit only publishes an ID; an abort's free copes with a dead IA.
-	 */
-	if (idx >= 0)
+	if (kdat_iocs[nr].sleeps) {
+		st = kdat_iocs[nr].fn(&c, k);
+	} else {
+		idx = kdat_call_begin();
+		st = kdat_iocs[nr].fn(&c, k);
+		/*
+		 * Out of the section device removal waits for before touching
+		 * user memory again, which user space can make block for ever
+		 * (a FUSE or userfaultfd mapping).  What follows needs no live
+		 * hardware: a commit only publishes an ID; an abort's free
+		 * copes with a dead IA.
+		 */
 		kdat_call_end(idx);
+	}
 	ret = kdat_copy_out(u, k, ks, st);
 	/* what the call created becomes visible, or goes again */
 	kdat_ucall_finish(&c, !ret);

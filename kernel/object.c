@@ -37,12 +37,12 @@
 
 DEFINE_STATIC_SRCU(kdat_srcu);
 
-int kdat_call_begin(void)
+int kdat_call_begin(void) __acquires(&kdat_srcu)
 {
 	return srcu_read_lock(&kdat_srcu);
 }
 
-void kdat_call_end(int idx)
+void kdat_call_end(int idx) __releases(&kdat_srcu)
 {
 	srcu_read_unlock(&kdat_srcu, idx);
 }
