@@ -376,6 +376,7 @@ DEFINE_IOC(evd_ctl, evd_ctl)
 	if (a->op != KDAT_EVD_CTL_WAKE)
 		WRITE_ONCE(r->unwaitable, a->op == KDAT_EVD_CTL_UNWAITABLE);
 	r->wakes++;
+	/* pairs with the acquire in EventConsumer::wakes() (user/ring.hpp) */
 	smp_store_release(&h->wakes, r->wakes);
 	spin_unlock_irqrestore(&evd->lock, flags);
 	wake_up_all(&r->wq);

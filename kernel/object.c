@@ -198,8 +198,10 @@ static void kdat_obj_release(struct kref *ref)
 {
 	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
 
-	/* softirq, or a lock held (preemptible() is always false without
-	   CONFIG_PREEMPT_COUNT: then every release is deferred) */
+	/*
+	 * softirq, or a lock held (preemptible() is always false without
+	 * CONFIG_PREEMPT_COUNT: then every release is deferred)
+	 */
 	if (!preemptible()) {
 		atomic_long_inc(&kdat_deferred_count);
 		if (llist_add(&obj->deferred, &kdat_deferred))
