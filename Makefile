@@ -5,6 +5,8 @@
 #   make            everything that can be built here
 #   make module     the kernel module (KDIR= selects the kernel headers)
 #   make test       host, guest, dat2, install and debug stages; ends "N passed, N failed"
+#   make lint       kernel coding style: checkpatch and sparse over the kernel
+#                   C code (tests/host/lint.sh; part of `make test`)
 #   make cross-arm64 libdat for arm64 and armhf (its unit tests under
 #                   qemu-user), the module for arm64; part of `make test`
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
@@ -29,7 +31,7 @@ ifeq ($(WERROR),1)
 EXTRA_KCFLAGS := KCFLAGS=-Werror
 endif
 
-.PHONY: all module test-modules user examples test test-host run bench bench-scale bench-user bench-dat2 clean \
+.PHONY: all module test-modules user examples test test-host lint run bench bench-scale bench-user bench-dat2 clean \
 	deps install uninstall dkms-install dkms-uninstall test-install test-debug test-guest \
 	raw-tests cross-arm64
 
@@ -96,6 +98,11 @@ test: deps
 
 test-host: deps
 	@STAGES=host tests/run-tests.sh
+
+# checkpatch over kernel/ and the kernel consumers, sparse over kdat.ko and
+# the test modules; against scripts/kdir.sh's kernel unless KDIR= is given.
+lint:
+	@$(if $(filter command line environment,$(origin KDIR)),KDIR=$(KDIR) )bash tests/host/lint.sh
 
 # The guest stage alone (the Debian kernel); needs what the host stage builds.
 test-guest: deps

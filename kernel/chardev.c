@@ -52,12 +52,14 @@ static int kdat_copy_out(void __user *u, void *k, size_t ksize,
 	return copy_to_user(u, k, n) ? -EFAULT : 0;
 }
 
-#define DEFINE_IOC(name, type)						\
-	static DAT_RETURN kdat_ioc_##name(struct kdat_ucall *c, type *a)
+/* The handler kdat_ioc_<name>, its argument a struct kdat_ioc_<arg> */
+#define DEFINE_IOC(name, arg)						\
+	static DAT_RETURN kdat_ioc_##name(struct kdat_ucall *c,		\
+					  struct kdat_ioc_##arg *a)
 
 #define HANDLE_ERR(sub)	KDAT_ERR(DAT_INVALID_HANDLE, (sub))
 
-DEFINE_IOC(version, struct kdat_ioc_version)
+DEFINE_IOC(version, version)
 {
 	a->abi_version = KDAT_ABI_VERSION;
 	a->min_abi_version = KDAT_ABI_MIN_COMPAT;
@@ -83,7 +85,7 @@ static int kdat_list_one(const char *ia_name, void *data)
 	return 0;
 }
 
-DEFINE_IOC(ia_list, struct kdat_ioc_ia_list)
+DEFINE_IOC(ia_list, ia_list)
 {
 	struct kdat_ia_names l = { .max = min_t(u32, a->max, KDAT_LIST_MAX) };
 	DAT_RETURN ret = DAT_SUCCESS;
@@ -103,7 +105,7 @@ DEFINE_IOC(ia_list, struct kdat_ioc_ia_list)
 	return ret;
 }
 
-DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
+DEFINE_IOC(ia_open, ia_open)
 {
 	struct kdat_evd *aevd;
 	struct kdat_ia *ia;
@@ -130,7 +132,7 @@ DEFINE_IOC(ia_open, struct kdat_ioc_ia_open)
 	return DAT_SUCCESS;
 }
 
-DEFINE_IOC(ia_close, struct kdat_ioc_ia_close)
+DEFINE_IOC(ia_close, ia_close)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->ia, DAT_HANDLE_TYPE_IA);
 	DAT_RETURN ret;
@@ -142,7 +144,7 @@ DEFINE_IOC(ia_close, struct kdat_ioc_ia_close)
 	return ret;
 }
 
-DEFINE_IOC(ia_query, struct kdat_ioc_ia_query)
+DEFINE_IOC(ia_query, ia_query)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->ia, DAT_HANDLE_TYPE_IA);
 	struct kdat_ia *ia;
@@ -197,7 +199,7 @@ static DAT_RETURN kdat_uobj_destroy(struct kdat_obj *o)
 }
 
 /* dat_*_free and dat_cr_reject: the destroy claim, then the type's free. */
-DEFINE_IOC(free, struct kdat_ioc_free)
+DEFINE_IOC(free, free)
 {
 	static const u32 subtype[KDAT_NTYPES] = {
 		[DAT_HANDLE_TYPE_CR] = DAT_INVALID_HANDLE_CR,
@@ -229,20 +231,25 @@ DEFINE_IOC(free, struct kdat_ioc_free)
 
 /*
  * A create names its IA first: take a use of it, held until the call
- * committed what it created (an IA close waits for that), or fail.
+ * committed what it created (an IA close waits for that), or NULL.
  */
-#define GET_IA(ia_id)							\
-	struct kdat_obj *ia_o = kdat_uget(c->uf, (ia_id), DAT_HANDLE_TYPE_IA); \
-	if (!ia_o)							\
-		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);		\
-	kdat_ucall_hold_ia(c, ia_o)
-
-DEFINE_IOC(pz_create, struct kdat_ioc_pz_create)
+static struct kdat_obj *kdat_ucall_get_ia(struct kdat_ucall *c, u32 id)
 {
+	struct kdat_obj *ia_o = kdat_uget(c->uf, id, DAT_HANDLE_TYPE_IA);
+
+	if (ia_o)
+		kdat_ucall_hold_ia(c, ia_o);
+	return ia_o;
+}
+
+DEFINE_IOC(pz_create, pz_create)
+{
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	DAT_PZ_HANDLE pz;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_ib_pz_create(ia_o, &pz);
 	if (ret == DAT_SUCCESS) {
 		a->pz = kdat_uid(pz);
@@ -251,13 +258,15 @@ DEFINE_IOC(pz_create, struct kdat_ioc_pz_create)
 	return ret;
 }
 
-DEFINE_IOC(evd_create, struct kdat_ioc_evd_create)
+DEFINE_IOC(evd_create, evd_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	struct kdat_evd *evd;
 	DAT_EVD_HANDLE h;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	/* user EVDs never upcall; the ring is their delivery */
 	ret = kdat_ib_evd_kcreate(ia_o, a->qlen, DAT_UPCALL_DISABLE, NULL,
 				  a->flags, &h);
@@ -291,7 +300,7 @@ static bool kdat_uevd_woken(struct kdat_evd *evd, u32 threshold,
  * the waiter through KDAT_EVD_CTL_WAKE (DAT_SUCCESS with fewer events:
  * the library looks again), or the timeout ends (DAT_TIMEOUT_EXPIRED).
  */
-DEFINE_IOC(evd_wait, struct kdat_ioc_evd_wait)
+DEFINE_IOC(evd_wait, evd_wait)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	bool seq = a->flags & KDAT_WAIT_SEQ;
@@ -340,7 +349,7 @@ out:
  * waiter that read `wakes` before it looked at its events cannot sleep
  * through the change.
  */
-DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
+DEFINE_IOC(evd_ctl, evd_ctl)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	struct kdat_uring *r;
@@ -367,6 +376,7 @@ DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 	if (a->op != KDAT_EVD_CTL_WAKE)
 		WRITE_ONCE(r->unwaitable, a->op == KDAT_EVD_CTL_UNWAITABLE);
 	r->wakes++;
+	/* pairs with the acquire in EventConsumer::wakes() (user/ring.hpp) */
 	smp_store_release(&h->wakes, r->wakes);
 	spin_unlock_irqrestore(&evd->lock, flags);
 	wake_up_all(&r->wq);
@@ -374,7 +384,7 @@ DEFINE_IOC(evd_ctl, struct kdat_ioc_evd_ctl)
 	return DAT_SUCCESS;
 }
 
-DEFINE_IOC(evd_post_se, struct kdat_ioc_evd_post_se)
+DEFINE_IOC(evd_post_se, evd_post_se)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	DAT_EVENT ev = { .event_number = DAT_SOFTWARE_EVENT };
@@ -389,12 +399,14 @@ DEFINE_IOC(evd_post_se, struct kdat_ioc_evd_post_se)
 	return ret;
 }
 
-DEFINE_IOC(lmr_create, struct kdat_ioc_lmr_create)
+DEFINE_IOC(lmr_create, lmr_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	struct kdat_lmr *lmr;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_lmr_create_user(container_of(ia_o, struct kdat_ia, obj),
 				   kdat_uhandle(c->uf, a->pz), a->addr, a->length,
 				   a->priv, &lmr);
@@ -410,16 +422,18 @@ DEFINE_IOC(lmr_create, struct kdat_ioc_lmr_create)
 	return ret;
 }
 
-DEFINE_IOC(srq_create, struct kdat_ioc_srq_create)
+DEFINE_IOC(srq_create, srq_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = a->max_recv_dtos,
 			    .max_recv_iov = a->max_recv_iov,
 			    .low_watermark = a->low_watermark };
 	struct kdat_srq *srq;
 	DAT_SRQ_HANDLE h;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_ib_srq_create(ia_o, kdat_uhandle(c->uf, a->pz), &sa, &h);
 	if (ret == DAT_SUCCESS) {
 		srq = h;
@@ -457,7 +471,7 @@ static struct kdat_srq *kdat_uget_srq(struct kdat_ufile *uf, u32 id)
 	return o ? container_of(o, struct kdat_srq, obj) : NULL;
 }
 
-DEFINE_IOC(srq_query, struct kdat_ioc_srq_query)
+DEFINE_IOC(srq_query, srq_query)
 {
 	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);
 	DAT_SRQ_PARAM p;
@@ -500,17 +514,17 @@ static DAT_RETURN kdat_srq_op(struct kdat_ucall *c, struct kdat_ioc_srq_op *a,
 	return ret;
 }
 
-DEFINE_IOC(srq_resize, struct kdat_ioc_srq_op)
+DEFINE_IOC(srq_resize, srq_op)
 {
 	return kdat_srq_op(c, a, kdat_ib_srq_resize);
 }
 
-DEFINE_IOC(srq_set_lw, struct kdat_ioc_srq_op)
+DEFINE_IOC(srq_set_lw, srq_op)
 {
 	return kdat_srq_op(c, a, kdat_ib_srq_set_lw);
 }
 
-DEFINE_IOC(srq_kick, struct kdat_ioc_srq_op)
+DEFINE_IOC(srq_kick, srq_op)
 {
 	return kdat_srq_op(c, a, NULL);
 }
@@ -529,7 +543,7 @@ static bool kdat_useg_pads_zero(const struct kdat_useg *s, u32 n)
 	return true;
 }
 
-DEFINE_IOC(srq_post, struct kdat_ioc_srq_post)
+DEFINE_IOC(srq_post, srq_post)
 {
 	struct kdat_srq *srq = kdat_uget_srq(c->uf, a->srq);
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -589,13 +603,15 @@ static void kdat_uep_attr_out(const DAT_EP_ATTR *a, struct kdat_uep_attr *u)
 	u->max_rdma_write_iov = a->max_rdma_write_iov;
 }
 
-DEFINE_IOC(ep_create, struct kdat_ioc_ep_create)
+DEFINE_IOC(ep_create, ep_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	DAT_EP_ATTR attr;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	kdat_uep_attr_in(&a->attr, &attr);
 	if (a->srq)
 		ret = kdat_ib_ep_create_with_srq(ia_o, kdat_uhandle(c->uf, a->pz),
@@ -636,7 +652,7 @@ static struct kdat_obj *kdat_uget_ep(struct kdat_ufile *uf, u32 id)
 	return kdat_uget(uf, id, DAT_HANDLE_TYPE_EP);
 }
 
-DEFINE_IOC(ep_query, struct kdat_ioc_ep_query)
+DEFINE_IOC(ep_query, ep_query)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	struct kdat_ep *ep;
@@ -662,7 +678,7 @@ DEFINE_IOC(ep_query, struct kdat_ioc_ep_query)
 	return DAT_SUCCESS;
 }
 
-DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
+DEFINE_IOC(ep_connect, ep_connect)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	struct sockaddr_storage ss = {};
@@ -687,7 +703,7 @@ DEFINE_IOC(ep_connect, struct kdat_ioc_ep_connect)
  * dat_ep_modify: the attributes @a->mask names, through the provider's
  * own modify (which checks the mask, the values and the EP's state).
  */
-DEFINE_IOC(ep_modify, struct kdat_ioc_ep_modify)
+DEFINE_IOC(ep_modify, ep_modify)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_EP_PARAM p;
@@ -702,7 +718,7 @@ DEFINE_IOC(ep_modify, struct kdat_ioc_ep_modify)
 	return ret;
 }
 
-DEFINE_IOC(ep_disconnect, struct kdat_ioc_ep_op)
+DEFINE_IOC(ep_disconnect, ep_op)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_RETURN ret;
@@ -714,7 +730,7 @@ DEFINE_IOC(ep_disconnect, struct kdat_ioc_ep_op)
 	return ret;
 }
 
-DEFINE_IOC(ep_reset, struct kdat_ioc_ep_op)
+DEFINE_IOC(ep_reset, ep_op)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_RETURN ret;
@@ -727,7 +743,7 @@ DEFINE_IOC(ep_reset, struct kdat_ioc_ep_op)
 	return ret;
 }
 
-DEFINE_IOC(ep_post, struct kdat_ioc_ep_post)
+DEFINE_IOC(ep_post, ep_post)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_LMR_TRIPLET t[KDAT_MAX_IOV];
@@ -765,7 +781,7 @@ out:
 }
 
 /* KDAT_IOC_EP_KICK: drain the EP's send ring (KDAT_FEATURE_SEND_RING). */
-DEFINE_IOC(ep_kick, struct kdat_ioc_ep_op)
+DEFINE_IOC(ep_kick, ep_op)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	struct kdat_ep *ep;
@@ -784,7 +800,7 @@ DEFINE_IOC(ep_kick, struct kdat_ioc_ep_op)
 	return ret;
 }
 
-DEFINE_IOC(ep_status, struct kdat_ioc_ep_status)
+DEFINE_IOC(ep_status, ep_status)
 {
 	struct kdat_obj *o = kdat_uget_ep(c->uf, a->ep);
 	DAT_EP_STATE state;
@@ -800,12 +816,14 @@ DEFINE_IOC(ep_status, struct kdat_ioc_ep_status)
 	return DAT_SUCCESS;
 }
 
-DEFINE_IOC(psp_create, struct kdat_ioc_psp_create)
+DEFINE_IOC(psp_create, psp_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	DAT_PSP_HANDLE psp;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_ib_psp_create(ia_o, a->conn_qual, kdat_uhandle(c->uf, a->evd),
 				 a->flags, &psp);
 	if (ret == DAT_SUCCESS) {
@@ -815,7 +833,7 @@ DEFINE_IOC(psp_create, struct kdat_ioc_psp_create)
 	return ret;
 }
 
-DEFINE_IOC(cr_query, struct kdat_ioc_cr_query)
+DEFINE_IOC(cr_query, cr_query)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->cr, DAT_HANDLE_TYPE_CR);
 	DAT_CR_PARAM p;
@@ -834,7 +852,7 @@ DEFINE_IOC(cr_query, struct kdat_ioc_cr_query)
 	return DAT_SUCCESS;
 }
 
-DEFINE_IOC(cr_accept, struct kdat_ioc_cr_accept)
+DEFINE_IOC(cr_accept, cr_accept)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->cr, DAT_HANDLE_TYPE_CR);
 	DAT_RETURN ret;
@@ -850,12 +868,14 @@ DEFINE_IOC(cr_accept, struct kdat_ioc_cr_accept)
 	return ret;
 }
 
-DEFINE_IOC(rsp_create, struct kdat_ioc_rsp_create)
+DEFINE_IOC(rsp_create, rsp_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	DAT_RSP_HANDLE rsp;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_ib_rsp_create(ia_o, a->conn_qual, kdat_uhandle(c->uf, a->ep),
 				 kdat_uhandle(c->uf, a->evd), &rsp);
 	if (ret == DAT_SUCCESS) {
@@ -865,7 +885,7 @@ DEFINE_IOC(rsp_create, struct kdat_ioc_rsp_create)
 	return ret;
 }
 
-DEFINE_IOC(rsp_query, struct kdat_ioc_rsp_query)
+DEFINE_IOC(rsp_query, rsp_query)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->rsp, DAT_HANDLE_TYPE_RSP);
 	DAT_RSP_PARAM p;
@@ -884,12 +904,14 @@ DEFINE_IOC(rsp_query, struct kdat_ioc_rsp_query)
 /* ---------------------------------------------------------------------- */
 /* Consumer Notification Objects (cno.c)                                   */
 
-DEFINE_IOC(cno_create, struct kdat_ioc_cno_create)
+DEFINE_IOC(cno_create, cno_create)
 {
+	struct kdat_obj *ia_o = kdat_ucall_get_ia(c, a->ia);
 	struct kdat_cno *cno;
 	DAT_RETURN ret;
-	GET_IA(a->ia);
 
+	if (!ia_o)
+		return HANDLE_ERR(DAT_INVALID_HANDLE_IA);
 	ret = kdat_cno_create(container_of(ia_o, struct kdat_ia, obj), &cno);
 	if (ret == DAT_SUCCESS) {
 		a->cno = kdat_uid(cno);
@@ -898,7 +920,7 @@ DEFINE_IOC(cno_create, struct kdat_ioc_cno_create)
 	return ret;
 }
 
-DEFINE_IOC(cno_wait, struct kdat_ioc_cno_wait)
+DEFINE_IOC(cno_wait, cno_wait)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->cno, KDAT_HANDLE_TYPE_CNO);
 	DAT_RETURN ret;
@@ -911,7 +933,7 @@ DEFINE_IOC(cno_wait, struct kdat_ioc_cno_wait)
 	return ret;
 }
 
-DEFINE_IOC(evd_notify, struct kdat_ioc_evd_notify)
+DEFINE_IOC(evd_notify, evd_notify)
 {
 	struct kdat_obj *o = kdat_uget(c->uf, a->evd, DAT_HANDLE_TYPE_EVD);
 	struct kdat_obj *co = NULL;
@@ -1129,16 +1151,20 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = kdat_copy_out(u, k, ks, st);
 		goto out;
 	}
-	idx = kdat_iocs[nr].sleeps ? -1 : kdat_call_begin();
-	st = kdat_iocs[nr].fn(&c, k);
-	/*
-	 * Out of the section device removal waits for before touching user
-	 * memory again, which user space can make block for ever (a FUSE or
-	 * userfaultfd mapping).  What follows needs no live hardware: a
-	 * commit only publishes an ID; an abort's free copes with a dead IA.
-	 */
-	if (idx >= 0)
+	if (kdat_iocs[nr].sleeps) {
+		st = kdat_iocs[nr].fn(&c, k);
+	} else {
+		idx = kdat_call_begin();
+		st = kdat_iocs[nr].fn(&c, k);
+		/*
+		 * Out of the section device removal waits for before touching
+		 * user memory again, which user space can make block for ever
+		 * (a FUSE or userfaultfd mapping).  What follows needs no live
+		 * hardware: a commit only publishes an ID; an abort's free
+		 * copes with a dead IA.
+		 */
 		kdat_call_end(idx);
+	}
 	ret = kdat_copy_out(u, k, ks, st);
 	/* what the call created becomes visible, or goes again */
 	kdat_ucall_finish(&c, !ret);

@@ -101,6 +101,7 @@ static void kdat_ep_ring_retire(struct kdat_ep *ep)
 {
 	lockdep_assert_held(&ep->lock);
 	ep->sring_retired++;
+	/* pairs with the acquire in SendProducer::room() (user/ring.hpp) */
 	smp_store_release(&kdat_uring_hdr(ep->sring)->retired,
 			  ep->sring_retired);
 }
@@ -1790,6 +1791,7 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 	spin_lock_irqsave(&ep->sring_lock, irqflags);
 	head = ep->sring_head;
 again:
+	/* pairs with the tail exchange in SendProducer::publish() */
 	raw = smp_load_acquire(&h->tail);
 	tail = kdat_ring_clamp_tail(head, raw, r->entries);
 	batch = 0;
@@ -1797,6 +1799,7 @@ again:
 		/* the user sizes the ring: let interrupts in now and then */
 		if (++batch > KDAT_SRING_BATCH) {
 			ep->sring_head = head;
+			/* as below: pairs with SendProducer::unconsumed() */
 			smp_store_release(&h->head, head);
 			spin_unlock_irqrestore(&ep->sring_lock, irqflags);
 			spin_lock_irqsave(&ep->sring_lock, irqflags);
@@ -1841,6 +1844,7 @@ again:
 		head++;
 	}
 	ep->sring_head = head;
+	/* pairs with the acquire of head in SendProducer::unconsumed() */
 	smp_store_release(&h->head, head);
 	/*
 	 * A dead ring's QP is gone and its completions came: a post that

@@ -35,6 +35,7 @@
 #include <rdma/rdma_cm.h>
 
 #include <dat/kdat.h>
+#include "kdat_hooks.h"
 #include "uring.h"
 
 /*
@@ -114,10 +115,9 @@ bool kdat_obj_claim_wait(struct kdat_obj *obj, int held);
 void kdat_obj_unclaim(struct kdat_obj *obj, int held);
 void kdat_free_begin(struct kdat_obj *obj);
 void kdat_free_end(struct kdat_obj *obj);
-int kdat_call_begin(void);
-void kdat_call_end(int idx);
+int kdat_call_begin(void) __acquires(&kdat_srcu);
+void kdat_call_end(int idx) __releases(&kdat_srcu);
 void kdat_calls_sync(void);
-long kdat_live_objects(void);
 int kdat_registry_init(void);
 void kdat_registry_exit(void);
 int kdat_debugfs_init(void);
@@ -287,8 +287,6 @@ void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
-int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
-int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {
@@ -363,7 +361,6 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s);
 void kdat_srq_reaped(struct kdat_srq *srq);
 void kdat_srq_reaped_unseen(struct kdat_srq *srq);
-DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 void kdat_srq_hw_destroy(struct kdat_srq *srq);
 struct ib_cq *kdat_srq_recv_cq(struct kdat_srq *srq);
 int kdat_srq_init(void);

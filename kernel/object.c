@@ -37,12 +37,12 @@
 
 DEFINE_STATIC_SRCU(kdat_srcu);
 
-int kdat_call_begin(void)
+int kdat_call_begin(void) __acquires(&kdat_srcu)
 {
 	return srcu_read_lock(&kdat_srcu);
 }
 
-void kdat_call_end(int idx)
+void kdat_call_end(int idx) __releases(&kdat_srcu)
 {
 	srcu_read_unlock(&kdat_srcu, idx);
 }
@@ -194,8 +194,10 @@ static void kdat_obj_release(struct kref *ref)
 {
 	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
 
-	/* softirq, or a lock held (preemptible() is always false without
-	   CONFIG_PREEMPT_COUNT: then every release is deferred) */
+	/*
+	 * softirq, or a lock held (preemptible() is always false without
+	 * CONFIG_PREEMPT_COUNT: then every release is deferred)
+	 */
 	if (!preemptible()) {
 		atomic_long_inc(&kdat_deferred_count);
 		if (llist_add(&obj->deferred, &kdat_deferred))

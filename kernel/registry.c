@@ -182,10 +182,24 @@ EXPORT_SYMBOL(dat_ia_openv);
 /*
  * Every call runs inside kdat_srcu (device removal waits for it) and holds
  * a shared use of the object it names; a free claims the object instead
- * (object.c).  The kind tags below (IA, EP, ...) expand to "type,
- * subtype".
+ * (object.c).  A call names its handle's kind (IA, EP, ...): the handle
+ * must be a DAT_HANDLE_TYPE_<kind>, else the call fails with the subtype
+ * KDAT_INVALID_HANDLE_<kind>.
  */
-#define KDAT_DISPATCH(...)	KDAT_DISPATCH_(__VA_ARGS__)
+#define KDAT_INVALID_HANDLE_IA	DAT_INVALID_HANDLE_IA
+#define KDAT_INVALID_HANDLE_PZ	DAT_INVALID_HANDLE_PZ
+#define KDAT_INVALID_HANDLE_EVD	DAT_INVALID_HANDLE_EVD_ASYNC
+#define KDAT_INVALID_HANDLE_LMR	DAT_INVALID_HANDLE_LMR
+#define KDAT_INVALID_HANDLE_RMR	DAT_INVALID_HANDLE_RMR
+#define KDAT_INVALID_HANDLE_EP	DAT_INVALID_HANDLE_EP
+#define KDAT_INVALID_HANDLE_SRQ	DAT_INVALID_HANDLE_SRQ
+#define KDAT_INVALID_HANDLE_PSP	DAT_INVALID_HANDLE_PSP
+#define KDAT_INVALID_HANDLE_RSP	DAT_INVALID_HANDLE_RSP
+#define KDAT_INVALID_HANDLE_CR	DAT_INVALID_HANDLE_CR
+
+#define KDAT_DISPATCH(h, kind, ...)					\
+	KDAT_DISPATCH_(h, DAT_HANDLE_TYPE_##kind,			\
+		       KDAT_INVALID_HANDLE_##kind, __VA_ARGS__)
 #define KDAT_DISPATCH_(h, type, sub, fn, ...)				\
 	({								\
 		int __idx = kdat_call_begin();				\
@@ -202,7 +216,9 @@ EXPORT_SYMBOL(dat_ia_openv);
 	})
 
 /* A free: claim the object, destroy it once, or give the claim back. */
-#define KDAT_DISPATCH_FREE(...)	KDAT_DISPATCH_FREE_(__VA_ARGS__)
+#define KDAT_DISPATCH_FREE(h, kind, fn)					\
+	KDAT_DISPATCH_FREE_(h, DAT_HANDLE_TYPE_##kind,			\
+			    KDAT_INVALID_HANDLE_##kind, fn)
 #define KDAT_DISPATCH_FREE_(h, type, sub, fn)				\
 	({								\
 		int __idx = kdat_call_begin();				\
@@ -224,15 +240,6 @@ EXPORT_SYMBOL(dat_ia_openv);
 		kdat_call_end(__idx);					\
 		__r;							\
 	})
-
-#define IA	DAT_HANDLE_TYPE_IA, DAT_INVALID_HANDLE_IA
-#define PZ	DAT_HANDLE_TYPE_PZ, DAT_INVALID_HANDLE_PZ
-#define EVD	DAT_HANDLE_TYPE_EVD, DAT_INVALID_HANDLE_EVD_ASYNC
-#define LMR	DAT_HANDLE_TYPE_LMR, DAT_INVALID_HANDLE_LMR
-#define EP	DAT_HANDLE_TYPE_EP, DAT_INVALID_HANDLE_EP
-#define SRQ	DAT_HANDLE_TYPE_SRQ, DAT_INVALID_HANDLE_SRQ
-#define PSP	DAT_HANDLE_TYPE_PSP, DAT_INVALID_HANDLE_PSP
-#define CR	DAT_HANDLE_TYPE_CR, DAT_INVALID_HANDLE_CR
 
 DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
 {
@@ -711,7 +718,9 @@ void kdat_registry_exit(void)
 /* Calls this provider does not build: a valid handle gets                 */
 /* DAT_NOT_IMPLEMENTED, a bad one DAT_INVALID_HANDLE as always.             */
 
-#define KDAT_DISPATCH_OPT(...)	KDAT_DISPATCH_OPT_(__VA_ARGS__)
+#define KDAT_DISPATCH_OPT(h, kind, ...)					\
+	KDAT_DISPATCH_OPT_(h, DAT_HANDLE_TYPE_##kind,			\
+			   KDAT_INVALID_HANDLE_##kind, __VA_ARGS__)
 #define KDAT_DISPATCH_OPT_(h, type, sub, fn, ...)			\
 	({								\
 		int __idx = kdat_call_begin();				\
@@ -728,9 +737,6 @@ void kdat_registry_exit(void)
 		kdat_call_end(__idx);					\
 		__r;							\
 	})
-
-#define RMR	DAT_HANDLE_TYPE_RMR, DAT_INVALID_HANDLE_RMR
-#define RSP	DAT_HANDLE_TYPE_RSP, DAT_INVALID_HANDLE_RSP
 
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL handoff)
 {
@@ -849,5 +855,3 @@ DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp)
 	return KDAT_DISPATCH_FREE(rsp, RSP, rsp_free_func);
 }
 EXPORT_SYMBOL(dat_rsp_free);
-
-EXPORT_SYMBOL(dat_strerror);

@@ -142,9 +142,11 @@ void kdat_srq_reaped_unseen(struct kdat_srq *srq)
 
 	spin_lock_irqsave(&srq->lock, flags);
 	srq->outstanding--;
-	if (srq->uring)
+	if (srq->uring) {
+		/* pairs with the acquire in PostProducer::unseen() */
 		smp_store_release(&kdat_uring_hdr(srq->uring)->unseen,
 				  ++srq->unseen);
+	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	kdat_obj_put(&srq->obj);
 }
@@ -1004,11 +1006,14 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	 */
 	if (cq) {
 		ib_free_cq(cq);
+		/* pairs with the acquire below: a waiter sees the CQ freed */
 		smp_store_release(&srq->recv_cq_freeing, false);
 		wake_up_var(&srq->recv_cq_freeing);
 	} else {
-		wait_var_event(&srq->recv_cq_freeing,
-			       !smp_load_acquire(&srq->recv_cq_freeing));
+		bool *freeing = &srq->recv_cq_freeing;
+
+		/* pairs with the release above, in the caller that frees it */
+		wait_var_event(freeing, !smp_load_acquire(freeing));
 	}
 }
 

@@ -4,6 +4,12 @@
  * builds in the kernel module and in the user library alike.
  */
 #include <dat/dat.h>
+#ifdef __KERNEL__
+#include <linux/export.h>
+#include <linux/kernel.h>
+#else
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 static const struct { DAT_UINT32 v; const char *s; } dat_types[] = {
 	{ DAT_SUCCESS, "DAT_SUCCESS" },
@@ -145,10 +151,13 @@ DAT_RETURN dat_strerror(DAT_RETURN status, const char **major_message,
 	if (!major_message || !minor_message)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, 0);
 	*major_message = "unknown DAT_RETURN type";
-	for (i = 0; i < sizeof(dat_types) / sizeof(dat_types[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(dat_types); i++)
 		if (dat_types[i].v == type)
 			*major_message = dat_types[i].s;
-	*minor_message = sub < sizeof(dat_subtypes) / sizeof(dat_subtypes[0]) &&
-			 dat_subtypes[sub] ? dat_subtypes[sub] : "";
+	*minor_message = sub < ARRAY_SIZE(dat_subtypes) && dat_subtypes[sub] ?
+			 dat_subtypes[sub] : "";
 	return DAT_SUCCESS;
 }
+#ifdef __KERNEL__
+EXPORT_SYMBOL(dat_strerror);
+#endif

@@ -141,9 +141,13 @@ static void kdat_uobj_commit(struct kdat_ia *ia, struct kdat_obj *obj)
 	xa_lock(&uf->objs);
 	if (obj->uid) {
 		__xa_store(&uf->objs, obj->uid, obj, GFP_ATOMIC);
-		/* built and committed: a reader that hits may use it */
-		if (!*kdat_uobj_slot(uf, obj->uid))
+		if (!*kdat_uobj_slot(uf, obj->uid)) {
+			/*
+			 * Built and committed: a reader that hits may use it
+			 * (pairs with kdat_uobj_lookup()'s dependent loads).
+			 */
 			smp_store_release(kdat_uobj_slot(uf, obj->uid), obj);
+		}
 	}
 	xa_unlock(&uf->objs);
 }

@@ -254,6 +254,7 @@ static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 		r->shadow[slot] = srq;
 		r->ktail++;
 		evd->overflowed = false;
+		/* pairs with the acquire in EventConsumer::available() */
 		smp_store_release(&h->tail, r->ktail);
 		kdat_cno_evd_posted(evd);
 	}

@@ -33,6 +33,7 @@
 #include <linux/vmalloc.h>
 
 #include "kt_conn.h"
+#include "../../kernel/kdat_hooks.h"
 
 static char *srv_ia = "rxe0", *cli_ia = "rxe1", *srv_addr = "192.0.2.1";
 static ulong messages;		/* 0: 1M, 20K on a KASAN kernel */
@@ -46,8 +47,6 @@ MODULE_PARM_DESC(messages, "messages to deliver (0: 1000000, 20000 with KASAN)")
 module_param(eps, int, 0444);
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "seed of the disconnect schedule (0: random)");
-
-long kdat_live_objects(void);
 
 #define SOAK_DEPTH	512	/* the SRQ */
 #define SOAK_WINDOW	2	/* sends in flight per client EP */
@@ -219,13 +218,14 @@ static bool soak_send_event(struct soak *s, const DAT_EVENT *ev)
 
 		set_bit(id, s->acked);
 		s->n_acked++;
-	} else if (s->state[i] == P_UP && s->cycling != i) {
+		return true;
+	}
+	if (s->state[i] == P_UP && s->cycling != i) {
 		soak_fail(s, C_SENDS, "send on a connected EP: status %d",
 			  d->status);
 		return false;
-	} else {
-		s->n_sflushed++;
 	}
+	s->n_sflushed++;
 	return true;
 }
 

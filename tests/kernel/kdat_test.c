@@ -23,6 +23,7 @@
 #include <linux/in.h>
 #include <dat/kdat.h>
 #include "kt_conn.h"
+#include "../../kernel/kdat_hooks.h"
 
 static char *srv_ia = "rxe0";
 static char *cli_ia = "rxe1";
@@ -36,11 +37,6 @@ module_param(srv_addr, charp, 0444);
 module_param(mode, charp, 0444);
 module_param(only, charp, 0444);
 module_param(dev_ia, charp, 0444);
-
-long kdat_live_objects(void);
-DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
-int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
-int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 
 #define WAIT_MS		10000
 #define QUAL_BASE	4000
@@ -3189,9 +3185,9 @@ out:
  */
 static void t_handles_freed_are_not_reused_soon(void)
 {
-	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
 	static DAT_HANDLE freed[2 * 65];	/* < the provider's 256 */
 	static DAT_PZ_HANDLE pz[64];
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
 	struct kt_side x = {};
 	DAT_HANDLE_TYPE type;
 	DAT_SRQ_HANDLE srq;
@@ -4069,7 +4065,7 @@ static int catastrophe_thread(void *unused)
 	while (dat_evd_dequeue(x.async_evd, &ev) != DAT_SUCCESS) {
 		if (kthread_should_stop())
 			goto out;
-		msleep(10);
+		usleep_range(10000, 20000);
 	}
 	CHECK(ev.event_number == DAT_ASYNC_ERROR_IA_CATASTROPHIC, "event %x",
 	      ev.event_number);

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Kernel coding style of the kernel C code, one line per check:
+#
+#   kernel_checkpatch_clean     checkpatch.pl --file finds nothing in
+#                               kernel/ and the kernel consumers
+#                               (tests/kernel, tests/bench, examples/kernel)
+#   kernel_sparse_clean         kdat.ko built with sparse (C=2): no warning
+#   test_modules_sparse_clean   the same for the kernel consumers
+#
+# and "N passed, N failed" last; exits non-zero if anything failed.  A
+# missing tool is a FAIL: the host stage of `make test` enforces this.
+#
+# checkpatch.pl is, first found: $CHECKPATCH, the one in the debug
+# kernel's tree (scripts/debug-kernel.sh --path), or the one in
+# linux-source-6.1's tarball, extracted once into build/lint/checkpatch/.
+# sparse builds copies of the sources in build/lint/sparse/ (the objects
+# in kernel/ and tests/ stay as they are) against $KDIR (default:
+# scripts/kdir.sh, the kernel the test rig builds for).
+
+set -u
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=$repo/build/lint
+cd "$repo" || exit 1
+mkdir -p "$out"
+shopt -s nullglob
+
+passed=0
+failed=0
+
+pass() {
+	echo "PASS: $1"
+	passed=$((passed + 1))
+}
+
+# fail NAME WHY [LOG]: the log's first lines follow, indented
+fail() {
+	echo "FAIL: $1 ($2)"
+	if [ -n "${3:-}" ] && [ -s "$3" ]; then
+		sed 's/^/    /' "$3" | head -n 40
+	fi
+	failed=$((failed + 1))
+}
+
+# ---- checkpatch ------------------------------------------------------------
+
+# checkpatch types left out: false positives here, each one explained.
+cp_ignore=(
+	# uring.c: "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)" (an
+	# out-of-tree module builds before and after vm_flags_mod); checkpatch
+	# wants no version test and reads this one, as registry.c's
+	# BUILD_BUG_ONs of constant pairs, as a constant left of a comparison
+	LINUX_VERSION_CODE
+	CONSTANT_COMPARISON
+	# kdat_core.h: "int kdat_call_begin(void) __acquires(&kdat_srcu);"
+	# reads as an argument "void" without a name
+	FUNCTION_ARGUMENTS
+)
+# The test modules only: CHECK() and its kin end a failed case with
+# "goto out", as a test harness's assertions do.
+cp_ignore_tests=(MACRO_WITH_FLOW_CONTROL)
+
+# The path of a usable checkpatch.pl (with the files it reads), or nothing.
+find_checkpatch() {
+	local d tarball=/usr/src/linux-source-6.1.tar.xz top=linux-source-6.1
+	local x=$out/checkpatch stamp
+	if [ -n "${CHECKPATCH:-}" ]; then
+		echo "$CHECKPATCH"
+		return
+	fi
+	d=$(scripts/debug-kernel.sh --path 2>/dev/null)/src/scripts
+	if [ -f "$d/checkpatch.pl" ] && [ -f "$d/spelling.txt" ]; then
+		echo "$d/checkpatch.pl"
+		return
+	fi
+	[ -f "$tarball" ] || return
+	# extracted once per tarball (a new linux-source-6.1 has a new one)
+	stamp=$(stat -c '%s %Y' "$tarball")
+	if [ "$(cat "$x/ok" 2>/dev/null)" != "$stamp" ]; then
+		rm -rf "$x"
+		mkdir -p "$x"
+		tar -xJf "$tarball" -C "$x" --strip-components=2 --wildcards \
+			"$top/scripts/checkpatch.pl" "$top/scripts/spelling.txt" \
+			"$top/scripts/const_structs.checkpatch" >&2 || return
+		echo "$stamp" >"$x/ok"
+	fi
+	echo "$x/checkpatch.pl"
+}
+
+# run_checkpatch IGNORE FILE...: findings, one a line, on stdout
+run_checkpatch() {
+	local ignore=$1
+	shift
+	[ $# -gt 0 ] || return 0
+	# checkpatch knows only the kernel's typedefs: "DAT_RETURN (*fn)(...)"
+	# would read as a call (ia.c).  DAT_RETURN alone: with the other DAT
+	# typedefs it misreads some prototypes.
+	perl "$checkpatch" --no-tree --file --terse --show-types --no-summary \
+		--typedefsfile "$out/typedefs" --ignore "$ignore" "$@" 2>&1
+}
+
+checkpatch_check() {
+	local log=$out/checkpatch.log n files=() tests=() f
+	checkpatch=$(find_checkpatch)
+	if [ -z "$checkpatch" ] || ! [ -f "$checkpatch" ]; then
+		fail kernel_checkpatch_clean "no checkpatch.pl: apt-get install linux-source-6.1, or set CHECKPATCH"
+		return
+	fi
+	if ! command -v perl >/dev/null; then
+		fail kernel_checkpatch_clean "no perl"
+		return
+	fi
+	echo DAT_RETURN >"$out/typedefs"
+	for f in kernel/*.[ch] tests/bench/*.[ch] examples/kernel/*.[ch]; do
+		case $f in *.mod.c) continue ;; esac
+		files+=("$f")
+	done
+	for f in tests/kernel/*.[ch]; do
+		case $f in *.mod.c) continue ;; esac
+		tests+=("$f")
+	done
+	{
+		run_checkpatch "$(IFS=,; echo "${cp_ignore[*]}")" "${files[@]}"
+		run_checkpatch "$(IFS=,; echo "${cp_ignore[*]},${cp_ignore_tests[*]}")" \
+			"${tests[@]}"
+	} >"$log"
+	n=$(grep -cE '^[^:]+:[0-9]+: (ERROR|WARNING|CHECK):' "$log")
+	if [ "${#files[@]}" = 0 ] || [ "${#tests[@]}" = 0 ]; then
+		fail kernel_checkpatch_clean "no sources found"
+	elif [ "$n" != 0 ]; then
+		fail kernel_checkpatch_clean "$n findings, see $log" "$log"
+	elif [ -s "$log" ]; then
+		# no finding but some output: checkpatch itself went wrong
+		fail kernel_checkpatch_clean "checkpatch output, see $log" "$log"
+	else
+		pass kernel_checkpatch_clean
+	fi
+}
+
+# ---- sparse ----------------------------------------------------------------
+
+# sparse_build LOG DIR [MAKE ARGS...]: build the copy in DIR with sparse
+# on every source; prints why it is not clean (nothing if it is).
+sparse_build() {
+	local log=$1 dir=$2 want got n st
+	shift 2
+	want=$(find "$dir" -maxdepth 1 -name '*.c' ! -name '*.mod.c' | wc -l)
+	make -C "$KDIR" M="$dir" C=2 CHECK=sparse "$@" modules >"$log" 2>&1
+	st=$?
+	got=$(grep -c '^  CHECK ' "$log")
+	grep -E ': (warning|error):' "$log" >"$log.found"
+	n=$(grep -c . "$log.found")
+	if [ "$st" != 0 ]; then
+		tail -n 40 "$log" >"$log.found"
+		echo "build failed, see $log"
+	elif [ "$n" != 0 ]; then
+		echo "$n warnings, see $log"
+	elif [ "$got" -lt "$want" ]; then
+		# a build that checked nothing is no evidence
+		echo "$got of $want sources checked, see $log"
+	fi
+}
+
+sparse_checks() {
+	local b=$out/sparse d dirs=() why="" w log wlog=""
+	if ! command -v sparse >/dev/null; then
+		why="no sparse: apt-get install sparse"
+	elif [ -z "${KDIR:-}" ]; then
+		KDIR=$(scripts/kdir.sh 2>/dev/null)
+	fi
+	if [ -z "$why" ] && ! [ -f "${KDIR:-}/Makefile" ]; then
+		why="no kernel headers at '${KDIR:-}': set KDIR"
+	fi
+	if [ -n "$why" ]; then
+		fail kernel_sparse_clean "$why"
+		fail test_modules_sparse_clean "$why"
+		return
+	fi
+	# copies in the same layout (the Kbuild files use -I$(src)/../include)
+	for d in tests/kernel tests/bench examples/kernel; do
+		[ -e "$d/Kbuild" ] && dirs+=("$d")
+	done
+	rm -rf "$b"
+	mkdir -p "$b/tests" "$b/examples"
+	cp -a kernel include "$b/"
+	for d in "${dirs[@]}"; do
+		cp -a "$d" "$b/$d"
+	done
+	find "$b" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' \
+		-o -name '.*.cmd' -o -name Module.symvers \
+		-o -name modules.order \) -delete
+	log=$out/sparse-kernel.log
+	why=$(sparse_build "$log" "$b/kernel" -j"$(nproc)")
+	if [ -n "$why" ]; then
+		fail kernel_sparse_clean "$why" "$log.found"
+	else
+		pass kernel_sparse_clean
+	fi
+	if ! [ -f "$b/kernel/Module.symvers" ]; then
+		fail test_modules_sparse_clean "kdat.ko did not build"
+		return
+	fi
+	# one line for all the consumers, naming the first one not clean
+	why=""
+	for d in "${dirs[@]}"; do
+		log=$out/sparse-$(echo "$d" | tr / -).log
+		w=$(sparse_build "$log" "$b/$d" \
+			KBUILD_EXTRA_SYMBOLS="$b/kernel/Module.symvers")
+		if [ -n "$w" ] && [ -z "$why" ]; then
+			why="$d: $w"
+			wlog=$log.found
+		fi
+	done
+	if [ "${#dirs[@]}" = 0 ]; then
+		fail test_modules_sparse_clean "no test modules found"
+	elif [ -n "$why" ]; then
+		fail test_modules_sparse_clean "$why" "$wlog"
+	else
+		pass test_modules_sparse_clean
+	fi
+}
+
+checkpatch_check
+sparse_checks
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
