@@ -727,9 +727,10 @@ static inline unsigned int kdat_handle_hash(const void *h)
 /* The published object whose handle is @h, or NULL.  Under RCU. */
 static __always_inline struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
 {
-	struct kdat_obj *obj =
-		smp_load_acquire(&kdat_handle_cache[kdat_handle_hash(h)]);
+	struct kdat_obj *obj;
 
+	/* pairs with kdat_obj_publish()'s cmpxchg_release: a hit is built */
+	obj = smp_load_acquire(&kdat_handle_cache[kdat_handle_hash(h)]);
 	if (likely((void *)obj == h))
 		return obj;
 	return kdat_handle_lookup_xa(h);

@@ -673,6 +673,7 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
+	/* pairs with the tail exchange in PostProducer::publish() */
 	raw = smp_load_acquire(&h->tail);
 	tail = kdat_ring_clamp_tail(head, raw, kdat_uring_mask(r) + 1);
 	batch = 0;
@@ -683,11 +684,14 @@ again:
 		 * before the lock drops, so another drainer resumes here).
 		 */
 		if (++batch > KDAT_DRAIN_BATCH) {
-			/* a device event (maybe a hard IRQ): its work item
-			 * drains the rest */
+			/*
+			 * a device event (maybe a hard IRQ): its work item
+			 * drains the rest
+			 */
 			if (one_batch)
 				break;
 			srq->ring_head = head;
+			/* as below: pairs with PostProducer::pending() */
 			smp_store_release(&h->head, head);
 			spin_unlock_irqrestore(&srq->ring_lock, flags);
 			cond_resched_if_sleepable();
@@ -732,6 +736,7 @@ again:
 		head++;
 	}
 	srq->ring_head = head;
+	/* the entries are read: pairs with PostProducer::pending()'s acquire */
 	smp_store_release(&h->head, head);
 	/*
 	 * No buffer left on the SRQ (whether or not entries wait in the ring
