@@ -561,6 +561,7 @@ DAT_RETURN kdat_ep_post_user(struct kdat_ep *ep, u32 op, u32 n,
 			     const DAT_LMR_TRIPLET *t, DAT_DTO_COOKIE ck,
 			     const DAT_RMR_TRIPLET *r, u64 compare_add,
 			     u64 swap, u32 immed_data, u32 flags);
+/* Under RCU (any flavour): the LMR lookups rely on it. */
 DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie);
 
@@ -742,7 +743,8 @@ static __always_inline struct kdat_obj *kdat_handle_lookup(DAT_HANDLE h)
  * nothing left to drop.  Only a teardown waits for the count to drop
  * (kdat_obj_wait_uses): the fully ordered decrement pairs with the
  * barrier after its flag, so either it sees the new count or we see the
- * flag.
+ * flag.  The flag stays once set (a claim given back leaves it): later
+ * uses of that object only check the wait queue as well.
  */
 static __always_inline void kdat_obj_unuse(struct kdat_obj *obj)
 {
@@ -771,8 +773,30 @@ static __always_inline bool kdat_obj_use(struct kdat_obj *obj)
 }
 
 /*
+ * The receive post's call section: rcu_read_lock_sched() is inline where
+ * rcu_read_lock() is two calls in a preemptible kernel.  Not on
+ * PREEMPT_RT, whose spinlocks (the SRQ's, the device's) sleep and so may
+ * not be taken with preemption off.  synchronize_rcu() waits for both.
+ */
+static __always_inline void kdat_post_section_begin(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		rcu_read_lock();
+	else
+		rcu_read_lock_sched();
+}
+
+static __always_inline void kdat_post_section_end(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		rcu_read_unlock();
+	else
+		rcu_read_unlock_sched();
+}
+
+/*
  * The receive post's lookup: a call that never sleeps, made entirely inside
- * rcu_read_lock_sched() (which is then also its call section, see
+ * kdat_post_section_begin() (which is then also its call section, see
  * kdat_calls_sync: synchronize_rcu() waits for preempt-disabled readers
  * too), takes a shared use of @h and no reference.  The memory stays
  * (released objects go back through RCU), and while the use is held no

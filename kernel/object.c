@@ -50,8 +50,8 @@ void kdat_call_end(int idx) __releases(&kdat_srcu)
 /*
  * Wait for every DAT call that began before now (device removal): those in
  * kdat_srcu, and the calls that never sleep and run in an RCU section
- * instead (dat_srq_post_recv: rcu_read_lock_sched(), a reader that
- * synchronize_rcu() waits for since the RCU flavours were merged).
+ * instead (dat_srq_post_recv: kdat_post_section_begin(), an RCU-sched
+ * reader - plain RCU on PREEMPT_RT - that synchronize_rcu() waits for).
  */
 void kdat_calls_sync(void)
 {

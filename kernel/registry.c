@@ -501,9 +501,9 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 EXPORT_SYMBOL(dat_srq_free);
 
 /*
- * The receive post never sleeps: its call section is rcu_read_lock_sched()
- * (inline, where rcu_read_lock() is two calls in a preemptible kernel),
- * and it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
+ * The receive post never sleeps: its call section is an RCU section
+ * (kdat_post_section_begin: inline, without the calls of a preemptible
+ * kernel's rcu_read_lock()), and it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
  * atomic operations and no SRCU barrier on the hot path.
  */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
@@ -512,7 +512,7 @@ DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 	struct kdat_obj *o;
 	DAT_RETURN r;
 
-	rcu_read_lock_sched();
+	kdat_post_section_begin();
 	o = kdat_obj_use_rcu(srq, DAT_HANDLE_TYPE_SRQ);
 	if (o) {
 		/* kdat's own provider without the indirect call */
@@ -522,7 +522,7 @@ DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 	} else {
 		r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
 	}
-	rcu_read_unlock_sched();
+	kdat_post_section_end();
 	return r;
 }
 EXPORT_SYMBOL(dat_srq_post_recv);

@@ -584,6 +584,7 @@ __kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 	DAT_RETURN ret;
 	DAT_COUNT i;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(), "SRQ post outside RCU");
 	if (n < 0 || n > srq->max_recv_iov)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (n && !iov)

@@ -72,7 +72,7 @@ stage_host() {
 	# kernel coding style: checkpatch over the kernel C code, sparse over
 	# kdat.ko and the test modules; it ends with its own "N passed, M
 	# failed": all of them must be here
-	KDIR=$KDIR bash tests/host/lint.sh >"$OUT/lint.log" 2>&1
+	KDIR=$KDIR timeout 900 bash tests/host/lint.sh >"$OUT/lint.log" 2>&1
 	st=$?
 	grep -E '^(PASS|FAIL)' "$OUT/lint.log" >>"$r"
 	sum=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$OUT/lint.log" | tail -n1)
