@@ -826,12 +826,22 @@ kdat_obj_use_rcu(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 	return obj;
 }
 
+/*
+ * A post finds its LMR by context in a direct-mapped cache of the IA's
+ * LMRs before the xarray (as object.c does for handles): an LMR holds its
+ * slot, if it found it free, from the moment its context is set until its
+ * context is forgotten (lmr.c).
+ */
+static inline struct kdat_lmr **kdat_lmr_slot(struct kdat_ia *ia, u32 context)
+{
+	return &ia->lmr_cache[context % KDAT_LMR_CACHE];
+}
+
 /* Under RCU: the LMR of @context in @ia, or NULL. */
 static __always_inline struct kdat_lmr *kdat_lmr_lookup(struct kdat_ia *ia,
 							u32 context)
 {
-	struct kdat_lmr *lmr = READ_ONCE(ia->lmr_cache[context %
-							KDAT_LMR_CACHE]);
+	struct kdat_lmr *lmr = READ_ONCE(*kdat_lmr_slot(ia, context));
 
 	if (likely(lmr && lmr->context == context))
 		return lmr;

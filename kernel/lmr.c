@@ -27,17 +27,6 @@
 				 KDAT_MEM_PRIV_REMOTE_ATOMIC_FLAG)
 
 /*
- * A post finds its LMR by context in a direct-mapped cache of the IA's
- * LMRs before the xarray (as object.c does for handles): an LMR holds its
- * slot, if it found it free, from the moment its context is set until its
- * context is forgotten.
- */
-static struct kdat_lmr **kdat_lmr_slot(struct kdat_ia *ia, u32 context)
-{
-	return &ia->lmr_cache[context % KDAT_LMR_CACHE];
-}
-
-/*
  * No post finds @lmr's context once this returns: posts look it up under
  * RCU, so the grace period lets those that found it finish first.
  */

@@ -571,9 +571,8 @@ err_pz:
  * Under RCU (the LMR lookups): dat_srq_post_recv's call section is an
  * RCU section already.
  */
-static __always_inline DAT_RETURN
-__kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
-		    const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
+DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
+			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
 	struct ib_sge sge[KDAT_SRQ_MAX_IOV] __uninitialized;	/* [0, n) set */
 	struct kdat_ia *ia = srq->obj.ia;
@@ -632,18 +631,12 @@ out:
 	return ret;
 }
 
-DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
-			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
-{
-	return __kdat_srq_post_one(srq, n, iov, cookie);
-}
-
 DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	return __kdat_srq_post_one(container_of((struct kdat_obj *)h,
-						struct kdat_srq, obj),
-				   n, iov, cookie);
+	return kdat_srq_post_one(container_of((struct kdat_obj *)h,
+					      struct kdat_srq, obj),
+				 n, iov, cookie);
 }
 
 /*
