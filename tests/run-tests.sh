@@ -70,20 +70,8 @@ stage_host() {
 		echo "FAIL: module_builds_w1_without_warnings (see $OUT/module-build.log)" >>"$r"
 	fi
 	# kernel coding style: checkpatch over the kernel C code, sparse over
-	# kdat.ko and the test modules; it ends with its own "N passed, M
-	# failed": all of them must be here
-	KDIR=$KDIR timeout 900 bash tests/host/lint.sh >"$OUT/lint.log" 2>&1
-	st=$?
-	grep -E '^(PASS|FAIL)' "$OUT/lint.log" >>"$r"
-	sum=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$OUT/lint.log" | tail -n1)
-	got=$(grep -cE '^(PASS|FAIL)' "$OUT/lint.log")
-	if [ -z "$sum" ]; then
-		echo "FAIL: lint_completed (no summary, see $OUT/lint.log)" >>"$r"
-	elif [ "$got" -lt $((${sum% *} + ${sum#* })) ]; then
-		echo "FAIL: lint_all_reported ($got of $((${sum% *} + ${sum#* })))" >>"$r"
-	fi
-	[ "$st" = 0 ] || grep -q '^FAIL' "$OUT/lint.log" ||
-		echo "FAIL: lint_exit_status ($st)" >>"$r"
+	# kdat.ko and the test modules (lint_* lines, counted against its plan)
+	run_listed lint_ 900 "$OUT/lint.log" bash tests/host/lint.sh >>"$r"
 	if make -s build/abi_smoke >>"$OUT/module-build.log" 2>&1; then
 		echo "PASS: abi_smoke_builds" >>"$r"
 	else

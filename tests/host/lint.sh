@@ -3,12 +3,15 @@
 #
 # Kernel coding style of the kernel C code, one line per check:
 #
-#   kernel_checkpatch_clean     checkpatch.pl --file finds nothing in
-#                               kernel/ and the kernel consumers
-#                               (tests/kernel, tests/bench, examples/kernel)
-#   kernel_sparse_clean         kdat.ko built with sparse (C=2): no warning
-#   test_modules_sparse_clean   the same for the kernel consumers
+#   lint_kernel_checkpatch_clean    checkpatch.pl --file finds nothing in
+#                                   kernel/ and the kernel consumers
+#                                   (tests/kernel, tests/bench,
+#                                   examples/kernel)
+#   lint_kernel_sparse_clean        kdat.ko built with sparse (C=2): no
+#                                   warning
+#   lint_test_modules_sparse_clean  the same for the kernel consumers
 #
+# after "PLAN: 3" first (tests/run-tests.sh counts the lines against it)
 # and "N passed, N failed" last; exits non-zero if anything failed.  A
 # missing tool is a FAIL: the host stage of `make test` enforces this.
 #
@@ -119,11 +122,11 @@ checkpatch_check() {
 	local log=$out/checkpatch.log n files=() tests=() f
 	checkpatch=$(find_checkpatch)
 	if [ -z "$checkpatch" ] || ! [ -f "$checkpatch" ]; then
-		fail kernel_checkpatch_clean "no checkpatch.pl: apt-get install linux-source-6.1, or set CHECKPATCH"
+		fail lint_kernel_checkpatch_clean "no checkpatch.pl: apt-get install linux-source-6.1, or set CHECKPATCH"
 		return
 	fi
 	if ! command -v perl >/dev/null; then
-		fail kernel_checkpatch_clean "no perl"
+		fail lint_kernel_checkpatch_clean "no perl"
 		return
 	fi
 	echo DAT_RETURN >"$out/typedefs"
@@ -142,14 +145,14 @@ checkpatch_check() {
 	} | cp_filter >"$log"
 	n=$(grep -cE '^[^:]+:[0-9]+: (ERROR|WARNING|CHECK):' "$log")
 	if [ "${#files[@]}" = 0 ] || [ "${#tests[@]}" = 0 ]; then
-		fail kernel_checkpatch_clean "no sources found"
+		fail lint_kernel_checkpatch_clean "no sources found"
 	elif [ "$n" != 0 ]; then
-		fail kernel_checkpatch_clean "$n findings, see $log" "$log"
+		fail lint_kernel_checkpatch_clean "$n findings, see $log" "$log"
 	elif [ -s "$log" ]; then
 		# no finding but some output: checkpatch itself went wrong
-		fail kernel_checkpatch_clean "checkpatch output, see $log" "$log"
+		fail lint_kernel_checkpatch_clean "checkpatch output, see $log" "$log"
 	else
-		pass kernel_checkpatch_clean
+		pass lint_kernel_checkpatch_clean
 	fi
 }
 
@@ -188,8 +191,8 @@ sparse_checks() {
 		why="no kernel headers at '${KDIR:-}': set KDIR"
 	fi
 	if [ -n "$why" ]; then
-		fail kernel_sparse_clean "$why"
-		fail test_modules_sparse_clean "$why"
+		fail lint_kernel_sparse_clean "$why"
+		fail lint_test_modules_sparse_clean "$why"
 		return
 	fi
 	# copies in the same layout (the Kbuild files use -I$(src)/../include)
@@ -208,12 +211,12 @@ sparse_checks() {
 	log=$out/sparse-kernel.log
 	why=$(sparse_build "$log" "$b/kernel" -j"$(nproc)")
 	if [ -n "$why" ]; then
-		fail kernel_sparse_clean "$why" "$log.found"
+		fail lint_kernel_sparse_clean "$why" "$log.found"
 	else
-		pass kernel_sparse_clean
+		pass lint_kernel_sparse_clean
 	fi
 	if ! [ -f "$b/kernel/Module.symvers" ]; then
-		fail test_modules_sparse_clean "kdat.ko did not build"
+		fail lint_test_modules_sparse_clean "kdat.ko did not build"
 		return
 	fi
 	# one line for all the consumers, naming the first one not clean
@@ -228,14 +231,15 @@ sparse_checks() {
 		fi
 	done
 	if [ "${#dirs[@]}" = 0 ]; then
-		fail test_modules_sparse_clean "no test modules found"
+		fail lint_test_modules_sparse_clean "no test modules found"
 	elif [ -n "$why" ]; then
-		fail test_modules_sparse_clean "$why" "$wlog"
+		fail lint_test_modules_sparse_clean "$why" "$wlog"
 	else
-		pass test_modules_sparse_clean
+		pass lint_test_modules_sparse_clean
 	fi
 }
 
+echo "PLAN: 3"
 checkpatch_check
 sparse_checks
 
