@@ -196,9 +196,11 @@ static void kdat_obj_release(struct kref *ref)
 
 	/*
 	 * softirq, or a lock held (preemptible() is always false without
-	 * CONFIG_PREEMPT_COUNT: then every release is deferred)
+	 * CONFIG_PREEMPT_COUNT: then every release is deferred), or inside a
+	 * preemptible RCU section (dat_evd_dequeue's on PREEMPT_RT, where
+	 * its call section is plain RCU: kdat_post_section_begin)
 	 */
-	if (!preemptible()) {
+	if (!preemptible() || rcu_preempt_depth()) {
 		atomic_long_inc(&kdat_deferred_count);
 		if (llist_add(&obj->deferred, &kdat_deferred))
 			schedule_work(&kdat_deferred_work);

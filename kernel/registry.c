@@ -215,6 +215,37 @@ EXPORT_SYMBOL(dat_ia_openv);
 		__r;							\
 	})
 
+/*
+ * The calls on the data path that never sleep (dat_srq_post_recv,
+ * dat_evd_dequeue): the call section is an RCU section
+ * (kdat_post_section_begin: inline, without the calls of a preemptible
+ * kernel's rcu_read_lock()), the call holds a use of the object but no
+ * reference (kdat_obj_use_rcu): two atomic operations and no SRCU barrier.
+ * kdat's own provider (@direct) is called without the indirect call; a
+ * provider registered with dat_registry_add_provider must not sleep in
+ * these two either.
+ */
+#define KDAT_DISPATCH_ATOMIC(h, kind, fn, direct, ...)			\
+	KDAT_DISPATCH_ATOMIC_(h, DAT_HANDLE_TYPE_##kind,		\
+			      KDAT_INVALID_HANDLE_##kind, fn, direct,	\
+			      __VA_ARGS__)
+#define KDAT_DISPATCH_ATOMIC_(h, type, sub, fn, direct, ...)		\
+	({								\
+		struct kdat_obj *__o;					\
+		DAT_RETURN __r;						\
+		kdat_post_section_begin();				\
+		__o = kdat_obj_use_rcu((h), (type));			\
+		if (__o) {						\
+			__r = INDIRECT_CALL_1(__o->provider->fn, direct, \
+					      __VA_ARGS__);		\
+			kdat_obj_unuse(__o);				\
+		} else {						\
+			__r = KDAT_ERR(DAT_INVALID_HANDLE, (sub));	\
+		}							\
+		kdat_post_section_end();				\
+		__r;							\
+	})
+
 /* A free: claim the object, destroy it once, or give the claim back. */
 #define KDAT_DISPATCH_FREE(h, kind, fn)					\
 	KDAT_DISPATCH_FREE_(h, DAT_HANDLE_TYPE_##kind,			\
@@ -449,7 +480,8 @@ EXPORT_SYMBOL(dat_evd_post_se);
 
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
 {
-	return KDAT_DISPATCH(evd, EVD, evd_dequeue_func, evd, ev);
+	return KDAT_DISPATCH_ATOMIC(evd, EVD, evd_dequeue_func,
+				    kdat_ib_evd_dequeue, evd, ev);
 }
 EXPORT_SYMBOL(dat_evd_dequeue);
 
@@ -500,30 +532,11 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 }
 EXPORT_SYMBOL(dat_srq_free);
 
-/*
- * The receive post never sleeps: its call section is an RCU section
- * (kdat_post_section_begin: inline, without the calls of a preemptible
- * kernel's rcu_read_lock()), and it holds a use of the SRQ but no reference (kdat_obj_use_rcu): two
- * atomic operations and no SRCU barrier on the hot path.
- */
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
-	struct kdat_obj *o;
-	DAT_RETURN r;
-
-	kdat_post_section_begin();
-	o = kdat_obj_use_rcu(srq, DAT_HANDLE_TYPE_SRQ);
-	if (o) {
-		/* kdat's own provider without the indirect call */
-		r = INDIRECT_CALL_1(o->provider->srq_post_recv_func,
+	return KDAT_DISPATCH_ATOMIC(srq, SRQ, srq_post_recv_func,
 				    kdat_ib_srq_post_recv, srq, n, iov, cookie);
-		kdat_obj_unuse(o);
-	} else {
-		r = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	}
-	kdat_post_section_end();
-	return r;
 }
 EXPORT_SYMBOL(dat_srq_post_recv);
 
