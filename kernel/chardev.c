@@ -1048,9 +1048,10 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
 			  kdat_ioc_##name }
 
 /*
- * A call that may sleep for as long as user space says (evd_wait) touches
- * no hardware and runs outside kdat_srcu, so device removal never waits
- * for it.
+ * A call that may sleep for as long as user space says (evd_wait; ia_list,
+ * which writes the names to user memory a FUSE or userfaultfd mapping can
+ * stall) touches no hardware and runs outside kdat_srcu, so device removal
+ * never waits for it.
  */
 #define IOC_SLEEPS(nr, name, type)					\
 	[_IOC_NR(nr)] = { sizeof(type),					\
@@ -1063,7 +1064,7 @@ static const struct {
 	bool sleeps;
 } kdat_iocs[] = {
 	IOC(KDAT_IOC_VERSION, version, struct kdat_ioc_version),
-	IOC(KDAT_IOC_IA_LIST, ia_list, struct kdat_ioc_ia_list),
+	IOC_SLEEPS(KDAT_IOC_IA_LIST, ia_list, struct kdat_ioc_ia_list),
 	IOC(KDAT_IOC_IA_OPEN, ia_open, struct kdat_ioc_ia_open),
 	IOC(KDAT_IOC_IA_CLOSE, ia_close, struct kdat_ioc_ia_close),
 	IOC(KDAT_IOC_IA_QUERY, ia_query, struct kdat_ioc_ia_query),

@@ -242,6 +242,8 @@ static void kdat_evd_leave_stream(struct kdat_evd *evd)
 		evd->dto_class = 0;
 }
 
+static void kdat_ep_sring_work(struct work_struct *w);
+
 static void kdat_ep_release(struct kdat_obj *obj)
 {
 	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
@@ -491,6 +493,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	spin_lock_init(&ep->lock);
 	spin_lock_init(&ep->sring_lock);
+	INIT_WORK(&ep->sring_work, kdat_ep_sring_work);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
 	if (kdat_ring_init(ep, &ep->sq, a.max_request_dtos,
@@ -756,6 +759,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
 	struct ib_cq *scq, *rcq, *cq;
+	bool own_id;
 	int ret;
 
 	scq = ep->request_evd ? ep->request_evd->cq : NULL;
@@ -818,12 +822,18 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	}
 	spin_lock_irq(&ep->lock);
 	ep->qp = id->qp;
+	/* an active EP's ID is its own already (dat_ep_connect) */
+	own_id = ep->cm_id == id;
 	ep->cm_id = id;
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
 	if (ret) {
-		/* the caller destroys the ID: the EP must not keep it */
 		ep->qp = NULL;
-		ep->cm_id = NULL;
+		/*
+		 * An accept's caller destroys its ID: the EP must not keep
+		 * it.  A connect's stays the EP's, for its reset or free.
+		 */
+		if (!own_id)
+			ep->cm_id = NULL;
 	}
 	spin_unlock_irq(&ep->lock);
 	if (!ret)
@@ -1777,9 +1787,10 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 	DAT_RMR_TRIPLET rmr;
 	unsigned long irqflags;
 	u32 head, tail, raw, max_seg, batch, op, n, fl, imm;
-	bool retried = false, idle;
+	bool retried = false, idle, more = false;
 	DAT_DTO_COOKIE ck;
 	DAT_RETURN ret;
+	u32 budget;
 	u64 ca, sw;
 
 	if (!r)
@@ -1788,6 +1799,12 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 	max_seg = kdat_wqe_max_seg(r->entry_size,
 				   offsetof(struct kdat_ep_sqe, seg),
 				   sizeof(struct kdat_useg));
+	/*
+	 * One ring's worth of entries per call, however often the user
+	 * rewrites its tail meanwhile (a refusal never blocks): the rest
+	 * goes to sring_work, or to the next completion.
+	 */
+	budget = r->entries;
 	spin_lock_irqsave(&ep->sring_lock, irqflags);
 	head = ep->sring_head;
 again:
@@ -1796,6 +1813,11 @@ again:
 	tail = kdat_ring_clamp_tail(head, raw, r->entries);
 	batch = 0;
 	while (head != tail) {
+		if (!budget) {
+			more = true;
+			break;
+		}
+		budget--;
 		/* the user sizes the ring: let interrupts in now and then */
 		if (++batch > KDAT_SRING_BATCH) {
 			ep->sring_head = head;
@@ -1866,7 +1888,29 @@ again:
 	} else {
 		WRITE_ONCE(h->flags, 0);
 	}
+	/*
+	 * Entries left with nothing outstanding that would drain them: a
+	 * work item does.  Not for a dead ring: its close (perhaps from the
+	 * release) is the last drain that owes the user anything, and a
+	 * user rewriting a dead ring's tail gets one budget per kick.
+	 */
+	if (more && idle && !ep->sring_dead) {
+		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_EP]);
+		/* not the last reference: the caller holds the EP */
+		kdat_obj_hold(&ep->obj);
+		if (!queue_work(kdat_ring_wq, &ep->sring_work))
+			kdat_obj_put(&ep->obj);
+	}
 	spin_unlock_irqrestore(&ep->sring_lock, irqflags);
+}
+
+/* What a drain left when it used up its budget; holds a reference. */
+static void kdat_ep_sring_work(struct work_struct *w)
+{
+	struct kdat_ep *ep = container_of(w, struct kdat_ep, sring_work);
+
+	kdat_ep_ring_drain(ep);
+	kdat_obj_put(&ep->obj);
 }
 
 /* As KDAT_IOC_EP_POST does: a software device sends on this CPU. */

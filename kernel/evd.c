@@ -258,6 +258,8 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	err = kdat_ia_link(ia, &evd->obj);
 	if (err) {
 		kdat_obj_unpublish(&evd->obj);
+		/* a dequeue that found the handle meanwhile leaves first */
+		kdat_obj_drain_uses(&evd->obj);
 		kdat_evd_hw_destroy(evd);
 		kdat_obj_put(&evd->obj);
 		return kdat_ia_link_error(err);
@@ -598,7 +600,14 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	spin_unlock_irqrestore(&evd->lock, flags);
 	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
-	cancel_work_sync(&evd->upcall_work);
+	/*
+	 * Not from the work itself (an upcall dispatched by it freeing its
+	 * own EVD): flushing the running work would wait for ourselves.  A
+	 * kick cancelled before it ran gives back the reference it held.
+	 */
+	if (current_work() != &evd->upcall_work &&
+	    cancel_work_sync(&evd->upcall_work))
+		kdat_obj_put(&evd->obj);
 	kdat_evd_hw_destroy(evd);
 	if (evd->uring)
 		ia->uops->evd_destroy(evd);

@@ -347,6 +347,8 @@ struct kdat_srq {
 	 */
 	u32 hw_limit;			/* resize_lock; 0: not armed */
 	struct work_struct limit_work;
+	/* drains on what one drain call left in the post ring (its budget) */
+	struct work_struct drain_work;
 	/*
 	 * Receives charged to each recv EVD's CQ and to recv_cq (never
 	 * shrinks); written under resize_lock and ia->lock.
@@ -365,6 +367,11 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq);
 struct ib_cq *kdat_srq_recv_cq(struct kdat_srq *srq);
 int kdat_srq_init(void);
 void kdat_srq_exit(void);
+/* SRQ limit and ring drain work: destroyed (run dry) at unload */
+extern struct workqueue_struct *kdat_ring_wq;
+/* debugfs kdat/ring_spills: drains that left their rest to a work item */
+enum { KDAT_SPILL_SRQ, KDAT_SPILL_EP };
+extern atomic_long_t kdat_ring_spills[2];
 
 /* ---- EP (ep.c) and connection management (cm.c) ---- */
 struct kdat_ep;
@@ -459,6 +466,8 @@ struct kdat_ep {
 	 * order).
 	 */
 	struct kdat_uring *sring;
+	/* drains on what one drain call left in the ring (its budget) */
+	struct work_struct sring_work;
 	spinlock_t sring_lock;
 	u32 sring_head;
 	u32 sring_retired;

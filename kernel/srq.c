@@ -51,7 +51,7 @@ static atomic_long_t kdat_limit_events;		/* LIMIT_REACHED handled */
 static atomic_long_t kdat_limit_drained;	/* ring entries they posted */
 static atomic_long_t kdat_limit_arms;		/* ib_modify_srq(LIMIT) ok */
 static atomic_long_t kdat_limit_arm_errors;	/* ... failed */
-static struct workqueue_struct *kdat_srq_wq;	/* limit_work */
+struct workqueue_struct *kdat_ring_wq;	/* limit_work, drain_work, sring_work */
 
 static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch);
 
@@ -331,9 +331,40 @@ static void kdat_srq_limit_reached(struct kdat_srq *srq)
 	atomic_long_inc(&kdat_limit_events);
 	atomic_long_add(__kdat_srq_drain(srq, true), &kdat_limit_drained);
 	kdat_obj_hold(&srq->obj);
-	if (!queue_work(kdat_srq_wq, &srq->limit_work))
+	if (!queue_work(kdat_ring_wq, &srq->limit_work))
 		kdat_obj_put(&srq->obj);	/* already queued: not the last */
 }
+
+/*
+ * What a drain left in the post ring when it used up its budget (a user
+ * who keeps rewriting the tail cannot keep one call running): drained
+ * here, in process context, one budget at a time.  Holds a reference on
+ * the SRQ, taken when it was queued; a destroyed SRQ's ring is left alone.
+ */
+static void kdat_srq_drain_work(struct work_struct *w)
+{
+	struct kdat_srq *srq = container_of(w, struct kdat_srq, drain_work);
+	bool alive;
+
+	mutex_lock(&srq->resize_lock);
+	alive = srq->srq;
+	mutex_unlock(&srq->resize_lock);
+	if (alive)
+		__kdat_srq_drain(srq, false);
+	kdat_obj_put(&srq->obj);
+}
+
+/* Drains that used up their budget and left the rest to a work item. */
+atomic_long_t kdat_ring_spills[2];
+
+static int kdat_ring_spills_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "srq %ld\nep %ld\n",
+		   atomic_long_read(&kdat_ring_spills[KDAT_SPILL_SRQ]),
+		   atomic_long_read(&kdat_ring_spills[KDAT_SPILL_EP]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_ring_spills);
 
 static int kdat_srq_limit_show(struct seq_file *m, void *v)
 {
@@ -351,13 +382,15 @@ int kdat_srq_init(void)
 {
 	struct dentry *dir;
 
-	kdat_srq_wq = alloc_workqueue("kdat_srq", WQ_UNBOUND, 0);
-	if (!kdat_srq_wq)
+	kdat_ring_wq = alloc_workqueue("kdat_ring", WQ_UNBOUND, 0);
+	if (!kdat_ring_wq)
 		return -ENOMEM;
 	dir = debugfs_lookup("kdat", NULL);
 	if (!IS_ERR_OR_NULL(dir)) {	/* an error without CONFIG_DEBUG_FS */
 		debugfs_create_file("srq_limit", 0444, dir, NULL,
 				    &kdat_srq_limit_fops);
+		debugfs_create_file("ring_spills", 0444, dir, NULL,
+				    &kdat_ring_spills_fops);
 		dput(dir);
 	}
 	return 0;
@@ -366,7 +399,7 @@ int kdat_srq_init(void)
 /* Runs what is queued (each drops its SRQ reference) before unload. */
 void kdat_srq_exit(void)
 {
-	destroy_workqueue(kdat_srq_wq);
+	destroy_workqueue(kdat_ring_wq);
 }
 
 /*
@@ -493,6 +526,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_lock_init(&srq->ring_lock);
 	mutex_init(&srq->resize_lock);
 	INIT_WORK(&srq->limit_work, kdat_srq_limit_work);
+	INIT_WORK(&srq->drain_work, kdat_srq_drain_work);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
 	xa_init(&srq->qps);
@@ -654,8 +688,8 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	struct kdat_ring_hdr *h;
 	struct kdat_srq_wqe *w;
 	unsigned long flags;
-	u32 head, tail, raw, n, max_seg, batch;
-	bool retried = false, blocked = false, broken;
+	u32 head, tail, raw, n, max_seg, batch, budget;
+	bool retried = false, blocked = false, broken, more = false;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
 	u32 posted = 0;
@@ -664,6 +698,11 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 		return 0;
 	h = kdat_uring_hdr(r);
 	max_seg = kdat_uring_max_seg(r);
+	/*
+	 * One ring's worth of entries per call, however often the user
+	 * rewrites its tail meanwhile: the rest goes to drain_work.
+	 */
+	budget = kdat_uring_mask(r) + 1;
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
@@ -672,6 +711,11 @@ again:
 	tail = kdat_ring_clamp_tail(head, raw, kdat_uring_mask(r) + 1);
 	batch = 0;
 	while (head != tail) {
+		if (!budget) {
+			more = true;
+			break;
+		}
+		budget--;
 		/*
 		 * The user sizes the ring: let interrupts in every
 		 * KDAT_DRAIN_BATCH entries (the head is ours, published
@@ -761,6 +805,13 @@ again:
 		WRITE_ONCE(h->flags, broken ? KDAT_RING_SRQ_ERROR : 0);
 	}
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
+	if (more) {
+		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_SRQ]);
+		/* not the last reference: the caller holds the SRQ */
+		kdat_obj_hold(&srq->obj);
+		if (!queue_work(kdat_ring_wq, &srq->drain_work))
+			kdat_obj_put(&srq->obj);
+	}
 	return posted;
 }
 

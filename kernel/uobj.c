@@ -343,20 +343,42 @@ __poll_t kdat_ufile_poll(struct kdat_ufile *uf)
 /* Ring accounting                                                         */
 
 /* Give the ring a place in the file's mmap space, within the file's cap. */
+/*
+ * Count @bytes of ring against the file's cap (max_ring_mb) before they
+ * are allocated, so concurrent creates cannot each allocate past it.
+ */
+int kdat_ufile_reserve(struct kdat_ufile *uf, size_t bytes)
+{
+	size_t cap = (size_t)max_ring_mb << 20;
+	int ret = 0;
+
+	mutex_lock(&uf->lock);
+	/* the cap may have been lowered below what the file holds */
+	if (uf->ring_bytes > cap || bytes > cap - uf->ring_bytes)
+		ret = -ENOMEM;
+	else
+		uf->ring_bytes += bytes;
+	mutex_unlock(&uf->lock);
+	return ret;
+}
+
+void kdat_ufile_unreserve(struct kdat_ufile *uf, size_t bytes)
+{
+	mutex_lock(&uf->lock);
+	uf->ring_bytes -= bytes;
+	mutex_unlock(&uf->lock);
+}
+
+/* A ring of bytes reserved with kdat_ufile_reserve: mappable now. */
 int kdat_ufile_add_ring(struct kdat_ufile *uf, struct kdat_uring *r)
 {
 	int ret;
 
 	mutex_lock(&uf->lock);
-	if (uf->ring_bytes + r->size > (size_t)max_ring_mb << 20) {
-		mutex_unlock(&uf->lock);
-		return -ENOMEM;
-	}
 	r->pgoff = uf->next_pgoff;
 	ret = xa_insert(&uf->rings, r->pgoff, r, GFP_KERNEL_ACCOUNT);
 	if (!ret) {
 		uf->next_pgoff += r->size >> PAGE_SHIFT;
-		uf->ring_bytes += r->size;
 		kref_get(&uf->ref);
 		r->uf = uf;
 	}

@@ -43,6 +43,8 @@ void kdat_ufile_close(struct kdat_ufile *uf);
 void kdat_ufile_put(struct kdat_ufile *uf);
 bool kdat_ufile_mine(struct kdat_ufile *uf);
 __poll_t kdat_ufile_poll(struct kdat_ufile *uf);
+int kdat_ufile_reserve(struct kdat_ufile *uf, size_t bytes);
+void kdat_ufile_unreserve(struct kdat_ufile *uf, size_t bytes);
 int kdat_ufile_add_ring(struct kdat_ufile *uf, struct kdat_uring *r);
 void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r);
 struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,

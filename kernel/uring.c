@@ -29,6 +29,7 @@ static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
 					   u32 min_entries, u32 entry_size,
 					   bool events)
 {
+	size_t offset = ALIGN(sizeof(struct kdat_ring_hdr), 64), bytes, size;
 	struct kdat_ring_hdr *h;
 	struct kdat_uring *r;
 	u32 entries;
@@ -37,13 +38,20 @@ static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
 	if (min_entries > (1U << 24))
 		return NULL;
 	entries = roundup_pow_of_two(max_t(u32, min_entries, 2));
+	if (check_mul_overflow((size_t)entries, (size_t)entry_size, &bytes) ||
+	    check_add_overflow(offset, bytes, &size) || size > SIZE_MAX / 2)
+		return NULL;
+	size = PAGE_ALIGN(size);
+	/* the file's cap, before the memory: not after allocating it */
+	if (kdat_ufile_reserve(uf, size))
+		return NULL;
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
-		return NULL;
+		goto err_unreserve;
 	r->entries = entries;
 	r->entry_size = entry_size;
-	r->entry_offset = ALIGN(sizeof(*h), 64);
-	r->size = PAGE_ALIGN(r->entry_offset + (size_t)entries * entry_size);
+	r->entry_offset = offset;
+	r->size = size;
 	init_waitqueue_head(&r->wq);
 	r->mem = __vmalloc(r->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!r->mem)
@@ -65,6 +73,8 @@ err:
 	kvfree(r->shadow);
 	vfree(r->mem);
 	kfree(r);
+err_unreserve:
+	kdat_ufile_unreserve(uf, size);
 	return NULL;
 }
 
@@ -364,11 +374,19 @@ void kdat_uevd_collect_ia(struct kdat_ia *ia)
 	mutex_unlock(&ia->lock);
 }
 
+/*
+ * Unlocked (poll, waits): one snapshot of our tail, so the user's head is
+ * judged against the tail the count is taken from, and never more than
+ * the ring holds.
+ */
 u32 kdat_uevd_count(struct kdat_evd *evd)
 {
 	struct kdat_uring *r = evd->uring;
+	u32 ktail = READ_ONCE(r->ktail);
+	u32 head = kdat_ring_user_head(READ_ONCE(r->reaped), ktail,
+				       READ_ONCE(kdat_uring_hdr(r)->head));
 
-	return READ_ONCE(r->ktail) - kdat_uevd_user_head(r);
+	return min(ktail - head, r->entries);
 }
 
 

@@ -2899,6 +2899,54 @@ out:
 	pair_close(&p);
 }
 
+struct selffree_box {
+	DAT_EVD_HANDLE evd;
+	DAT_RETURN ret;
+	struct completion done;
+};
+
+static void selffree_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			    DAT_BOOLEAN more)
+{
+	struct selffree_box *b = data;
+
+	b->ret = dat_evd_free(b->evd);
+	complete(&b->done);
+}
+
+/*
+ * An upcall may free its own EVD.  A software event (as connection and
+ * asynchronous events) reaches its upcall through the EVD's work item, so
+ * the free runs inside the work it would otherwise wait for: it returns,
+ * and the EVD is gone.
+ */
+static void t_evd_upcall_frees_its_own_evd(void)
+{
+	static struct kt_side x;
+	static struct selffree_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = selffree_upcall };
+	DAT_EVENT ev = { .event_number = DAT_SOFTWARE_EVENT };
+	DAT_EVD_PARAM q;
+	bool done;
+
+	box.ret = DAT_INTERNAL_ERROR;
+	init_completion(&box.done);
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_evd_kcreate(x.ia, 8, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_SOFTWARE_FLAG, &box.evd));
+	CHECK_OK(dat_evd_post_se(box.evd, &ev));
+	/* a failure detector only: the pass criterion is the free's return */
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "dat_evd_free in its own upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK_RET(dat_evd_query(box.evd, DAT_EVD_FIELD_ALL, &q),
+		  DAT_INVALID_HANDLE);
+out:
+	side_close(&x);
+}
+
 /*
  * A kernel consumer's connection EVD of another IA may run an upcall: the
  * EP's connection events run it, naming the EP.  Closing that IA takes the
@@ -3984,6 +4032,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_atomics_change_remote_memory_and_return_old_value),
 	CASE(t_ep_atomic_refused_by_target_names_operation),
 	CASE(t_evd_upcalls_deliver_and_modify_upcall),
+	CASE(t_evd_upcall_frees_its_own_evd),
 	CASE(t_ep_connection_evd_of_another_ia_with_upcall),
 	CASE(t_cr_reject_reaches_the_client),
 	CASE(t_ia_reports_srq_attributes),

@@ -2761,6 +2761,190 @@ static void case_srq_post_concurrent_counts(void)
 }
 
 /* ======================================================================= */
+/* A user rewriting a ring's tail while the kernel drains it               */
+/* ======================================================================= */
+
+/*
+ * Every slot of the ring holds an entry the kernel refuses, and a refusal
+ * never blocks; the rewriter keeps moving the tail one ring ahead of the
+ * head the kernel publishes (and, for the SRQ, keeps the async EVD's ring
+ * empty, so its refusal reports never fill it).  The kick must return
+ * having stopped at its budget (one ring's worth; debugfs
+ * kdat/ring_spills counts the drains that left their rest to a work
+ * item).  Before that bound, the kick drained with bottom halves off for
+ * as long as the rewriter ran: thousands of entries, and with a rewriter
+ * that never loses the race, a soft lockup.
+ */
+/* kicks tried until one used up its budget under the rewriter */
+#define RW_TRIES 20
+
+/* debugfs kdat/ring_spills: drains that left their rest to a work item */
+static long rw_spills(const char *kind)
+{
+	FILE *f = fopen("/sys/kernel/debug/kdat/ring_spills", "r");
+	char k[16];
+	long n, v = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%15s %ld", k, &n) == 2)
+		if (!strcmp(k, kind))
+			v = n;
+	fclose(f);
+	return v;
+}
+
+struct rw {
+	struct kring *ring, *aring;	/* aring: to keep empty, or NULL */
+	atomic_bool stop;
+	atomic_long laps;		/* tail rewrites that moved it */
+	atomic_long passes;		/* turns of its loop */
+};
+
+static void *rw_rewriter(void *p)
+{
+	struct rw *x = p;
+	struct kdat_ring_hdr *h = x->ring->h;
+
+	while (!atomic_load(&x->stop)) {
+		uint32_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+
+		if (h->tail != head + h->entries) {
+			__atomic_exchange_n(&h->tail, head + h->entries,
+					    __ATOMIC_SEQ_CST);
+			atomic_fetch_add(&x->laps, 1);
+		}
+		if (x->aring)
+			__atomic_store_n(&x->aring->h->head,
+					 __atomic_load_n(&x->aring->h->tail,
+							 __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
+		atomic_fetch_add(&x->passes, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Kick once under the rewriter.  *@taken: the entries the kernel consumed
+ * from the kick's start until it returned (its head moved that far).
+ */
+static uint32_t rw_kick_under_rewriter(struct rw *x, int fd, unsigned long cmd,
+				       uint32_t id, uint32_t *taken)
+{
+	struct kdat_ring_hdr *h = x->ring->h;
+	uint32_t st, head0;
+	pthread_t t;
+
+	atomic_store(&x->stop, false);
+	atomic_store(&x->laps, 0);
+	atomic_store(&x->passes, 0);
+	pthread_create(&t, NULL, rw_rewriter, x);
+	/* the ring is full (the tail one ring ahead) before the kick drains */
+	while (!atomic_load(&x->passes))
+		sched_yield();
+	head0 = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+	if (cmd == KDAT_IOC_EP_KICK) {
+		struct kdat_ioc_ep_op k = { .ep = id };
+
+		st = KIOC(fd, cmd, &k);
+	} else {
+		st = k_srq_op(fd, cmd, id, 0);
+	}
+	*taken = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) - head0;
+	atomic_store(&x->stop, true);
+	pthread_join(t, NULL);
+	return st;
+}
+
+static void case_ring_tail_rewriter_vs_kick(void)
+{
+	int fd = kdat_open();
+	struct kring sring = {}, ering = {};
+	struct rw x = {};
+	struct side s;
+	uint32_t srq, ep, st, i, staken = 0, etaken = 0;
+	long spills;
+	int tries;
+
+	open_side(fd, "rxe0", &s);
+
+	/* the SRQ's post ring: entries naming more segments than a slot has */
+	st = k_srq(fd, s.ia, s.pz, 256, &srq, &sring);
+	REQUIRE(st == DAT_SUCCESS && sring.h, "srq: %s", ST(st));
+	REQUIRE(sring.h->entries > 64, "SRQ ring of %u entries", sring.h->entries);
+	for (i = 0; i < sring.h->entries; i++) {
+		struct kdat_srq_wqe *w = kr_slot(&sring, i);
+
+		w->cookie = i;
+		w->nseg = 0xff;
+	}
+	x.ring = &sring;
+	x.aring = &s.aring;
+	spills = rw_spills("srq");
+	REQUIRE(spills >= 0, "no /sys/kernel/debug/kdat/ring_spills");
+	for (tries = 0; tries < RW_TRIES && rw_spills("srq") == spills; tries++) {
+		st = rw_kick_under_rewriter(&x, fd, KDAT_IOC_SRQ_KICK, srq,
+					    &staken);
+		CHECK(st == DAT_SUCCESS, "SRQ kick under the rewriter: %s", ST(st));
+	}
+	/* the kick returned, and not by luck: it stopped at its budget */
+	CHECK(rw_spills("srq") > spills,
+	      "%d SRQ kicks under the rewriter, none stopped at its budget", tries);
+
+	/* an unconnected EP's send ring: entries of no operation */
+	{
+		struct kdat_ioc_ep_create c = {
+			.ia = s.ia, .pz = s.pz, .recv_evd = s.evd,
+			.request_evd = s.evd, .connect_evd = s.cevd,
+			.has_attr = 1,
+			.attr = { .max_message_size = 4096,
+				  .max_request_dtos = 200,
+				  .max_request_iov = 1, .max_recv_dtos = 16,
+				  .max_recv_iov = 1 },
+		};
+
+		st = KIOC(fd, KDAT_IOC_EP_CREATE, &c);
+		REQUIRE(st == DAT_SUCCESS, "ep: %s", ST(st));
+		ep = c.ep;
+		if (!c.ring_size) {
+			kr_pass_note("no send ring on this module; SRQ: %u taken",
+				     staken);
+			goto out;
+		}
+		REQUIRE(!kr_map(fd, c.ring_offset, c.ring_size, &ering),
+			"mmap of the EP's send ring: %s", strerror(errno));
+	}
+	REQUIRE(ering.h->entries > 64, "EP ring of %u entries", ering.h->entries);
+	for (i = 0; i < ering.h->entries; i++) {
+		struct kdat_ep_sqe *w = kr_slot(&ering, i);
+
+		memset(w, 0, sizeof(*w));
+		w->op = 0xffffffff;
+		w->cookie = i;
+	}
+	x.ring = &ering;
+	x.aring = NULL;
+	spills = rw_spills("ep");
+	for (tries = 0; tries < RW_TRIES && rw_spills("ep") == spills; tries++) {
+		st = rw_kick_under_rewriter(&x, fd, KDAT_IOC_EP_KICK, ep,
+					    &etaken);
+		CHECK(st == DAT_SUCCESS, "EP kick under the rewriter: %s", ST(st));
+	}
+	CHECK(rw_spills("ep") > spills,
+	      "%d EP kicks under the rewriter, none stopped at its budget", tries);
+	kr_pass_note("the last kicks saw %u (SRQ) and %u (EP) entries taken, rings of %u and %u",
+		     staken, etaken, sring.h->entries, ering.h->entries);
+	kr_unmap(&ering);
+	st = k_free(fd, ep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "ep free: %s", ST(st));
+out:
+	kr_unmap(&sring);
+	st = k_free(fd, srq, KT_SRQ);
+	CHECK(st == DAT_SUCCESS, "srq free: %s", ST(st));
+	close(fd);
+}
+
+/* ======================================================================= */
 /* A forked child and its parent's handles                                 */
 /* ======================================================================= */
 
@@ -3827,6 +4011,7 @@ static const struct kcase cases[] = {
 	{ "ep_connect_accept_disconnect_reset_free",
 	  case_ep_connect_accept_disconnect_reset_free },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
+	{ "ring_tail_rewriter_vs_kick", case_ring_tail_rewriter_vs_kick },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
 	{ "ep_free_flush_into_small_evd", case_ep_free_flush_into_small_evd },
 	{ "srq_resize_vs_connects_and_frees",
