@@ -1800,11 +1800,11 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 				   offsetof(struct kdat_ep_sqe, seg),
 				   sizeof(struct kdat_useg));
 	/*
-	 * One ring's worth of entries per call, however often the user
-	 * rewrites its tail meanwhile (a refusal never blocks): the rest
-	 * goes to sring_work, or to the next completion.
+	 * KDAT_DRAIN_RINGS rings' worth of entries per call, however often
+	 * the user rewrites its tail meanwhile (a refusal never blocks): the
+	 * rest goes to sring_work, or to the next completion.
 	 */
-	budget = r->entries;
+	budget = KDAT_DRAIN_RINGS * r->entries;
 	spin_lock_irqsave(&ep->sring_lock, irqflags);
 	head = ep->sring_head;
 again:
@@ -2009,7 +2009,9 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_ia *ia = ep->obj.ia;
+	struct rdma_cm_id *id;
 	struct kdat_cr *cr;
+	struct ib_qp *qp;
 	struct ib_cq *cq;
 	DAT_EP_STATE s;
 
@@ -2052,9 +2054,19 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	spin_unlock_irq(&ep->lock);
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
-	cq = kdat_ep_destroy_qp(ep);
+	/*
+	 * As kdat_ep_hw_destroy: the drain waits for the CQs' pollers, whose
+	 * upcalls may take the op_lock of an EP whose own free or reset
+	 * waits for the same poller.  No call reaches this EP any more (the
+	 * free holds its claim).
+	 */
+	atomic_inc(&ep->hw_teardown);
+	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_finish_qp(ep, id, qp);
 	kdat_ep_free_cq(cq);
+	if (atomic_dec_and_test(&ep->hw_teardown))
+		wake_up_var(&ep->hw_teardown);
 	kdat_ep_wait_hw_teardown(ep);
 	kdat_ep_flush_pending(ep);
 	kdat_ep_ring_close(ep);

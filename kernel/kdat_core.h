@@ -369,6 +369,11 @@ int kdat_srq_init(void);
 void kdat_srq_exit(void);
 /* SRQ limit and ring drain work: destroyed (run dry) at unload */
 extern struct workqueue_struct *kdat_ring_wq;
+/*
+ * One drain call of a user's post or send ring takes at most this many
+ * rings' worth of entries; a work item takes the rest.
+ */
+#define KDAT_DRAIN_RINGS	4
 /* debugfs kdat/ring_spills: drains that left their rest to a work item */
 enum { KDAT_SPILL_SRQ, KDAT_SPILL_EP };
 extern atomic_long_t kdat_ring_spills[2];

@@ -699,10 +699,13 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	h = kdat_uring_hdr(r);
 	max_seg = kdat_uring_max_seg(r);
 	/*
-	 * One ring's worth of entries per call, however often the user
-	 * rewrites its tail meanwhile: the rest goes to drain_work.
+	 * KDAT_DRAIN_RINGS rings' worth of entries per call, however often
+	 * the user rewrites its tail meanwhile: the rest goes to drain_work.
+	 * More than a producer that waits for our published head can write
+	 * while one call runs, so what was posted before a query is drained
+	 * by that query.
 	 */
-	budget = kdat_uring_mask(r) + 1;
+	budget = KDAT_DRAIN_RINGS * (kdat_uring_mask(r) + 1);
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:

@@ -2769,7 +2769,7 @@ static void case_srq_post_concurrent_counts(void)
  * never blocks; the rewriter keeps moving the tail one ring ahead of the
  * head the kernel publishes (and, for the SRQ, keeps the async EVD's ring
  * empty, so its refusal reports never fill it).  The kick must return
- * having stopped at its budget (one ring's worth; debugfs
+ * having stopped at its budget (four rings' worth; debugfs
  * kdat/ring_spills counts the drains that left their rest to a work
  * item).  Before that bound, the kick drained with bottom halves off for
  * as long as the rewriter ran: thousands of entries, and with a rewriter
