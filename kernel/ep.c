@@ -1817,7 +1817,6 @@ again:
 			more = true;
 			break;
 		}
-		budget--;
 		/* the user sizes the ring: let interrupts in now and then */
 		if (++batch > KDAT_SRING_BATCH) {
 			ep->sring_head = head;
@@ -1828,6 +1827,7 @@ again:
 			head = ep->sring_head;
 			goto again;
 		}
+		budget--;
 		/* one copy of the entry; nothing is read from it again */
 		w = kdat_uring_entry(r, head);
 		op = READ_ONCE(w->op);
@@ -2070,6 +2070,9 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	kdat_ep_wait_hw_teardown(ep);
 	kdat_ep_flush_pending(ep);
 	kdat_ep_ring_close(ep);
+	/* the ring is dead: a drain handed on before ends here, not later */
+	if (cancel_work_sync(&ep->sring_work))
+		kdat_obj_put(&ep->obj);
 	if (cr)
 		kdat_obj_put(&cr->obj);
 

@@ -251,6 +251,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 		}
 	}
 	if (kdat_obj_publish(&evd->obj)) {
+		kdat_obj_drain_uses(&evd->obj);
 		kdat_evd_hw_destroy(evd);
 		kdat_obj_put(&evd->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);

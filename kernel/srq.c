@@ -718,7 +718,6 @@ again:
 			more = true;
 			break;
 		}
-		budget--;
 		/*
 		 * The user sizes the ring: let interrupts in every
 		 * KDAT_DRAIN_BATCH entries (the head is ours, published
@@ -740,6 +739,7 @@ again:
 			head = srq->ring_head;
 			goto again;
 		}
+		budget--;
 		w = kdat_uring_entry(r, head);
 		c.as_64 = READ_ONCE(w->cookie);
 		n = READ_ONCE(w->nseg);
@@ -1090,6 +1090,13 @@ DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
 	mutex_unlock(&ia->lock);
 	kdat_obj_unpublish(&srq->obj);
 	kdat_srq_hw_destroy(srq);
+	/*
+	 * A drain handed on before the free reports nothing after it: wait
+	 * for one that runs (it finds the SRQ gone or drains first), drop
+	 * one not started.  No lock held: the work takes resize_lock.
+	 */
+	if (cancel_work_sync(&srq->drain_work))
+		kdat_obj_put(&srq->obj);
 	atomic_dec(&srq->pz->users);
 	return DAT_SUCCESS;
 }

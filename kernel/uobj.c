@@ -342,7 +342,6 @@ __poll_t kdat_ufile_poll(struct kdat_ufile *uf)
 /* ---------------------------------------------------------------------- */
 /* Ring accounting                                                         */
 
-/* Give the ring a place in the file's mmap space, within the file's cap. */
 /*
  * Count @bytes of ring against the file's cap (max_ring_mb) before they
  * are allocated, so concurrent creates cannot each allocate past it.

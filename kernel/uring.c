@@ -375,9 +375,10 @@ void kdat_uevd_collect_ia(struct kdat_ia *ia)
 }
 
 /*
- * Unlocked (poll, waits): one snapshot of our tail, so the user's head is
- * judged against the tail the count is taken from, and never more than
- * the ring holds.
+ * Unlocked (poll, waits): one read of our tail, the user's head judged
+ * against it.  Events written, consumed and reaped between our reads can
+ * put reaped (and so the head) past that tail: nothing new then, never a
+ * wrapped count; and never more than the ring holds.
  */
 u32 kdat_uevd_count(struct kdat_evd *evd)
 {
@@ -386,6 +387,8 @@ u32 kdat_uevd_count(struct kdat_evd *evd)
 	u32 head = kdat_ring_user_head(READ_ONCE(r->reaped), ktail,
 				       READ_ONCE(kdat_uring_hdr(r)->head));
 
+	if ((s32)(ktail - head) < 0)
+		return 0;
 	return min(ktail - head, r->entries);
 }
 

@@ -2909,8 +2909,16 @@ static void selffree_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 			    DAT_BOOLEAN more)
 {
 	struct selffree_box *b = data;
+	int tries = 0;
 
-	b->ret = dat_evd_free(b->evd);
+	/*
+	 * dat_evd_post_se may still hold its use of the EVD (it queued this
+	 * work before returning): the free is DAT_INVALID_STATE until then.
+	 */
+	do {
+		b->ret = dat_evd_free(b->evd);
+		cond_resched();
+	} while (DAT_GET_TYPE(b->ret) == DAT_INVALID_STATE && ++tries < 100000);
 	complete(&b->done);
 }
 

@@ -2856,6 +2856,42 @@ static uint32_t rw_kick_under_rewriter(struct rw *x, int fd, unsigned long cmd,
 	return st;
 }
 
+/*
+ * The rewriter stopped: kicks, as a producer that finds
+ * KDAT_RING_NEED_KICK makes, with room made for the refusal reports of
+ * the SRQ ring before each (the async EVD holds fewer than a ring), empty
+ * the ring: the budget's cut lost no entry and left the head where the
+ * next drain resumes.
+ */
+static bool rw_last_kicks_drain(struct rw *x, int fd, unsigned long cmd,
+				uint32_t id)
+{
+	struct kdat_ring_hdr *h = x->ring->h;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		uint32_t st;
+
+		if (__atomic_load_n(&h->head, __ATOMIC_ACQUIRE) == h->tail)
+			return true;
+		if (x->aring)
+			__atomic_store_n(&x->aring->h->head,
+					 __atomic_load_n(&x->aring->h->tail,
+							 __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
+		if (cmd == KDAT_IOC_EP_KICK) {
+			struct kdat_ioc_ep_op k = { .ep = id };
+
+			st = KIOC(fd, cmd, &k);
+		} else {
+			st = k_srq_op(fd, cmd, id, 0);
+		}
+		if (st != DAT_SUCCESS)
+			return false;
+	}
+	return __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) == h->tail;
+}
+
 static void case_ring_tail_rewriter_vs_kick(void)
 {
 	int fd = kdat_open();
@@ -2890,6 +2926,8 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	/* the kick returned, and not by luck: it stopped at its budget */
 	CHECK(rw_spills("srq") > spills,
 	      "%d SRQ kicks under the rewriter, none stopped at its budget", tries);
+	CHECK(rw_last_kicks_drain(&x, fd, KDAT_IOC_SRQ_KICK, srq),
+	      "a kick after the rewriter stopped left the SRQ ring with entries");
 
 	/* an unconnected EP's send ring: entries of no operation */
 	{
@@ -2932,6 +2970,8 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	}
 	CHECK(rw_spills("ep") > spills,
 	      "%d EP kicks under the rewriter, none stopped at its budget", tries);
+	CHECK(rw_last_kicks_drain(&x, fd, KDAT_IOC_EP_KICK, ep),
+	      "a kick after the rewriter stopped left the EP ring with entries");
 	kr_pass_note("the last kicks saw %u (SRQ) and %u (EP) entries taken, rings of %u and %u",
 		     staken, etaken, sring.h->entries, ering.h->entries);
 	kr_unmap(&ering);
