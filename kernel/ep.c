@@ -999,9 +999,7 @@ void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	ep->gone_pending = true;
 	spin_unlock_irqrestore(&ep->lock, flags);
 	/* one reference per queued run; a pending run takes this event */
-	kdat_obj_hold(&ep->obj);
-	if (!queue_work(kdat_ep_wq, &ep->gone_work))
-		kdat_obj_put(&ep->obj);
+	kdat_obj_queue_work(&ep->obj, kdat_ep_wq, &ep->gone_work);
 }
 
 static bool kdat_ep_gone_idle(struct kdat_ep *ep)
@@ -1896,10 +1894,7 @@ again:
 	 */
 	if (more && idle && !ep->sring_dead) {
 		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_EP]);
-		/* not the last reference: the caller holds the EP */
-		kdat_obj_hold(&ep->obj);
-		if (!queue_work(kdat_ring_wq, &ep->sring_work))
-			kdat_obj_put(&ep->obj);
+		kdat_obj_queue_work(&ep->obj, kdat_ring_wq, &ep->sring_work);
 	}
 	spin_unlock_irqrestore(&ep->sring_lock, irqflags);
 }
@@ -2071,8 +2066,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	kdat_ep_flush_pending(ep);
 	kdat_ep_ring_close(ep);
 	/* the ring is dead: a drain handed on before ends here, not later */
-	if (cancel_work_sync(&ep->sring_work))
-		kdat_obj_put(&ep->obj);
+	kdat_obj_cancel_work_sync(&ep->obj, &ep->sring_work);
 	if (cr)
 		kdat_obj_put(&cr->obj);
 

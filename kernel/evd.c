@@ -81,9 +81,7 @@ static void kdat_evd_upcall_work(struct work_struct *w)
 
 static void kdat_evd_kick(struct kdat_evd *evd)
 {
-	kdat_obj_hold(&evd->obj);
-	if (!queue_work(system_wq, &evd->upcall_work))
-		kdat_obj_put(&evd->obj);
+	kdat_obj_queue_work(&evd->obj, system_wq, &evd->upcall_work);
 }
 
 /*
@@ -606,9 +604,8 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	 * own EVD): flushing the running work would wait for ourselves.  A
 	 * kick cancelled before it ran gives back the reference it held.
 	 */
-	if (current_work() != &evd->upcall_work &&
-	    cancel_work_sync(&evd->upcall_work))
-		kdat_obj_put(&evd->obj);
+	if (current_work() != &evd->upcall_work)
+		kdat_obj_cancel_work_sync(&evd->obj, &evd->upcall_work);
 	kdat_evd_hw_destroy(evd);
 	if (evd->uring)
 		ia->uops->evd_destroy(evd);

@@ -102,6 +102,26 @@ static inline void kdat_obj_hold(struct kdat_obj *obj)
 {
 	kref_get(&obj->ref);
 }
+/*
+ * A work item of @obj that holds a reference while it is queued: the
+ * caller holds one too, so dropping ours when it was queued already is
+ * never the last.  Any context.
+ */
+static inline void kdat_obj_queue_work(struct kdat_obj *obj,
+				       struct workqueue_struct *wq,
+				       struct work_struct *w)
+{
+	kdat_obj_hold(obj);
+	if (!queue_work(wq, w))
+		kdat_obj_put(obj);
+}
+/* Wait for such a work item to end; one cancelled gives its reference. */
+static inline void kdat_obj_cancel_work_sync(struct kdat_obj *obj,
+					     struct work_struct *w)
+{
+	if (cancel_work_sync(w))
+		kdat_obj_put(obj);
+}
 /* An object's address as a compact xarray index (linear map, 8-aligned). */
 static inline unsigned long kdat_obj_key(const struct kdat_obj *obj)
 {

@@ -330,9 +330,7 @@ static void kdat_srq_limit_reached(struct kdat_srq *srq)
 		return;		/* a kernel SRQ arms no limit */
 	atomic_long_inc(&kdat_limit_events);
 	atomic_long_add(__kdat_srq_drain(srq, true), &kdat_limit_drained);
-	kdat_obj_hold(&srq->obj);
-	if (!queue_work(kdat_ring_wq, &srq->limit_work))
-		kdat_obj_put(&srq->obj);	/* already queued: not the last */
+	kdat_obj_queue_work(&srq->obj, kdat_ring_wq, &srq->limit_work);
 }
 
 /*
@@ -810,10 +808,7 @@ again:
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
 	if (more) {
 		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_SRQ]);
-		/* not the last reference: the caller holds the SRQ */
-		kdat_obj_hold(&srq->obj);
-		if (!queue_work(kdat_ring_wq, &srq->drain_work))
-			kdat_obj_put(&srq->obj);
+		kdat_obj_queue_work(&srq->obj, kdat_ring_wq, &srq->drain_work);
 	}
 	return posted;
 }
@@ -1095,8 +1090,7 @@ DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
 	 * for one that runs (it finds the SRQ gone or drains first), drop
 	 * one not started.  No lock held: the work takes resize_lock.
 	 */
-	if (cancel_work_sync(&srq->drain_work))
-		kdat_obj_put(&srq->obj);
+	kdat_obj_cancel_work_sync(&srq->obj, &srq->drain_work);
 	atomic_dec(&srq->pz->users);
 	return DAT_SUCCESS;
 }
