@@ -2801,6 +2801,26 @@ struct rw {
 	atomic_long passes;		/* turns of its loop */
 };
 
+/* Room for the SRQ ring's refusal reports: the async ring consumed. */
+static void rw_empty_aring(struct rw *x)
+{
+	if (x->aring)
+		__atomic_store_n(&x->aring->h->head,
+				 __atomic_load_n(&x->aring->h->tail,
+						 __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+}
+
+/* KDAT_IOC_SRQ_KICK or KDAT_IOC_EP_KICK on @id. */
+static uint32_t rw_kick(int fd, unsigned long cmd, uint32_t id)
+{
+	struct kdat_ioc_ep_op k = { .ep = id };
+
+	if (cmd == KDAT_IOC_EP_KICK)
+		return KIOC(fd, cmd, &k);
+	return k_srq_op(fd, cmd, id, 0);
+}
+
 static void *rw_rewriter(void *p)
 {
 	struct rw *x = p;
@@ -2814,11 +2834,7 @@ static void *rw_rewriter(void *p)
 					    __ATOMIC_SEQ_CST);
 			atomic_fetch_add(&x->laps, 1);
 		}
-		if (x->aring)
-			__atomic_store_n(&x->aring->h->head,
-					 __atomic_load_n(&x->aring->h->tail,
-							 __ATOMIC_ACQUIRE),
-					 __ATOMIC_RELEASE);
+		rw_empty_aring(x);
 		atomic_fetch_add(&x->passes, 1);
 	}
 	return NULL;
@@ -2843,13 +2859,7 @@ static uint32_t rw_kick_under_rewriter(struct rw *x, int fd, unsigned long cmd,
 	while (!atomic_load(&x->passes))
 		sched_yield();
 	head0 = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
-	if (cmd == KDAT_IOC_EP_KICK) {
-		struct kdat_ioc_ep_op k = { .ep = id };
-
-		st = KIOC(fd, cmd, &k);
-	} else {
-		st = k_srq_op(fd, cmd, id, 0);
-	}
+	st = rw_kick(fd, cmd, id);
 	*taken = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) - head0;
 	atomic_store(&x->stop, true);
 	pthread_join(t, NULL);
@@ -2870,26 +2880,39 @@ static bool rw_last_kicks_drain(struct rw *x, int fd, unsigned long cmd,
 	int i;
 
 	for (i = 0; i < 64; i++) {
-		uint32_t st;
-
 		if (__atomic_load_n(&h->head, __ATOMIC_ACQUIRE) == h->tail)
 			return true;
-		if (x->aring)
-			__atomic_store_n(&x->aring->h->head,
-					 __atomic_load_n(&x->aring->h->tail,
-							 __ATOMIC_ACQUIRE),
-					 __ATOMIC_RELEASE);
-		if (cmd == KDAT_IOC_EP_KICK) {
-			struct kdat_ioc_ep_op k = { .ep = id };
-
-			st = KIOC(fd, cmd, &k);
-		} else {
-			st = k_srq_op(fd, cmd, id, 0);
-		}
-		if (st != DAT_SUCCESS)
+		rw_empty_aring(x);
+		if (rw_kick(fd, cmd, id) != DAT_SUCCESS)
 			return false;
 	}
 	return __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) == h->tail;
+}
+
+/*
+ * Kicks of @what's ring under the rewriter until one stopped at its
+ * budget (the kick returned, and not by luck), then kicks after it that
+ * empty the ring.  *@taken: what the last kick under the rewriter took.
+ */
+static void rw_check_ring(struct rw *x, int fd, unsigned long cmd, uint32_t id,
+			  const char *kind, const char *what, uint32_t *taken)
+{
+	long spills = rw_spills(kind);
+	uint32_t st;
+	int tries;
+
+	REQUIRE(spills >= 0, "no /sys/kernel/debug/kdat/ring_spills");
+	for (tries = 0; tries < RW_TRIES && rw_spills(kind) == spills; tries++) {
+		st = rw_kick_under_rewriter(x, fd, cmd, id, taken);
+		CHECK(st == DAT_SUCCESS, "%s kick under the rewriter: %s", what,
+		      ST(st));
+	}
+	CHECK(rw_spills(kind) > spills,
+	      "%d %s kicks under the rewriter, none stopped at its budget",
+	      tries, what);
+	CHECK(rw_last_kicks_drain(x, fd, cmd, id),
+	      "a kick after the rewriter stopped left the %s ring with entries",
+	      what);
 }
 
 static void case_ring_tail_rewriter_vs_kick(void)
@@ -2899,8 +2922,6 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	struct rw x = {};
 	struct side s;
 	uint32_t srq, ep, st, i, staken = 0, etaken = 0;
-	long spills;
-	int tries;
 
 	open_side(fd, "rxe0", &s);
 
@@ -2916,18 +2937,7 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	}
 	x.ring = &sring;
 	x.aring = &s.aring;
-	spills = rw_spills("srq");
-	REQUIRE(spills >= 0, "no /sys/kernel/debug/kdat/ring_spills");
-	for (tries = 0; tries < RW_TRIES && rw_spills("srq") == spills; tries++) {
-		st = rw_kick_under_rewriter(&x, fd, KDAT_IOC_SRQ_KICK, srq,
-					    &staken);
-		CHECK(st == DAT_SUCCESS, "SRQ kick under the rewriter: %s", ST(st));
-	}
-	/* the kick returned, and not by luck: it stopped at its budget */
-	CHECK(rw_spills("srq") > spills,
-	      "%d SRQ kicks under the rewriter, none stopped at its budget", tries);
-	CHECK(rw_last_kicks_drain(&x, fd, KDAT_IOC_SRQ_KICK, srq),
-	      "a kick after the rewriter stopped left the SRQ ring with entries");
+	rw_check_ring(&x, fd, KDAT_IOC_SRQ_KICK, srq, "srq", "SRQ", &staken);
 
 	/* an unconnected EP's send ring: entries of no operation */
 	{
@@ -2962,16 +2972,7 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	}
 	x.ring = &ering;
 	x.aring = NULL;
-	spills = rw_spills("ep");
-	for (tries = 0; tries < RW_TRIES && rw_spills("ep") == spills; tries++) {
-		st = rw_kick_under_rewriter(&x, fd, KDAT_IOC_EP_KICK, ep,
-					    &etaken);
-		CHECK(st == DAT_SUCCESS, "EP kick under the rewriter: %s", ST(st));
-	}
-	CHECK(rw_spills("ep") > spills,
-	      "%d EP kicks under the rewriter, none stopped at its budget", tries);
-	CHECK(rw_last_kicks_drain(&x, fd, KDAT_IOC_EP_KICK, ep),
-	      "a kick after the rewriter stopped left the EP ring with entries");
+	rw_check_ring(&x, fd, KDAT_IOC_EP_KICK, ep, "ep", "EP", &etaken);
 	kr_pass_note("the last kicks saw %u (SRQ) and %u (EP) entries taken, rings of %u and %u",
 		     staken, etaken, sring.h->entries, ering.h->entries);
 	kr_unmap(&ering);
