@@ -2776,7 +2776,7 @@ static void case_srq_post_concurrent_counts(void)
  * that never loses the race, a soft lockup.
  */
 /* kicks tried until one used up its budget under the rewriter */
-#define RW_TRIES 20
+#define RW_TRIES 200
 
 /* debugfs kdat/ring_spills: drains that left their rest to a work item */
 static long rw_spills(const char *kind)
