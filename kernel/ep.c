@@ -1806,6 +1806,7 @@ static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 	spin_lock_irqsave(&ep->sring_lock, irqflags);
 	head = ep->sring_head;
 again:
+	kdat_fault_rewrite_tail(h, head, r->entries);
 	/* pairs with the tail exchange in SendProducer::publish() */
 	raw = smp_load_acquire(&h->tail);
 	tail = kdat_ring_clamp_tail(head, raw, r->entries);

@@ -364,6 +364,26 @@ static int kdat_ring_spills_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_ring_spills);
 
+DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
+
+static int kdat_fault_ring_tail_get(void *data, u64 *val)
+{
+	*val = static_key_enabled(&kdat_fault_ring_tail);
+	return 0;
+}
+
+static int kdat_fault_ring_tail_set(void *data, u64 val)
+{
+	if (val)
+		static_branch_enable(&kdat_fault_ring_tail);
+	else
+		static_branch_disable(&kdat_fault_ring_tail);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(kdat_fault_ring_tail_fops, kdat_fault_ring_tail_get,
+			 kdat_fault_ring_tail_set, "%llu\n");
+
 static int kdat_srq_limit_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "events %ld\ndrained %ld\narms %ld\narm_errors %ld\n",
@@ -389,6 +409,8 @@ int kdat_srq_init(void)
 				    &kdat_srq_limit_fops);
 		debugfs_create_file("ring_spills", 0444, dir, NULL,
 				    &kdat_ring_spills_fops);
+		debugfs_create_file_unsafe("fault_ring_tail", 0600, dir, NULL,
+					   &kdat_fault_ring_tail_fops);
 		dput(dir);
 	}
 	return 0;
@@ -707,6 +729,7 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
+	kdat_fault_rewrite_tail(h, head, kdat_uring_mask(r) + 1);
 	/* pairs with the tail exchange in PostProducer::publish() */
 	raw = smp_load_acquire(&h->tail);
 	tail = kdat_ring_clamp_tail(head, raw, kdat_uring_mask(r) + 1);

@@ -9,6 +9,7 @@
 #ifndef KDAT_URING_H
 #define KDAT_URING_H
 
+#include <linux/jump_label.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <uapi/kdat_abi.h>
@@ -53,6 +54,22 @@ static inline u32 kdat_uring_max_seg(struct kdat_uring *r)
 	return kdat_wqe_max_seg(r->entry_size,
 				offsetof(struct kdat_srq_wqe, seg),
 				sizeof(struct kdat_useg));
+}
+
+/*
+ * Fault injection, debugfs kdat/fault_ring_tail (root, off by default):
+ * before each read of a post or send ring's tail, a drain moves that tail
+ * one ring past @head itself, as a process rewriting it from another CPU
+ * would if it always won the race.  kdat_race proves with it, without
+ * depending on the scheduler, that one drain stops at its budget.
+ */
+DECLARE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
+
+static inline void kdat_fault_rewrite_tail(struct kdat_ring_hdr *h, u32 head,
+					   u32 entries)
+{
+	if (static_branch_unlikely(&kdat_fault_ring_tail))
+		WRITE_ONCE(h->tail, head + entries);
 }
 
 #endif /* KDAT_URING_H */

@@ -425,12 +425,14 @@ static inline uint32_t k_ep_state(int fd, uint32_t ep, uint32_t *state)
 }
 
 /*
- * Open IA @name on @fd with a PZ, a DTO EVD, a connection EVD, a CR EVD,
- * a software EVD (rings mapped) and an LMR over a 64 KiB buffer.
+ * Open IA @name on @fd, its async EVD of @async_qlen, with a PZ, a DTO
+ * EVD, a connection EVD, a CR EVD, a software EVD (rings mapped) and an
+ * LMR over a 64 KiB buffer.
  */
-static inline void open_side(int fd, const char *name, struct side *s)
+static inline void open_side_q(int fd, const char *name, struct side *s,
+			       int32_t async_qlen)
 {
-	struct kdat_ioc_ia_open o = { .async_qlen = 64 };
+	struct kdat_ioc_ia_open o = { .async_qlen = async_qlen };
 	uint32_t st;
 
 	memset(s, 0, sizeof(*s));
@@ -459,6 +461,11 @@ static inline void open_side(int fd, const char *name, struct side *s)
 	memset(s->buf, 0, s->buflen);
 	st = k_lmr(fd, s->ia, s->pz, s->buf, s->buflen, &s->lmr, &s->lctx);
 	REQUIRE(st == DAT_SUCCESS, "%s lmr: %s", name, ST(st));
+}
+
+static inline void open_side(int fd, const char *name, struct side *s)
+{
+	open_side_q(fd, name, s, 64);
 }
 
 /* A conn_qual no other live PSP of this process uses. */

@@ -2766,17 +2766,28 @@ static void case_srq_post_concurrent_counts(void)
 
 /*
  * Every slot of the ring holds an entry the kernel refuses, and a refusal
- * never blocks; the rewriter keeps moving the tail one ring ahead of the
- * head the kernel publishes (and, for the SRQ, keeps the async EVD's ring
- * empty, so its refusal reports never fill it).  The kick must return
- * having stopped at its budget (four rings' worth; debugfs
- * kdat/ring_spills counts the drains that left their rest to a work
- * item).  Before that bound, the kick drained with bottom halves off for
- * as long as the rewriter ran: thousands of entries, and with a rewriter
- * that never loses the race, a soft lockup.
+ * never blocks, so nothing but the drain's budget (four rings' worth;
+ * debugfs kdat/ring_spills counts the drains that left their rest to a
+ * work item) ends a kick whose ring the user refills as fast as the
+ * kernel reads it.  Before that bound, the kick drained with bottom
+ * halves off for as long as the user kept up: thousands of entries, and
+ * with a user that never loses the race, a soft lockup.
+ *
+ * Two users rewrite the tail one ring ahead of the head the kernel
+ * publishes.  The kernel's own fault injection (debugfs
+ * kdat/fault_ring_tail) does it before every read of the tail, so it
+ * always wins: the kick must stop at exactly its budget, whatever the
+ * scheduler does.  Then a real thread does it on another CPU while the
+ * kernel drains (and, for the SRQ, keeps the async EVD's ring empty, so
+ * its refusal reports never fill it): each kick must return, whoever
+ * wins.  After each, kicks with the tail left alone empty the ring: the
+ * budget's cut lost no entry and left the head where the next drain
+ * resumes.
  */
-/* kicks tried until one used up its budget under the rewriter */
-#define RW_TRIES 200
+/* kicks under the live rewriter */
+#define RW_KICKS 20
+
+#define KDAT_FAULT_RING_TAIL "/sys/kernel/debug/kdat/fault_ring_tail"
 
 /* debugfs kdat/ring_spills: drains that left their rest to a work item */
 static long rw_spills(const char *kind)
@@ -2792,6 +2803,18 @@ static long rw_spills(const char *kind)
 			v = n;
 	fclose(f);
 	return v;
+}
+
+/* Turn the kernel's tail rewriting on or off; false if it cannot. */
+static bool rw_fault(bool on)
+{
+	FILE *f = fopen(KDAT_FAULT_RING_TAIL, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(on ? "1\n" : "0\n", f) >= 0;
+	return !fclose(f) && ok;
 }
 
 struct rw {
@@ -2841,8 +2864,8 @@ static void *rw_rewriter(void *p)
 }
 
 /*
- * Kick once under the rewriter.  *@taken: the entries the kernel consumed
- * from the kick's start until it returned (its head moved that far).
+ * Kick once under the live rewriter.  *@taken: the entries consumed from
+ * the kick's start until it returned (the head moved that far).
  */
 static uint32_t rw_kick_under_rewriter(struct rw *x, int fd, unsigned long cmd,
 				       uint32_t id, uint32_t *taken)
@@ -2867,11 +2890,9 @@ static uint32_t rw_kick_under_rewriter(struct rw *x, int fd, unsigned long cmd,
 }
 
 /*
- * The rewriter stopped: kicks, as a producer that finds
- * KDAT_RING_NEED_KICK makes, with room made for the refusal reports of
- * the SRQ ring before each (the async EVD holds fewer than a ring), empty
- * the ring: the budget's cut lost no entry and left the head where the
- * next drain resumes.
+ * The tail left alone: kicks, as a producer that finds KDAT_RING_NEED_KICK
+ * makes, with room made for the refusal reports of the SRQ ring before
+ * each, empty the ring.
  */
 static bool rw_last_kicks_drain(struct rw *x, int fd, unsigned long cmd,
 				uint32_t id)
@@ -2890,26 +2911,60 @@ static bool rw_last_kicks_drain(struct rw *x, int fd, unsigned long cmd,
 }
 
 /*
- * Kicks of @what's ring under the rewriter until one stopped at its
- * budget (the kick returned, and not by luck), then kicks after it that
- * empty the ring.  *@taken: what the last kick under the rewriter took.
+ * One kick of @what's ring with the kernel rewriting its tail: it stops
+ * at its budget (and only there: the tail was always a ring ahead), then
+ * kicks with the tail left alone empty the ring.  *@taken: what the kick
+ * took.
  */
-static void rw_check_ring(struct rw *x, int fd, unsigned long cmd, uint32_t id,
-			  const char *kind, const char *what, uint32_t *taken)
+static void rw_check_budget(struct rw *x, int fd, unsigned long cmd,
+			    uint32_t id, const char *kind, const char *what,
+			    uint32_t *taken)
 {
+	struct kdat_ring_hdr *h = x->ring->h;
+	uint32_t budget = 4 * h->entries, st, head0;
 	long spills = rw_spills(kind);
-	uint32_t st;
-	int tries;
+	bool off;
 
 	REQUIRE(spills >= 0, "no /sys/kernel/debug/kdat/ring_spills");
-	for (tries = 0; tries < RW_TRIES && rw_spills(kind) == spills; tries++) {
-		st = rw_kick_under_rewriter(x, fd, cmd, id, taken);
+	head0 = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+	REQUIRE(rw_fault(true), "cannot write %s: %s", KDAT_FAULT_RING_TAIL,
+		strerror(errno));
+	st = rw_kick(fd, cmd, id);
+	*taken = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) - head0;
+	/* the work item the kick handed the rest to stops only now */
+	off = rw_fault(false);
+	REQUIRE(off, "cannot turn %s off", KDAT_FAULT_RING_TAIL);
+	CHECK(st == DAT_SUCCESS, "%s kick with the kernel rewriting: %s",
+	      what, ST(st));
+	CHECK(rw_spills(kind) > spills,
+	      "the %s kick with the tail always a ring ahead returned without leaving its rest to a work item",
+	      what);
+	CHECK(*taken >= budget,
+	      "the %s kick returned after %u entries, before its budget of %u",
+	      what, *taken, budget);
+	CHECK(rw_last_kicks_drain(x, fd, cmd, id),
+	      "a kick after the kernel stopped rewriting left the %s ring with entries",
+	      what);
+}
+
+/*
+ * Kicks of @what's ring under the live rewriter, each of which must
+ * return, then kicks that empty the ring.  *@spilled: how many of those
+ * kicks the budget ended (the scheduler decides; reported, not checked).
+ */
+static void rw_check_live(struct rw *x, int fd, unsigned long cmd, uint32_t id,
+			  const char *kind, const char *what, long *spilled)
+{
+	long spills = rw_spills(kind);
+	uint32_t st, taken;
+	int i;
+
+	for (i = 0; i < RW_KICKS; i++) {
+		st = rw_kick_under_rewriter(x, fd, cmd, id, &taken);
 		CHECK(st == DAT_SUCCESS, "%s kick under the rewriter: %s", what,
 		      ST(st));
 	}
-	CHECK(rw_spills(kind) > spills,
-	      "%d %s kicks under the rewriter, none stopped at its budget",
-	      tries, what);
+	*spilled = rw_spills(kind) - spills;
 	CHECK(rw_last_kicks_drain(x, fd, cmd, id),
 	      "a kick after the rewriter stopped left the %s ring with entries",
 	      what);
@@ -2922,13 +2977,23 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	struct rw x = {};
 	struct side s;
 	uint32_t srq, ep, st, i, staken = 0, etaken = 0;
+	long sspill = 0, espill = 0;
 
-	open_side(fd, "rxe0", &s);
+	/* room for the refusal reports of a budget (below) */
+	open_side_q(fd, "rxe0", &s, 2048);
 
 	/* the SRQ's post ring: entries naming more segments than a slot has */
 	st = k_srq(fd, s.ia, s.pz, 256, &srq, &sring);
 	REQUIRE(st == DAT_SUCCESS && sring.h, "srq: %s", ST(st));
 	REQUIRE(sring.h->entries > 64, "SRQ ring of %u entries", sring.h->entries);
+	/*
+	 * The budget's refusals are reported on the async EVD before any
+	 * consumer reaps them: it must hold them all, or the kick stops
+	 * for want of room instead.
+	 */
+	REQUIRE(s.aring.h->entries > 4 * sring.h->entries,
+		"async ring of %u entries for an SRQ ring of %u",
+		s.aring.h->entries, sring.h->entries);
 	for (i = 0; i < sring.h->entries; i++) {
 		struct kdat_srq_wqe *w = kr_slot(&sring, i);
 
@@ -2937,7 +3002,8 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	}
 	x.ring = &sring;
 	x.aring = &s.aring;
-	rw_check_ring(&x, fd, KDAT_IOC_SRQ_KICK, srq, "srq", "SRQ", &staken);
+	rw_check_budget(&x, fd, KDAT_IOC_SRQ_KICK, srq, "srq", "SRQ", &staken);
+	rw_check_live(&x, fd, KDAT_IOC_SRQ_KICK, srq, "srq", "SRQ", &sspill);
 
 	/* an unconnected EP's send ring: entries of no operation */
 	{
@@ -2972,9 +3038,11 @@ static void case_ring_tail_rewriter_vs_kick(void)
 	}
 	x.ring = &ering;
 	x.aring = NULL;
-	rw_check_ring(&x, fd, KDAT_IOC_EP_KICK, ep, "ep", "EP", &etaken);
-	kr_pass_note("the last kicks saw %u (SRQ) and %u (EP) entries taken, rings of %u and %u",
-		     staken, etaken, sring.h->entries, ering.h->entries);
+	rw_check_budget(&x, fd, KDAT_IOC_EP_KICK, ep, "ep", "EP", &etaken);
+	rw_check_live(&x, fd, KDAT_IOC_EP_KICK, ep, "ep", "EP", &espill);
+	kr_pass_note("kernel rewriting: kicks took %u (SRQ) and %u (EP) entries of rings of %u and %u; live rewriter: %ld and %ld of %d kicks spilled",
+		     staken, etaken, sring.h->entries, ering.h->entries,
+		     sspill, espill, RW_KICKS);
 	kr_unmap(&ering);
 	st = k_free(fd, ep, KT_EP);
 	CHECK(st == DAT_SUCCESS, "ep free: %s", ST(st));
