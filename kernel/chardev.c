@@ -230,8 +230,8 @@ DEFINE_IOC(free, free)
 }
 
 /*
- * A create names its IA first: take a use of it, held until the call
- * committed what it created (an IA close waits for that), or NULL.
+ * A create names its IA first: take a use of it, held until the handler
+ * returns (an IA close waits for that, not for the copy out), or NULL.
  */
 static struct kdat_obj *kdat_ucall_get_ia(struct kdat_ucall *c, u32 id)
 {
@@ -1158,12 +1158,14 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		idx = kdat_call_begin();
 		st = kdat_iocs[nr].fn(&c, k);
 		/*
-		 * Out of the section device removal waits for before touching
-		 * user memory again, which user space can make block for ever
-		 * (a FUSE or userfaultfd mapping).  What follows needs no live
-		 * hardware: a commit only publishes an ID; an abort's free
-		 * copes with a dead IA.
+		 * Out of the section device removal waits for, and holding no
+		 * use an IA close (inside it) waits for, before touching user
+		 * memory again, which user space can make block for ever (a
+		 * FUSE or userfaultfd mapping).  What follows needs no live
+		 * hardware or IA: a commit only publishes an ID; an abort's
+		 * free copes with a dead or closed IA.
 		 */
+		kdat_ucall_put_ia(&c);
 		kdat_call_end(idx);
 	}
 	ret = kdat_copy_out(u, k, ks, st);

@@ -12,9 +12,13 @@
  *   lookup       kdat_uget() pins the object and takes a shared use;
  *                kdat_ufree() claims it for its destroy, exactly once.
  *
- * Every ioctl holds a use of the IA it creates in until it committed, so
- * an IA close racing a create waits for it and then tears the new object
- * down with the rest.  A file belongs to the process that opened it: a
+ * A create holds a use of its IA while its handler runs, not while its
+ * results are copied out: that copy may stall for as long as user space
+ * likes (a FUSE or userfaultfd page), and an IA close, inside the section
+ * device removal waits for, must not wait for it.  An IA close racing the
+ * copy tears the new object down with the rest (its ID is forgotten, so
+ * the commit stores nothing) and the ID the call returns finds nothing.
+ * A file belongs to the process that opened it: a
  * forked child (or any other process handed the file) gets
  * DAT_INVALID_HANDLE for every call and cannot map its rings.
  */
@@ -234,10 +238,18 @@ DAT_HANDLE kdat_uhandle(struct kdat_ufile *uf, u32 id)
 /* ---------------------------------------------------------------------- */
 /* One ioctl: the IA it creates in, the objects it creates                 */
 
-/* Keep @ia's use until the call committed (taken by the caller). */
+/* Keep @ia's use until the handler returned (taken by the caller). */
 void kdat_ucall_hold_ia(struct kdat_ucall *c, struct kdat_obj *ia)
 {
 	c->ia = ia;
+}
+
+/* The handler returned: its IA may close now, before the copy out. */
+void kdat_ucall_put_ia(struct kdat_ucall *c)
+{
+	if (c->ia)
+		kdat_uput(c->ia);
+	c->ia = NULL;
 }
 
 void kdat_ucall_created(struct kdat_ucall *c, struct kdat_obj *obj)
@@ -250,8 +262,9 @@ void kdat_ucall_created(struct kdat_ucall *c, struct kdat_obj *obj)
 
 /*
  * Commit what the call created if its results reached user space, else
- * destroy it again; then let the IA go.  An IA that was created is closed
- * on abort, which takes its async EVD with it.
+ * destroy it again (either finds nothing to do if an IA close tore it
+ * down meanwhile).  An IA that was created is closed on abort, which
+ * takes its async EVD with it.
  */
 void kdat_ucall_finish(struct kdat_ucall *c, bool copied)
 {
@@ -271,8 +284,6 @@ void kdat_ucall_finish(struct kdat_ucall *c, bool copied)
 	}
 	for (i = 0; i < c->ncreated; i++)
 		kdat_obj_put(c->created[i]);
-	if (c->ia)
-		kdat_uput(c->ia);
 }
 
 /* ---------------------------------------------------------------------- */

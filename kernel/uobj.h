@@ -30,7 +30,7 @@ struct kdat_ufile {
 /* What one ioctl holds and creates, committed or aborted at its end. */
 struct kdat_ucall {
 	struct kdat_ufile *uf;
-	struct kdat_obj *ia;		/* a use of the IA it works in */
+	struct kdat_obj *ia;		/* a use of its IA, while it runs */
 	struct kdat_obj *created[2];	/* IA open: the IA, its async EVD */
 	int ncreated;
 };
@@ -55,6 +55,7 @@ DAT_RETURN kdat_ufree(struct kdat_ufile *uf, u32 id, DAT_HANDLE_TYPE type,
 		      DAT_RETURN invalid);
 DAT_HANDLE kdat_uhandle(struct kdat_ufile *uf, u32 id);
 void kdat_ucall_hold_ia(struct kdat_ucall *c, struct kdat_obj *ia);
+void kdat_ucall_put_ia(struct kdat_ucall *c);
 void kdat_ucall_created(struct kdat_ucall *c, struct kdat_obj *obj);
 void kdat_ucall_finish(struct kdat_ucall *c, bool copied);
 

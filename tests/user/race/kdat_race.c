@@ -11,7 +11,9 @@
  *    succeeds), the other call its normal result or DAT_INVALID_HANDLE,
  *    and a call that starts after a successful free gets
  *    DAT_INVALID_HANDLE; objects are freed exactly once;
- *  - creates racing frees of guessed IDs, IA close racing creates, file
+ *  - creates racing frees of guessed IDs, IA close racing creates (and
+ *    one whose copy out user space stalls at will: the close must not
+ *    wait for it), file
  *    close and process death racing in-flight ioctls, poll/evd_wait
  *    racing EVD free, SRQ ops racing real traffic, connect/accept/
  *    disconnect/reset/free racing on one EP, concurrent SRQ posts counted
@@ -36,6 +38,7 @@
  */
 #include "../common/kdat_harness.h"
 
+#include <linux/userfaultfd.h>
 #include <sys/stat.h>
 
 static double scale = 1.0;
@@ -1644,6 +1647,122 @@ static void case_ia_close_vs_creates(void)
 		close(fd);
 	}
 	kr_pass_note("%d iterations, %ld objects made in the races", it, made);
+}
+
+/* ======================================================================= */
+/* A create whose copy out user space stalls                               */
+/* ======================================================================= */
+
+/*
+ * A PZ create's answer goes to a page that userfaultfd keeps
+ * write-protected until the test lets it go: its copy out stalls, as user
+ * space can make it stall for as long as it likes (userfaultfd, FUSE).
+ * The fault message says when the create is stalled there.  An abrupt IA
+ * close meanwhile runs inside the section device removal waits for: it
+ * must not wait for the stalled create (before, it waited for the IA use
+ * the create held until its commit, so device removal and module unload
+ * waited for the process).  The close takes the new PZ down with the
+ * rest, and the ID the create returns once let go finds nothing.
+ */
+struct stall {
+	int fd;
+	struct kdat_ioc_pz_create *arg;	/* in the write-protected page */
+	int ret, err;
+};
+
+static void *stall_create(void *p)
+{
+	struct stall *x = p;
+
+	x->ret = ioctl(x->fd, KDAT_IOC_PZ_CREATE, x->arg);
+	x->err = errno;
+	return NULL;
+}
+
+/* Write-protect (@wp) or release the page at @page through @uffd. */
+static int stall_protect(int uffd, void *page, bool wp)
+{
+	struct uffdio_writeprotect w = {
+		.range = { .start = (uintptr_t)page,
+			   .len = (uint64_t)sysconf(_SC_PAGESIZE) },
+		.mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
+
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &w);
+}
+
+static void case_ia_close_vs_create_stalled_in_copy_out(void)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct kdat_ioc_ia_close c = { .flags = DAT_CLOSE_ABRUPT_FLAG };
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	struct stall x = {};
+	struct side s;
+	pthread_t t;
+	uint32_t st;
+	char *page;
+	int uffd;
+
+	x.fd = kdat_open();
+	open_side(x.fd, "rxe0", &s);
+	page = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(page != MAP_FAILED, "mmap: %s", strerror(errno));
+	x.arg = (void *)page;
+	x.arg->hdr.size = sizeof(*x.arg);	/* the page is present now */
+	x.arg->ia = s.ia;
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	REQUIRE(uffd >= 0, "userfaultfd: %s (the rig's kernels have it)",
+		strerror(errno));
+	REQUIRE(!ioctl(uffd, UFFDIO_API, &api), "UFFDIO_API: %s",
+		strerror(errno));
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = (uint64_t)psz;
+	REQUIRE(!ioctl(uffd, UFFDIO_REGISTER, &reg), "UFFDIO_REGISTER: %s",
+		strerror(errno));
+	REQUIRE(!stall_protect(uffd, page, true), "write-protect: %s",
+		strerror(errno));
+
+	pthread_create(&t, NULL, stall_create, &x);
+	/* the create's copy out faulted on the page: it is stalled there */
+	pfd.fd = uffd;
+	pfd.events = POLLIN;
+	REQUIRE(poll(&pfd, 1, -1) == 1 &&
+		read(uffd, &msg, sizeof(msg)) == (ssize_t)sizeof(msg),
+		"no fault message: %s", strerror(errno));
+	REQUIRE(msg.event == UFFD_EVENT_PAGEFAULT &&
+		(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) &&
+		(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE),
+		"fault message event %u flags 0x%llx, not a write to the protected page",
+		msg.event, (unsigned long long)msg.arg.pagefault.flags);
+
+	/* a hang here is the bug: the harness's deadline fails the case */
+	c.ia = s.ia;
+	st = KIOC(x.fd, KDAT_IOC_IA_CLOSE, &c);
+	CHECK(st == DAT_SUCCESS,
+	      "abrupt IA close while a create's copy out is stalled: %s",
+	      ST(st));
+
+	REQUIRE(!stall_protect(uffd, page, false), "release the page: %s",
+		strerror(errno));
+	pthread_join(t, NULL);
+	CHECK(x.ret == 0, "the stalled create's ioctl: %s", strerror(x.err));
+	CHECK(x.arg->hdr.status == DAT_SUCCESS && x.arg->pz,
+	      "the stalled create: %s, pz %u", ST(x.arg->hdr.status),
+	      x.arg->pz);
+	st = k_free(x.fd, x.arg->pz, KT_PZ);
+	CHECK(ST_IS(st, S_IH),
+	      "the PZ created as its IA closed outlived the close: free gave %s",
+	      ST(st));
+	CHECK(objects_left(5.0) == 0, "objects left after the IA close");
+	close(uffd);
+	munmap(page, psz);
+	side_unmap(&s);
+	close(x.fd);
 }
 
 /* ======================================================================= */
@@ -4111,6 +4230,8 @@ static const struct kcase cases[] = {
 	{ "free_vs_ops_cr", case_free_vs_ops_cr },
 	{ "create_vs_guessed_free", case_create_vs_guessed_free },
 	{ "ia_close_vs_creates", case_ia_close_vs_creates },
+	{ "ia_close_vs_create_stalled_in_copy_out",
+	  case_ia_close_vs_create_stalled_in_copy_out },
 	{ "file_close_vs_ioctls", case_file_close_vs_ioctls },
 	{ "process_kill_vs_ioctls", case_process_kill_vs_ioctls },
 	{ "poll_vs_evd_free", case_poll_vs_evd_free },
