@@ -134,9 +134,26 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 		kdat_ep_srq_broken(ep, gen);
 }
 
+/*
+ * Is the EP's own connect still wanted?  A dat_ep_disconnect (or free)
+ * during address or route resolution finds no connection to tear down
+ * (rdma_disconnect fails before rdma_connect), reports DISCONNECTED and
+ * leaves the ID resolving: the handler must not go on connecting.
+ */
+static bool kdat_ep_connecting(struct kdat_ep *ep)
+{
+	bool yes;
+
+	spin_lock_irq(&ep->lock);
+	yes = ep->state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	spin_unlock_irq(&ep->lock);
+	return yes;
+}
+
 static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			    struct rdma_cm_event *e)
 {
+	DAT_EP_STATE was;
 	struct rdma_conn_param cp = {};
 	u8 wire[KDAT_REQ_PDATA_MAX + 1];
 	bool passive;
@@ -150,17 +167,27 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 
 	switch (e->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (!kdat_ep_connecting(ep))
+			break;
 		ret = rdma_resolve_route(id, KDAT_CM_TIMEOUT_MS);
 		if (ret)
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (!kdat_ep_connecting(ep))
+			break;
 		rdma_set_min_rnr_timer(id, KDAT_MIN_RNR_TIMER);
 		ret = kdat_ep_create_qp(ep, id);
 		if (ret) {
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
 			break;
 		}
+		/*
+		 * A disconnect that came meanwhile moved the QP to the error
+		 * state, or will find the connect below (ESTABLISHED)
+		 */
+		if (!kdat_ep_connecting(ep))
+			break;
 		wire[0] = ep->private_data_size;
 		memcpy(wire + 1, ep->private_data, ep->private_data_size);
 		cp.private_data = wire;
@@ -175,9 +202,22 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		spin_lock_irq(&ep->lock);
-		if (ep->state != DAT_EP_STATE_DISCONNECTED)
+		was = ep->state;
+		if (was != DAT_EP_STATE_DISCONNECTED &&
+		    was != DAT_EP_STATE_DISCONNECT_PENDING)
 			ep->state = DAT_EP_STATE_CONNECTED;
 		spin_unlock_irq(&ep->lock);
+		if (was == DAT_EP_STATE_DISCONNECTED ||
+		    was == DAT_EP_STATE_DISCONNECT_PENDING) {
+			/*
+			 * The consumer disconnected while the connection was
+			 * being set up (before there was one to tear down):
+			 * it is not told of it, the peer is, and the EP's end
+			 * comes with the CM's DISCONNECTED.
+			 */
+			rdma_disconnect(id);
+			break;
+		}
 		if (!passive)
 			kdat_save_pdata(ep, e->param.conn.private_data,
 					e->param.conn.private_data_len);
@@ -379,8 +419,8 @@ err_ep:
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 {
 	struct kdat_obj *obj = id->context;
-
 	struct kdat_ep *ep;
+	int ret;
 
 	switch (obj->type) {
 	case DAT_HANDLE_TYPE_PSP:
@@ -392,6 +432,11 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 		/* an ID the EP let go (kdat_ep_destroy_qp) is not its own */
 		if (READ_ONCE(ep->cm_id) != id)
 			return 0;
+		if (kdat_fault_cm_park(ep, e->event)) {
+			ret = kdat_ep_cm_event(ep, id, e);
+			kdat_fault_cm_resume();
+			return ret;
+		}
 		return kdat_ep_cm_event(ep, id, e);
 	case DAT_HANDLE_TYPE_CR:
 		/* the peer gave up before accept or reject: nothing to do */

@@ -25,6 +25,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/hash.h>
+#include <linux/jump_label.h>
 #include <linux/rcupdate.h>
 #include <linux/wait_bit.h>
 #include <linux/wait.h>
@@ -142,6 +143,24 @@ int kdat_registry_init(void);
 void kdat_registry_exit(void);
 int kdat_debugfs_init(void);
 void kdat_debugfs_exit(void);
+
+/* ---- fault injection for the race tests (fault.c) ---- */
+struct dentry;
+struct kdat_ep;
+void kdat_fault_debugfs_init(struct dentry *dir);
+void kdat_fault_exit(void);
+DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
+bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event);
+void kdat_fault_cm_resume(void);
+
+/* An EP's CM handler, before it acts on @event: park if told (fault.c). */
+static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
+				      enum rdma_cm_event_type event)
+{
+	if (static_branch_unlikely(&kdat_fault_cm_key))
+		return __kdat_fault_cm_park(ep, event);
+	return false;
+}
 
 /* ---- device / IA (ia.c) ---- */
 struct kdat_device {

@@ -518,6 +518,7 @@ int kdat_debugfs_init(void)
 	kdat_debugfs = debugfs_create_dir("kdat", NULL);
 	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
 			    &kdat_objects_fops);
+	kdat_fault_debugfs_init(kdat_debugfs);
 	return 0;
 }
 
@@ -525,6 +526,7 @@ int kdat_debugfs_init(void)
 void kdat_debugfs_exit(void)
 {
 	debugfs_remove_recursive(kdat_debugfs);
+	kdat_fault_exit();
 	kdat_obj_flush_deferred();
 	kdat_obj_quarantine_drain();
 }

@@ -364,26 +364,6 @@ static int kdat_ring_spills_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_ring_spills);
 
-DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
-
-static int kdat_fault_ring_tail_get(void *data, u64 *val)
-{
-	*val = static_key_enabled(&kdat_fault_ring_tail);
-	return 0;
-}
-
-static int kdat_fault_ring_tail_set(void *data, u64 val)
-{
-	if (val)
-		static_branch_enable(&kdat_fault_ring_tail);
-	else
-		static_branch_disable(&kdat_fault_ring_tail);
-	return 0;
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(kdat_fault_ring_tail_fops, kdat_fault_ring_tail_get,
-			 kdat_fault_ring_tail_set, "%llu\n");
-
 static int kdat_srq_limit_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "events %ld\ndrained %ld\narms %ld\narm_errors %ld\n",
@@ -409,8 +389,6 @@ int kdat_srq_init(void)
 				    &kdat_srq_limit_fops);
 		debugfs_create_file("ring_spills", 0444, dir, NULL,
 				    &kdat_ring_spills_fops);
-		debugfs_create_file_unsafe("fault_ring_tail", 0600, dir, NULL,
-					   &kdat_fault_ring_tail_fops);
 		dput(dir);
 	}
 	return 0;

@@ -57,11 +57,9 @@ static inline u32 kdat_uring_max_seg(struct kdat_uring *r)
 }
 
 /*
- * Fault injection, debugfs kdat/fault_ring_tail (root, off by default):
- * before each read of a post or send ring's tail, a drain moves that tail
- * one ring past @head itself, as a process rewriting it from another CPU
- * would if it always won the race.  kdat_race proves with it, without
- * depending on the scheduler, that one drain stops at its budget.
+ * Fault injection (fault.c): before each read of a post or send ring's
+ * tail, a drain moves that tail one ring past @head itself, as a process
+ * rewriting it from another CPU would if it always won the race.
  */
 DECLARE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
 

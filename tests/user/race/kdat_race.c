@@ -16,7 +16,9 @@
  *    wait for it), file
  *    close and process death racing in-flight ioctls, poll/evd_wait
  *    racing EVD free, SRQ ops racing real traffic, connect/accept/
- *    disconnect/reset/free racing on one EP, concurrent SRQ posts counted
+ *    disconnect/reset/free racing on one EP (and a disconnect while the
+ *    connect resolves, held there by the kernel's fault injection),
+ *    concurrent SRQ posts counted
  *    exactly, a forked child refused on its parent's handles and rings,
  *    device removal under a live process, and under sends stalled behind
  *    RNR while frees race it (every send of a surviving EP completes once,
@@ -2752,6 +2754,155 @@ static void case_ep_connect_accept_disconnect_reset_free(void)
 }
 
 /* ======================================================================= */
+/* A disconnect while the connect resolves the address or the route        */
+/* ======================================================================= */
+
+/*
+ * dat_ep_disconnect on an EP whose connect is still resolving finds no
+ * connection to tear down (rdma_disconnect refuses an ID that never sent
+ * a request), so it reports DISCONNECTED at once.  The CM handler must
+ * then not go on: before, it resolved the route, made a QP and sent the
+ * request anyway, so the peer connected, and the consumer got
+ * ESTABLISHED after its DISCONNECTED.  The kernel's fault injection
+ * (debugfs kdat/fault_cm_hold) parks the handler at ADDR_RESOLVED (1) or
+ * ROUTE_RESOLVED (2), so the disconnect lands in that window every time;
+ * once the handler is let go and has returned, `rdma resource show
+ * cm_id` must show the connect's ID still at that state: no route
+ * resolved, no request sent.
+ */
+#define CMH_PATH "/sys/kernel/debug/kdat/fault_cm_hold"
+
+static bool cmh_set(int at)
+{
+	FILE *f = fopen(CMH_PATH, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fprintf(f, "%d\n", at) > 0;
+	return !fclose(f) && ok;
+}
+
+/* "<switch> <parked so far> <resumed so far>" */
+static bool cmh_read(int *parked, int *resumed)
+{
+	FILE *f = fopen(CMH_PATH, "r");
+	int at, n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "%d %d %d", &at, parked, resumed);
+	fclose(f);
+	return n == 3;
+}
+
+/* Until the parked (@which 0) or resumed (1) count reaches @want. */
+static void cmh_wait(int which, int want)
+{
+	int v[2];
+
+	for (;;) {
+		REQUIRE(cmh_read(&v[0], &v[1]), "cannot read %s", CMH_PATH);
+		if (v[which] >= want)
+			return;
+		sched_yield();
+	}
+}
+
+/* The state `rdma resource show cm_id` gives the ID connecting to @qual. */
+static bool cm_id_state(uint64_t qual, char *state, size_t n, char *all,
+			size_t alln)
+{
+	char want[64], line[512];
+	bool found = false;
+	size_t used = 0;
+	FILE *p;
+
+	snprintf(want, sizeof(want), "dst-addr %s:%llu ", KDAT_SERVER_ADDR,
+		 (unsigned long long)qual);
+	all[0] = 0;
+	p = popen("rdma resource show cm_id 2>&1", "r");
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		char *st = strstr(line, " state ");
+
+		if (used + strlen(line) < alln) {
+			memcpy(all + used, line, strlen(line) + 1);
+			used += strlen(line);
+		}
+		strcat(line, " ");
+		if (!st || !strstr(line, want))
+			continue;
+		found = sscanf(st, " state %63s", want) == 1;
+		if (found)
+			snprintf(state, n, "%s", want);
+		break;
+	}
+	pclose(p);
+	return found;
+}
+
+static void case_ep_disconnect_during_resolution(void)
+{
+	static const char *const at_state[] = { NULL, "ADDR_RESOLVED",
+						"ROUTE_RESOLVED" };
+	int fd = kdat_open(), at, parked, resumed;
+	struct kdat_ioc_ep_op o = { .value = DAT_CLOSE_ABRUPT_FLAG };
+	struct kdat_uevent e;
+	uint64_t qual = next_qual();
+	struct side s, c;
+	uint32_t psp, cep, st, state;
+	char cst[64], all[4096];
+
+	open_side(fd, "rxe0", &s);
+	open_side(fd, "rxe1", &c);
+	st = k_psp(fd, s.ia, s.crevd, qual, &psp);
+	REQUIRE(st == DAT_SUCCESS, "psp: %s", ST(st));
+	for (at = 1; at <= 2 && !kr_failed(); at++) {
+		st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
+		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+		REQUIRE(cmh_read(&parked, &resumed), "cannot read %s",
+			CMH_PATH);
+		REQUIRE(cmh_set(at), "cannot write %s", CMH_PATH);
+		st = k_connect(fd, cep, qual);
+		CHECK(st == DAT_SUCCESS, "connect: %s", ST(st));
+		cmh_wait(0, parked + 1);
+
+		o.ep = cep;
+		st = KIOC(fd, KDAT_IOC_EP_DISCONNECT, &o);
+		CHECK(st == DAT_SUCCESS, "disconnect with the handler at %s: %s",
+		      at_state[at], ST(st));
+		CHECK(kr_next_event(fd, &c.cring, c.cevd, 20000000, &e, NULL) &&
+		      e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+		      e.handle == cep,
+		      "the disconnect at %s gave event 0x%x (EP %u), not DISCONNECTED",
+		      at_state[at], e.event_number, e.handle);
+
+		REQUIRE(cmh_set(0), "cannot write %s", CMH_PATH);
+		cmh_wait(1, resumed + 1);
+		CHECK(cm_id_state(qual, cst, sizeof(cst), all, sizeof(all)) &&
+		      !strcmp(cst, at_state[at]),
+		      "the connect's ID went on after a disconnect at %s: rdma resource show cm_id says:\n%s",
+		      at_state[at], all);
+		CHECK(k_ep_state(fd, cep, &state) == DAT_SUCCESS &&
+		      state == DAT_EP_STATE_DISCONNECTED,
+		      "EP state %u after the disconnect at %s", state,
+		      at_state[at]);
+		st = k_free(fd, cep, KT_EP);
+		CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
+	}
+	cmh_set(0);
+	CHECK(__atomic_load_n(&s.crring.h->tail, __ATOMIC_ACQUIRE) ==
+	      s.crring.h->head, "the server got a connection request");
+	st = k_free(fd, psp, KT_PSP);
+	CHECK(st == DAT_SUCCESS, "psp free: %s", ST(st));
+	side_unmap(&s);
+	side_unmap(&c);
+	close(fd);
+}
+
+/* ======================================================================= */
 /* Many threads posting to one SRQ: exact counts                           */
 /* ======================================================================= */
 
@@ -4240,6 +4391,8 @@ static const struct kcase cases[] = {
 	{ "srq_ops_vs_traffic_and_free", case_srq_ops_vs_traffic_and_free },
 	{ "ep_connect_accept_disconnect_reset_free",
 	  case_ep_connect_accept_disconnect_reset_free },
+	{ "ep_disconnect_during_resolution",
+	  case_ep_disconnect_during_resolution },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "ring_tail_rewriter_vs_kick", case_ring_tail_rewriter_vs_kick },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
