@@ -1154,6 +1154,7 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	}
 	if (kdat_iocs[nr].sleeps) {
 		st = kdat_iocs[nr].fn(&c, k);
+		kdat_ucall_put_ia(&c);
 	} else {
 		idx = kdat_call_begin();
 		st = kdat_iocs[nr].fn(&c, k);

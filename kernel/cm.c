@@ -145,7 +145,8 @@ static bool kdat_ep_connecting(struct kdat_ep *ep)
 	bool yes;
 
 	spin_lock_irq(&ep->lock);
-	yes = ep->state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	yes = ep->state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING &&
+	      !ep->freed;
 	spin_unlock_irq(&ep->lock);
 	return yes;
 }
@@ -156,13 +157,20 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	DAT_EP_STATE was;
 	struct rdma_conn_param cp = {};
 	u8 wire[KDAT_REQ_PDATA_MAX + 1];
-	bool passive;
+	bool passive, quit;
 	u8 rej_len;
 	int ret;
 
 	spin_lock_irq(&ep->lock);
 	passive = ep->state == DAT_EP_STATE_PASSIVE_CONNECTION_PENDING ||
 		  ep->state == DAT_EP_STATE_COMPLETION_PENDING;
+	/*
+	 * The consumer disconnected before the connection was set up: its
+	 * rdma_disconnect moved the QP to error and found nothing to send a
+	 * DREQ for, so whatever ends the attempt now ends what the consumer
+	 * asked to end, and is reported as such.
+	 */
+	quit = ep->state == DAT_EP_STATE_DISCONNECT_PENDING;
 	spin_unlock_irq(&ep->lock);
 
 	switch (e->event) {
@@ -178,13 +186,18 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		rdma_set_min_rnr_timer(id, KDAT_MIN_RNR_TIMER);
 		ret = kdat_ep_create_qp(ep, id);
+		/* disconnected meanwhile: the QP was never the EP's */
+		if (ret == -ECANCELED)
+			break;
 		if (ret) {
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
 			break;
 		}
 		/*
-		 * A disconnect that came meanwhile moved the QP to the error
-		 * state, or will find the connect below (ESTABLISHED)
+		 * A disconnect from here on moves the published QP to the
+		 * error state: the attempt below then fails (CONNECT_ERROR,
+		 * no event: the disconnect reported the end).  Checked again
+		 * so that mostly no request goes out at all.
 		 */
 		if (!kdat_ep_connecting(ep))
 			break;
@@ -211,11 +224,14 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		    was == DAT_EP_STATE_DISCONNECT_PENDING) {
 			/*
 			 * The consumer disconnected while the connection was
-			 * being set up (before there was one to tear down):
-			 * it is not told of it, the peer is, and the EP's end
-			 * comes with the CM's DISCONNECTED.
+			 * being set up (a passive EP before the RTU came):
+			 * it is not told of it, the peer is (DREQ), and the
+			 * EP's end comes with the CM's DISCONNECTED, or now
+			 * if no DREQ can go out.
 			 */
-			rdma_disconnect(id);
+			if (rdma_disconnect(id))
+				kdat_ep_gone(ep,
+					     DAT_CONNECTION_EVENT_DISCONNECTED);
 			break;
 		}
 		if (!passive)
@@ -226,6 +242,11 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		kdat_ep_connection_event(ep, DAT_CONNECTION_EVENT_ESTABLISHED);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		if (quit) {
+			ep->private_data_size = 0;
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
+			break;
+		}
 		if (passive) {
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR);
 			break;
@@ -240,7 +261,8 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		ep->private_data_size = 0;
-		kdat_ep_gone(ep, passive ?
+		kdat_ep_gone(ep, quit ? DAT_CONNECTION_EVENT_DISCONNECTED :
+			     passive ?
 			     DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR :
 			     e->event == RDMA_CM_EVENT_CONNECT_ERROR ?
 			     DAT_CONNECTION_EVENT_TIMED_OUT :

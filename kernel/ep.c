@@ -821,9 +821,22 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		goto err_destroy_qp;
 	}
 	spin_lock_irq(&ep->lock);
-	ep->qp = id->qp;
 	/* an active EP's ID is its own already (dat_ep_connect) */
 	own_id = ep->cm_id == id;
+	/*
+	 * A connect the consumer disconnected (or freed) while the QP was
+	 * made: the disconnect reported the end without this QP, so it is
+	 * not published and takes nothing (cm.c, kdat_ep_connecting).
+	 */
+	if (own_id && (ep->state != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
+		       ep->freed)) {
+		spin_unlock_irq(&ep->lock);
+		if (ep->srq)
+			xa_erase(&ep->srq->qps, kdat_qp_key(id->qp));
+		ret = -ECANCELED;
+		goto err_destroy_qp;
+	}
+	ep->qp = id->qp;
 	ep->cm_id = id;
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
 	if (ret) {
@@ -2030,7 +2043,8 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 		mutex_unlock(&ep->op_lock);
 		return KDAT_ERR(DAT_INVALID_STATE, kdat_ep_busy_subtype(s));
 	}
-	ep->freed = true;
+	/* read unlocked by a parked CM handler (fault.c) */
+	WRITE_ONCE(ep->freed, true);
 	spin_unlock_irq(&ep->lock);
 	mutex_unlock(&ep->op_lock);
 	/* a run not started yet has nothing to do: drop its reference */

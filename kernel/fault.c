@@ -4,63 +4,133 @@
  * switches, off by default, each behind a static key so the paths they
  * sit on cost nothing when off.  They let a test put the kernel in the
  * interleaving a hostile or unlucky process would reach only by winning
- * a race, without depending on the scheduler:
+ * a race, without depending on the scheduler.  A switch stays on only
+ * while the file that turned it on is open, so a test that dies leaves
+ * nothing armed.
  *
  *   kdat/fault_ring_tail  1: every drain of a post or send ring moves its
  *                         tail one ring ahead before reading it
- *                         (kdat_fault_rewrite_tail, uring.h)
+ *                         (kdat_fault_rewrite_tail, uring.h); reads "0|1"
  *   kdat/fault_cm_hold    1: an active EP's CM handler parks at
  *                         ADDR_RESOLVED, 2: at ROUTE_RESOLVED, until the
- *                         switch is 0 again or the EP is freed; reads
- *                         "<switch> <parked so far> <resumed so far>"
+ *                         switch is off or the EP is freed or its IA
+ *                         closes or dies; reads "<switch> <parked so far>
+ *                         <resumed so far>".  While one handler is parked,
+ *                         rdma_cm's resolution of every other ID waits
+ *                         too (its work queues are ordered).
  */
 #include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/jump_label.h>
 #include <linux/wait.h>
 
 #include "kdat_core.h"
 
 DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
-
-static int kdat_fault_ring_tail_get(void *data, u64 *val)
-{
-	*val = static_key_enabled(&kdat_fault_ring_tail);
-	return 0;
-}
-
-static int kdat_fault_ring_tail_set(void *data, u64 val)
-{
-	if (val)
-		static_branch_enable(&kdat_fault_ring_tail);
-	else
-		static_branch_disable(&kdat_fault_ring_tail);
-	return 0;
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(kdat_fault_ring_tail_fops, kdat_fault_ring_tail_get,
-			 kdat_fault_ring_tail_set, "%llu\n");
-
 DEFINE_STATIC_KEY_FALSE(kdat_fault_cm_key);
-static unsigned int kdat_fault_cm_at;	/* 1: ADDR_RESOLVED, 2: ROUTE_ */
+
+struct kdat_fault_switch {
+	struct static_key_false *key;
+	unsigned int max;		/* values it takes: 0..max */
+	unsigned int val;
+	struct file *owner;		/* the file that turned it on */
+};
+
+static struct kdat_fault_switch kdat_fault_ring_sw = {
+	.key = &kdat_fault_ring_tail, .max = 1,
+};
+static struct kdat_fault_switch kdat_fault_cm_sw = {
+	.key = &kdat_fault_cm_key, .max = 2,
+};
+static DEFINE_MUTEX(kdat_fault_lock);	/* every switch's val and owner */
 static atomic_t kdat_fault_cm_parked, kdat_fault_cm_resumed;
-static DEFINE_MUTEX(kdat_fault_cm_lock);	/* the switch and its key */
 static DECLARE_WAIT_QUEUE_HEAD(kdat_fault_cm_wq);
+
+static void kdat_fault_set(struct kdat_fault_switch *sw, unsigned int val,
+			   struct file *f)
+{
+	lockdep_assert_held(&kdat_fault_lock);
+	WRITE_ONCE(sw->val, val);
+	sw->owner = val ? f : NULL;
+	if (val)
+		static_branch_enable(sw->key);
+	else
+		static_branch_disable(sw->key);
+	wake_up_all(&kdat_fault_cm_wq);
+}
+
+static ssize_t kdat_fault_write(struct file *f, const char __user *buf,
+				size_t len, loff_t *pos)
+{
+	struct kdat_fault_switch *sw = f->private_data;
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &val);
+	if (ret)
+		return ret;
+	if (val > sw->max)
+		return -EINVAL;
+	mutex_lock(&kdat_fault_lock);
+	kdat_fault_set(sw, val, f);
+	mutex_unlock(&kdat_fault_lock);
+	return len;
+}
+
+static int kdat_fault_release(struct inode *inode, struct file *f)
+{
+	struct kdat_fault_switch *sw = f->private_data;
+
+	mutex_lock(&kdat_fault_lock);
+	if (sw->owner == f)
+		kdat_fault_set(sw, 0, NULL);
+	mutex_unlock(&kdat_fault_lock);
+	return 0;
+}
+
+static ssize_t kdat_fault_read(struct file *f, char __user *buf, size_t len,
+			       loff_t *pos)
+{
+	struct kdat_fault_switch *sw = f->private_data;
+	char s[48];
+	int n;
+
+	if (sw == &kdat_fault_cm_sw)
+		n = scnprintf(s, sizeof(s), "%u %d %d\n", READ_ONCE(sw->val),
+			      atomic_read(&kdat_fault_cm_parked),
+			      atomic_read(&kdat_fault_cm_resumed));
+	else
+		n = scnprintf(s, sizeof(s), "%u\n", READ_ONCE(sw->val));
+	return simple_read_from_buffer(buf, len, pos, s, n);
+}
+
+static const struct file_operations kdat_fault_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = kdat_fault_read,
+	.write = kdat_fault_write,
+	.release = kdat_fault_release,
+	.llseek = default_llseek,
+};
 
 static bool kdat_fault_cm_released(struct kdat_ep *ep)
 {
-	return !READ_ONCE(kdat_fault_cm_at) || READ_ONCE(ep->freed);
+	struct kdat_ia *ia = ep->obj.ia;
+
+	return !READ_ONCE(kdat_fault_cm_sw.val) || READ_ONCE(ep->freed) ||
+	       READ_ONCE(ia->closing) || kdat_ia_dead(ia);
 }
 
 /*
  * In @ep's CM handler before it acts on @event: park there if the switch
  * says so.  True if it parked (the caller reports its return with
- * kdat_fault_cm_resume).  A free of the EP ends the wait: its detach
- * waits for this handler.  The switch is polled too, so the wait needs
- * no wake-up from the free path.
+ * kdat_fault_cm_resume).  A free, IA close or device removal ends the
+ * wait (their teardown waits for this handler); the wait polls, so none
+ * of them needs to wake it.
  */
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event)
 {
-	unsigned int at = READ_ONCE(kdat_fault_cm_at);
+	unsigned int at = READ_ONCE(kdat_fault_cm_sw.val);
 
 	if (!((at == 1 && event == RDMA_CM_EVENT_ADDR_RESOLVED) ||
 	      (at == 2 && event == RDMA_CM_EVENT_ROUTE_RESOLVED)))
@@ -77,58 +147,10 @@ void kdat_fault_cm_resume(void)
 	atomic_inc(&kdat_fault_cm_resumed);
 }
 
-static ssize_t kdat_fault_cm_read(struct file *f, char __user *buf,
-				  size_t len, loff_t *pos)
-{
-	char s[48];
-	int n;
-
-	n = scnprintf(s, sizeof(s), "%u %d %d\n", READ_ONCE(kdat_fault_cm_at),
-		      atomic_read(&kdat_fault_cm_parked),
-		      atomic_read(&kdat_fault_cm_resumed));
-	return simple_read_from_buffer(buf, len, pos, s, n);
-}
-
-static ssize_t kdat_fault_cm_write(struct file *f, const char __user *buf,
-				   size_t len, loff_t *pos)
-{
-	unsigned int at;
-	int ret;
-
-	ret = kstrtouint_from_user(buf, len, 0, &at);
-	if (ret)
-		return ret;
-	if (at > 2)
-		return -EINVAL;
-	mutex_lock(&kdat_fault_cm_lock);
-	WRITE_ONCE(kdat_fault_cm_at, at);
-	if (at)
-		static_branch_enable(&kdat_fault_cm_key);
-	else
-		static_branch_disable(&kdat_fault_cm_key);
-	mutex_unlock(&kdat_fault_cm_lock);
-	wake_up_all(&kdat_fault_cm_wq);
-	return len;
-}
-
-static const struct file_operations kdat_fault_cm_fops = {
-	.owner = THIS_MODULE,
-	.read = kdat_fault_cm_read,
-	.write = kdat_fault_cm_write,
-	.llseek = default_llseek,
-};
-
 void kdat_fault_debugfs_init(struct dentry *dir)
 {
-	debugfs_create_file_unsafe("fault_ring_tail", 0600, dir, NULL,
-				   &kdat_fault_ring_tail_fops);
-	debugfs_create_file("fault_cm_hold", 0600, dir, NULL,
-			    &kdat_fault_cm_fops);
-}
-
-/* Unload: nothing may stay parked (the EPs are gone by then anyway). */
-void kdat_fault_exit(void)
-{
-	WRITE_ONCE(kdat_fault_cm_at, 0);
-	wake_up_all(&kdat_fault_cm_wq);
+	debugfs_create_file("fault_ring_tail", 0600, dir, &kdat_fault_ring_sw,
+			    &kdat_fault_fops);
+	debugfs_create_file("fault_cm_hold", 0600, dir, &kdat_fault_cm_sw,
+			    &kdat_fault_fops);
 }

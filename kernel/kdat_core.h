@@ -148,7 +148,6 @@ void kdat_debugfs_exit(void);
 struct dentry;
 struct kdat_ep;
 void kdat_fault_debugfs_init(struct dentry *dir);
-void kdat_fault_exit(void);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event);
 void kdat_fault_cm_resume(void);

@@ -526,7 +526,6 @@ int kdat_debugfs_init(void)
 void kdat_debugfs_exit(void)
 {
 	debugfs_remove_recursive(kdat_debugfs);
-	kdat_fault_exit();
 	kdat_obj_flush_deferred();
 	kdat_obj_quarantine_drain();
 }

@@ -277,7 +277,10 @@ void kdat_ucall_finish(struct kdat_ucall *c, bool copied)
 			kdat_obj_commit(o);
 		else if (o->type == DAT_HANDLE_TYPE_IA)
 			kdat_ia_close(container_of(o, struct kdat_ia, obj), 0);
-		/* no call can use an uncommitted object: the wait is short */
+		/*
+		 * no call can use an uncommitted object, and an IA close
+		 * that claimed it first destroys it: the wait is short
+		 */
 		else if (kdat_obj_claim_wait(o, 0) &&
 			 kdat_obj_destroy(o) != DAT_SUCCESS)
 			kdat_obj_unclaim(o, 0);

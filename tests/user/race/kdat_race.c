@@ -1651,6 +1651,19 @@ static void case_ia_close_vs_creates(void)
 	kr_pass_note("%d iterations, %ld objects made in the races", it, made);
 }
 
+/*
+ * Turn a fault switch on @fd (open for writing) to @val; false if it
+ * cannot.  The kernel turns it off again when the file that turned it
+ * on is closed, so a case that dies leaves nothing armed.
+ */
+static bool fault_set(int fd, int val)
+{
+	char b[16];
+	int n = snprintf(b, sizeof(b), "%d\n", val);
+
+	return pwrite(fd, b, (size_t)n, 0) == n;
+}
+
 /* ======================================================================= */
 /* A create whose copy out user space stalls                               */
 /* ======================================================================= */
@@ -2768,20 +2781,11 @@ static void case_ep_connect_accept_disconnect_reset_free(void)
  * ROUTE_RESOLVED (2), so the disconnect lands in that window every time;
  * once the handler is let go and has returned, `rdma resource show
  * cm_id` must show the connect's ID still at that state: no route
- * resolved, no request sent.
+ * resolved, no request sent.  (A disconnect that loses the race to the
+ * handler, with the request on the wire, ends the attempt too; that
+ * window is not held here.)
  */
 #define CMH_PATH "/sys/kernel/debug/kdat/fault_cm_hold"
-
-static bool cmh_set(int at)
-{
-	FILE *f = fopen(CMH_PATH, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fprintf(f, "%d\n", at) > 0;
-	return !fclose(f) && ok;
-}
 
 /* "<switch> <parked so far> <resumed so far>" */
 static bool cmh_read(int *parked, int *resumed)
@@ -2815,7 +2819,7 @@ static bool cm_id_state(uint64_t qual, char *state, size_t n, char *all,
 {
 	char want[64], line[512];
 	bool found = false;
-	size_t used = 0;
+	size_t used = 0, len;
 	FILE *p;
 
 	snprintf(want, sizeof(want), "dst-addr %s:%llu ", KDAT_SERVER_ADDR,
@@ -2824,14 +2828,18 @@ static bool cm_id_state(uint64_t qual, char *state, size_t n, char *all,
 	p = popen("rdma resource show cm_id 2>&1", "r");
 	if (!p)
 		return false;
-	while (fgets(line, sizeof(line), p)) {
+	/* room to end a line with a blank, as the match wants */
+	while (fgets(line, sizeof(line) - 1, p)) {
 		char *st = strstr(line, " state ");
 
-		if (used + strlen(line) < alln) {
-			memcpy(all + used, line, strlen(line) + 1);
-			used += strlen(line);
+		len = strlen(line);
+		if (used + len < alln) {
+			memcpy(all + used, line, len + 1);
+			used += len;
 		}
-		strcat(line, " ");
+		if (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		strcpy(line + len, " ");
 		if (!st || !strstr(line, want))
 			continue;
 		found = sscanf(st, " state %63s", want) == 1;
@@ -2847,7 +2855,7 @@ static void case_ep_disconnect_during_resolution(void)
 {
 	static const char *const at_state[] = { NULL, "ADDR_RESOLVED",
 						"ROUTE_RESOLVED" };
-	int fd = kdat_open(), at, parked, resumed;
+	int fd = kdat_open(), at, parked, resumed, ff;
 	struct kdat_ioc_ep_op o = { .value = DAT_CLOSE_ABRUPT_FLAG };
 	struct kdat_uevent e;
 	uint64_t qual = next_qual();
@@ -2859,14 +2867,16 @@ static void case_ep_disconnect_during_resolution(void)
 	open_side(fd, "rxe1", &c);
 	st = k_psp(fd, s.ia, s.crevd, qual, &psp);
 	REQUIRE(st == DAT_SUCCESS, "psp: %s", ST(st));
+	ff = open(CMH_PATH, O_WRONLY | O_CLOEXEC);
+	REQUIRE(ff >= 0, "cannot open %s: %s", CMH_PATH, strerror(errno));
 	for (at = 1; at <= 2 && !kr_failed(); at++) {
 		st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
 		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
 		REQUIRE(cmh_read(&parked, &resumed), "cannot read %s",
 			CMH_PATH);
-		REQUIRE(cmh_set(at), "cannot write %s", CMH_PATH);
+		REQUIRE(fault_set(ff, at), "cannot write %s", CMH_PATH);
 		st = k_connect(fd, cep, qual);
-		CHECK(st == DAT_SUCCESS, "connect: %s", ST(st));
+		REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
 		cmh_wait(0, parked + 1);
 
 		o.ep = cep;
@@ -2879,7 +2889,7 @@ static void case_ep_disconnect_during_resolution(void)
 		      "the disconnect at %s gave event 0x%x (EP %u), not DISCONNECTED",
 		      at_state[at], e.event_number, e.handle);
 
-		REQUIRE(cmh_set(0), "cannot write %s", CMH_PATH);
+		REQUIRE(fault_set(ff, 0), "cannot write %s", CMH_PATH);
 		cmh_wait(1, resumed + 1);
 		CHECK(cm_id_state(qual, cst, sizeof(cst), all, sizeof(all)) &&
 		      !strcmp(cst, at_state[at]),
@@ -2892,7 +2902,7 @@ static void case_ep_disconnect_during_resolution(void)
 		st = k_free(fd, cep, KT_EP);
 		CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
 	}
-	cmh_set(0);
+	close(ff);
 	CHECK(__atomic_load_n(&s.crring.h->tail, __ATOMIC_ACQUIRE) ==
 	      s.crring.h->head, "the server got a connection request");
 	st = k_free(fd, psp, KT_PSP);
@@ -3075,18 +3085,6 @@ static long rw_spills(const char *kind)
 	return v;
 }
 
-/* Turn the kernel's tail rewriting on or off; false if it cannot. */
-static bool rw_fault(bool on)
-{
-	FILE *f = fopen(KDAT_FAULT_RING_TAIL, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fputs(on ? "1\n" : "0\n", f) >= 0;
-	return !fclose(f) && ok;
-}
-
 struct rw {
 	struct kring *ring, *aring;	/* aring: to keep empty, or NULL */
 	atomic_bool stop;
@@ -3191,19 +3189,22 @@ static void rw_check_budget(struct rw *x, int fd, unsigned long cmd,
 			    uint32_t *taken)
 {
 	struct kdat_ring_hdr *h = x->ring->h;
+	/* the kernel's KDAT_DRAIN_RINGS rings' worth */
 	uint32_t budget = 4 * h->entries, st, head0;
 	long spills = rw_spills(kind);
-	bool off;
+	int ff = open(KDAT_FAULT_RING_TAIL, O_WRONLY | O_CLOEXEC);
 
 	REQUIRE(spills >= 0, "no /sys/kernel/debug/kdat/ring_spills");
+	REQUIRE(ff >= 0, "cannot open %s: %s", KDAT_FAULT_RING_TAIL,
+		strerror(errno));
 	head0 = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
-	REQUIRE(rw_fault(true), "cannot write %s: %s", KDAT_FAULT_RING_TAIL,
+	REQUIRE(fault_set(ff, 1), "cannot write %s: %s", KDAT_FAULT_RING_TAIL,
 		strerror(errno));
 	st = rw_kick(fd, cmd, id);
 	*taken = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) - head0;
 	/* the work item the kick handed the rest to stops only now */
-	off = rw_fault(false);
-	REQUIRE(off, "cannot turn %s off", KDAT_FAULT_RING_TAIL);
+	REQUIRE(fault_set(ff, 0), "cannot turn %s off", KDAT_FAULT_RING_TAIL);
+	close(ff);
 	CHECK(st == DAT_SUCCESS, "%s kick with the kernel rewriting: %s",
 	      what, ST(st));
 	CHECK(rw_spills(kind) > spills,
