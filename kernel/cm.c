@@ -451,7 +451,7 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 						      obj), id, e);
 	case DAT_HANDLE_TYPE_EP:
 		ep = container_of(obj, struct kdat_ep, obj);
-		/* an ID the EP let go (kdat_ep_destroy_qp) is not its own */
+		/* an ID the EP let go (kdat_ep_detach_qp) is not its own */
 		if (READ_ONCE(ep->cm_id) != id)
 			return 0;
 		if (kdat_fault_cm_park(ep, e->event)) {
@@ -551,7 +551,8 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		goto out;
 	}
 	spin_lock_irq(&ep->lock);
-	if (ep->state != want || ep->cm_id) {
+	/* not while a reset drains the old QP (kdat_ib_ep_reset) */
+	if (ep->state != want || ep->cm_id || ep->resetting) {
 		ret = KDAT_ERR(DAT_INVALID_STATE,
 			       ep->state == want ? DAT_INVALID_STATE_EP_NOTREADY :
 			       kdat_ep_busy_subtype(ep->state));
@@ -878,7 +879,8 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	state = ep->state;
-	reserved = state == DAT_EP_STATE_UNCONNECTED && !ep->cm_id;
+	reserved = state == DAT_EP_STATE_UNCONNECTED && !ep->cm_id &&
+		   !ep->resetting;
 	if (reserved) {
 		ep->state = DAT_EP_STATE_RESERVED;
 		ep->rsp = rsp;
@@ -993,7 +995,12 @@ static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 
 	spin_lock_irq(&ep->lock);
-	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+	/*
+	 * Busy while a reset drains the old QP: waiting here could be
+	 * waiting in an upcall of the very poller that drain waits for.
+	 */
+	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id ||
+	    ep->resetting) {
 		u32 sub = kdat_ep_busy_subtype(ep->state);
 
 		spin_unlock_irq(&ep->lock);

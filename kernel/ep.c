@@ -38,6 +38,7 @@
 				 DAT_COMPLETION_EVD_THRESHOLD_FLAG)
 
 static void kdat_ep_gone_work(struct work_struct *w);
+static void kdat_ep_reset_work(struct work_struct *w);
 
 static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
 {
@@ -491,6 +492,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 		      kdat_ep_release);
 	mutex_init(&ep->op_lock);
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
+	INIT_WORK(&ep->reset_work, kdat_ep_reset_work);
 	spin_lock_init(&ep->lock);
 	spin_lock_init(&ep->sring_lock);
 	INIT_WORK(&ep->sring_work, kdat_ep_sring_work);
@@ -802,7 +804,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 * One more of each than the EP takes: the marker ib_drain_qp posts
 	 * into a queue that may be full (sends stalled behind RNR).  Without
 	 * it the drain would fail and leave completions naming the EP's slots
-	 * in the EVDs' CQs after the EP is freed (kdat_ep_destroy_qp).
+	 * in the EVDs' CQs after the EP is freed (kdat_ep_finish_qp).
 	 */
 	qa.cap.max_send_wr = ep->sq.size + 1;
 	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size + 1;
@@ -1074,12 +1076,12 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep)
 /*
  * Tear down the QP and the CM ID: kdat_ep_detach_qp takes them from the EP
  * with ep->op_lock held, kdat_ep_finish_qp drains and destroys them
- * (kdat_ep_destroy_qp: both under op_lock; device removal: the second
- * without, kdat_ep_hw_destroy).  The ID's handler lock is taken while the
- * EP lets the ID go, so no CM event still running
- * creates a QP or touches the EP afterwards (the handler ignores an ID the
- * EP does not own).  Outstanding work requests complete (flushed) through
- * the normal handlers first, also when the device is going (ib_core calls
+ * without it (free, reset, device removal; each counted in hw_teardown).
+ * The ID's handler lock is taken while the EP lets the ID go, so no CM
+ * event still running creates a QP or touches the EP afterwards (the
+ * handler ignores an ID the EP does not own).  Outstanding work requests
+ * complete (flushed) through the normal handlers first, also when the
+ * device is going (ib_core calls
  * remove_one while the device still works, and a driver whose hardware died
  * flushes in software, as every ULP's removal relies on): a completion left
  * in a CQ that outlives the QP (the EVDs') would name the EP's work request
@@ -1137,20 +1139,10 @@ static void kdat_ep_finish_qp(struct kdat_ep *ep, struct rdma_cm_id *id,
 		rdma_destroy_id(id);
 }
 
-static struct ib_cq *kdat_ep_destroy_qp(struct kdat_ep *ep)
-{
-	struct rdma_cm_id *id;
-	struct ib_qp *qp;
-	struct ib_cq *cq;
-
-	cq = kdat_ep_detach_qp(ep, &id, &qp);
-	kdat_ep_finish_qp(ep, id, qp);
-	return cq;
-}
-
 /*
- * A free or reset that found the QP taken by device removal, which drains
- * it without op_lock: wait until it is gone, before the EVDs may go.
+ * A free, reset or device removal that found the QP taken by another of
+ * them, which drains it without op_lock: wait until it is gone, before
+ * the EVDs may go.  Each drops its own count first.
  */
 static void kdat_ep_wait_hw_teardown(struct kdat_ep *ep)
 {
@@ -1169,7 +1161,8 @@ static void kdat_ep_ring_close(struct kdat_ep *ep);
  * Device removal: flush and release the QP, keep the EP.  The drain runs
  * without op_lock: its flushed completions run kernel consumers' upcalls,
  * which may disconnect or query this EP (taking op_lock).  A free or reset
- * meanwhile finds no QP and waits for hw_teardown instead.
+ * meanwhile finds no QP and waits for hw_teardown instead; so does this,
+ * for a reset that took the QP first, before the EVDs' CQs go.
  */
 void kdat_ep_hw_destroy(struct kdat_ep *ep)
 {
@@ -1189,6 +1182,7 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep)
 	kdat_ep_free_cq(cq);
 	if (atomic_dec_and_test(&ep->hw_teardown))
 		wake_up_var(&ep->hw_teardown);
+	kdat_ep_wait_hw_teardown(ep);
 	kdat_ep_ring_close(ep);
 }
 
@@ -1302,7 +1296,7 @@ again:
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
 	spin_lock_irq(&ep->lock);
-	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->qp ||
+	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->qp || ep->resetting ||
 	    ep->sq.head != ep->sq.tail) {
 		u32 sub = kdat_ep_busy_subtype(ep->state);
 
@@ -1978,11 +1972,100 @@ static void kdat_ep_ring_close(struct kdat_ep *ep)
 /* ---------------------------------------------------------------------- */
 /* Reset and free                                                          */
 
+/*
+ * Is the caller an upcall of a poller that draining @ep's QP waits for
+ * (the request EVD's CQ; without an SRQ, the recv EVD's too)?  Only the
+ * addresses are compared.  An EP's own CQ runs no upcalls.
+ */
+static bool kdat_ep_in_drain_poller(struct kdat_ep *ep)
+{
+	struct work_struct *w = current_work();
+	struct ib_cq *cq;
+
+	if (!w)
+		return false;
+	cq = ep->request_evd ? READ_ONCE(ep->request_evd->cq) : NULL;
+	if (cq && w == &cq->work)
+		return true;
+	cq = ep->recv_evd && !ep->srq ? READ_ONCE(ep->recv_evd->cq) : NULL;
+	return cq && w == &cq->work;
+}
+
+/*
+ * The second half of a reset, without op_lock: drain and destroy the QP
+ * it took (every posted buffer completes, through upcalls that may call
+ * op_lock operations on this EP), wait for a drain of device removal's,
+ * and only then let the EP be Unconnected and connect again.
+ */
+static void kdat_ep_reset_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
+				 struct ib_qp *qp, struct ib_cq *cq)
+{
+	kdat_ep_finish_qp(ep, id, qp);
+	kdat_ep_free_cq(cq);
+	/* ours first: a removal waiting for the count waits for us too */
+	if (atomic_dec_and_test(&ep->hw_teardown))
+		wake_up_var(&ep->hw_teardown);
+	kdat_ep_wait_hw_teardown(ep);
+
+	mutex_lock(&ep->op_lock);
+	spin_lock_irq(&ep->lock);
+	/* a free (after a deferred reset returned) leaves it Disconnected */
+	if (!ep->freed) {
+		ep->state = DAT_EP_STATE_UNCONNECTED;
+		ep->remote_qual = 0;
+		memset(&ep->remote, 0, sizeof(ep->remote));
+	}
+	ep->resetting = false;
+	spin_unlock_irq(&ep->lock);
+	/* what the send ring still holds was the old connection's: flushed */
+	kdat_ep_ring_sync(ep);
+	mutex_unlock(&ep->op_lock);
+	wake_up_var(&ep->resetting);
+}
+
+/* A reset called from an upcall of a poller its drain waits for. */
+static void kdat_ep_reset_work(struct work_struct *w)
+{
+	struct kdat_ep *ep = container_of(w, struct kdat_ep, reset_work);
+
+	kdat_ep_reset_finish(ep, ep->reset_id, ep->reset_qp, ep->reset_cq);
+	kdat_obj_put(&ep->obj);
+}
+
+static bool kdat_ep_reset_done(struct kdat_ep *ep)
+{
+	bool done;
+
+	spin_lock_irq(&ep->lock);
+	done = !ep->resetting;
+	spin_unlock_irq(&ep->lock);
+	return done;
+}
+
+/*
+ * The QP is taken under op_lock and drained after dropping it, as a free
+ * does: the drain waits for the CQs' pollers, whose upcalls may
+ * disconnect, query, modify or connect this EP.  Meanwhile the EP keeps
+ * its state (Disconnected, or Unconnected without a QP) and is marked
+ * resetting, which refuses what would give it a new QP while the old
+ * one's completions are still coming (kdat_ep_connect_locked, accept,
+ * RSP reservation, modify: DAT_INVALID_STATE) and makes another reset
+ * wait.  It returns Unconnected, every posted buffer completed.
+ *
+ * From an upcall of a poller the drain waits for, waiting would never
+ * end: the drain goes to reset_work and the reset returns at once; the
+ * EP turns Unconnected (and may connect) once that work is done, after
+ * the upcall returned.  A second reset from there returns at once too.
+ */
 DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
+	struct rdma_cm_id *id;
+	struct ib_qp *qp;
 	struct ib_cq *cq;
+	bool defer;
 
+again:
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	if (ep->state != DAT_EP_STATE_DISCONNECTED &&
@@ -1995,21 +2078,33 @@ DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 		return KDAT_ERR(DAT_INVALID_STATE,
 				sub == DAT_INVALID_STATE_EP_NOTREADY ? 0 : sub);
 	}
-	spin_unlock_irq(&ep->lock);
-	/* a fresh QP at the next connect hides the old connection's state */
-	cq = kdat_ep_destroy_qp(ep);
-	spin_lock_irq(&ep->lock);
-	ep->state = DAT_EP_STATE_UNCONNECTED;
+	if (ep->resetting) {
+		spin_unlock_irq(&ep->lock);
+		mutex_unlock(&ep->op_lock);
+		if (kdat_ep_in_drain_poller(ep))
+			return DAT_SUCCESS;
+		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
+		goto again;
+	}
+	ep->resetting = true;
 	/* a connection event still on its way was the old connection's */
 	ep->conn_gen++;
-	ep->remote_qual = 0;
-	memset(&ep->remote, 0, sizeof(ep->remote));
 	spin_unlock_irq(&ep->lock);
-	/* what the send ring still holds was the old connection's: flushed */
-	kdat_ep_ring_sync(ep);
+	/* a fresh QP at the next connect hides the old connection's state */
+	atomic_inc(&ep->hw_teardown);
+	cq = kdat_ep_detach_qp(ep, &id, &qp);
+	/* removal's count is taken under op_lock too: this one is exact */
+	defer = kdat_ep_in_drain_poller(ep) &&
+		(qp || cq || atomic_read(&ep->hw_teardown) > 1);
+	if (defer) {
+		ep->reset_id = id;
+		ep->reset_qp = qp;
+		ep->reset_cq = cq;
+		kdat_obj_queue_work(&ep->obj, kdat_ep_wq, &ep->reset_work);
+	}
 	mutex_unlock(&ep->op_lock);
-	kdat_ep_free_cq(cq);
-	kdat_ep_wait_hw_teardown(ep);
+	if (!defer)
+		kdat_ep_reset_finish(ep, id, qp, cq);
 	return DAT_SUCCESS;
 }
 

@@ -288,7 +288,7 @@ static void kdat_ia_free_children(struct kdat_ia *ia)
  * objects, which then fail every call but can still be freed.  The calls
  * in flight finish first (kdat_calls_sync), so a create that passed its
  * "dead" test has linked its object by then and is torn down here too.
- * Work requests still posted complete as flushed (kdat_ep_destroy_qp).
+ * Work requests still posted complete as flushed (kdat_ep_finish_qp).
  */
 static void kdat_ia_catastrophe(struct kdat_ia *ia)
 {

@@ -445,11 +445,12 @@ struct kdat_ep {
 	 * Serialises the EP's control operations (connect, accept,
 	 * disconnect, reset, modify, free, device removal) with each other.
 	 * The CM handler never takes it: it runs under the CM ID's handler
-	 * lock and ignores an ID the EP no longer owns (kdat_ep_destroy_qp
+	 * lock and ignores an ID the EP no longer owns (kdat_ep_detach_qp
 	 * takes that lock to let the ID go).
 	 */
 	struct mutex op_lock;
-	atomic_t hw_teardown;		/* device removal draining the QP */
+	/* a reset, free or device removal draining a QP it took */
+	atomic_t hw_teardown;
 	int cq_charge_s, cq_charge_r;	/* the QP's share of its EVDs' CQs */
 	struct kdat_pz *pz;
 	struct kdat_evd *recv_evd, *request_evd, *connect_evd;
@@ -492,6 +493,20 @@ struct kdat_ep {
 	 */
 	bool broken;
 	u32 broken_gen;
+	/*
+	 * Under lock and op_lock: a reset took the QP and drains it without
+	 * op_lock (the drain's upcalls may take it).  Until it is done the
+	 * state stays as it was and nothing that would create a QP starts
+	 * (connect, accept, reservation, modify: DAT_INVALID_STATE); another
+	 * reset waits.  From an upcall of a poller the drain waits for, the
+	 * reset hands its drain to reset_work (reset_id, reset_qp, reset_cq:
+	 * the reset's, while resetting).
+	 */
+	bool resetting;
+	struct work_struct reset_work;
+	struct rdma_cm_id *reset_id;
+	struct ib_qp *reset_qp;
+	struct ib_cq *reset_cq;
 	/*
 	 * Under lock: the RSP this EP is reserved for (state
 	 * DAT_EP_STATE_RESERVED), until that RSP delivers its connection

@@ -2588,6 +2588,281 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * dat_ep_reset while an upcall of the poller its drain waits for acts on
+ * the EP.  A plain client EP (its receive queue drains through its recv
+ * EVD's poller) has 3 receives posted; the first completes and its upcall
+ * holds that poller, the other two are flushed into the CQ when the EP
+ * disconnects.  Then either a thread resets the EP and, once the reset
+ * took the QP, the upcall queries, connects, modifies, disconnects and
+ * resets it (@self false), or the upcall resets its EP itself.
+ */
+struct reset_box {
+	atomic_t calls;
+	int flushed;			/* only upcalls write it, one at a time */
+	bool release;
+	bool self;			/* the upcall resets, not a thread */
+	bool detached;			/* the reset took the QP first */
+	DAT_EP_HANDLE ep;
+	DAT_CONN_QUAL qual;
+	DAT_RETURN query_ret, connect_ret, modify_ret, disc_ret, reset_ret;
+	DAT_RETURN thread_ret;
+	DAT_EP_STATE state;
+	struct completion done, reset_done;
+	wait_queue_head_t wq;
+};
+
+static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			 DAT_BOOLEAN more)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct reset_box *b = data;
+	unsigned long end;
+	DAT_EP_PARAM q = {};
+
+	if (ev->event_number == DAT_DTO_COMPLETION_EVENT &&
+	    DTO(*ev).status == DAT_DTO_ERR_FLUSHED)
+		b->flushed++;
+	if (atomic_inc_return(&b->calls) != 1) {
+		wake_up(&b->wq);
+		return;
+	}
+	wake_up(&b->wq);
+	wait_event_timeout(b->wq, READ_ONCE(b->release),
+			   msecs_to_jiffies(WAIT_MS));
+	if (b->self) {
+		b->reset_ret = dat_ep_reset(b->ep);
+	} else {
+		/*
+		 * Until the reset took the QP (the hook reads it under
+		 * op_lock: where the reset holds that across its drain,
+		 * this is where the upcall deadlocks).
+		 */
+		end = jiffies + msecs_to_jiffies(WAIT_MS);
+		while (kdat_test_ep_recv_cq_size(b->ep) > 0 &&
+		       time_before(jiffies, end))
+			usleep_range(1000, 2000);
+		b->detached = !kdat_test_ep_recv_cq_size(b->ep);
+	}
+	/* the old QP's completions are not in yet: still Disconnected */
+	b->query_ret = dat_ep_query(b->ep, DAT_EP_FIELD_ALL, &q);
+	b->state = q.ep_state;
+	sin.sin_addr.s_addr = in_aton(srv_addr);
+	b->connect_ret = dat_ep_connect(b->ep, (DAT_IA_ADDRESS_PTR)&sin,
+					b->qual, DAT_TIMEOUT_INFINITE, 0, NULL,
+					DAT_QOS_BEST_EFFORT,
+					DAT_CONNECT_DEFAULT_FLAG);
+	b->modify_ret = dat_ep_modify(b->ep,
+				      DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+				      &q);
+	b->disc_ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
+	/* a second reset from here cannot wait for the first: at once */
+	if (!b->self)
+		b->reset_ret = dat_ep_reset(b->ep);
+	complete(&b->done);
+}
+
+static int reset_thread(void *data)
+{
+	struct reset_box *b = data;
+
+	b->thread_ret = dat_ep_reset(b->ep);
+	complete(&b->reset_done);
+	return 0;
+}
+
+/*
+ * The pair, the client EP *cep on an EVD running reset_upcall: connected
+ * to *sep, 3 receives posted, one message in (its upcall holds the recv
+ * CQ's poller), then disconnected, the two other receives flushed into
+ * the CQ behind it.
+ */
+static int reset_setup(struct pair *p, struct reset_box *b, bool self,
+		       DAT_EP_HANDLE *sep, DAT_EP_HANDLE *cep)
+{
+	DAT_UPCALL_OBJECT up = { .instance_data = b,
+				 .upcall_func = reset_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->self = self;
+	b->query_ret = b->connect_ret = b->modify_ret = DAT_INTERNAL_ERROR;
+	b->disc_ret = b->reset_ret = b->thread_ret = DAT_INTERNAL_ERROR;
+	init_completion(&b->done);
+	init_completion(&b->reset_done);
+	init_waitqueue_head(&b->wq);
+	if (pair_open(p, 0, 8) ||
+	    dat_evd_kcreate(p->c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+			    DAT_EVD_DTO_FLAG, &evd) ||
+	    dat_ep_create(p->c.ia, p->c.pz, evd, p->c.dto_evd, p->c.conn_evd,
+			  &a, cep) ||
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, p->s.dto_evd,
+				   p->s.dto_evd, p->s.conn_evd, p->srq, &a,
+				   sep))
+		return -EIO;
+	b->ep = *cep;
+	b->qual = next_qual;
+	if (connect_one(p, *sep, *cep, 9))
+		return -EIO;
+	for (i = 0; i < 3; i++) {
+		t = seg(&p->c, i * 64, 64);
+		if (dat_ep_post_recv(*cep, 1, &t, cookie(40 + i),
+				     DAT_COMPLETION_DEFAULT_FLAG))
+			return -EIO;
+	}
+	t = seg(&p->s, 0, 8);
+	if (dat_ep_post_send(*sep, 1, &t, cookie(1),
+			     DAT_COMPLETION_DEFAULT_FLAG) ||
+	    !next_event(p->s.dto_evd, &ev) ||
+	    DTO(ev).status != DAT_DTO_SUCCESS)
+		return -EIO;
+	if (!wait_event_timeout(b->wq, atomic_read(&b->calls) >= 1,
+				msecs_to_jiffies(WAIT_MS)))
+		return -ETIMEDOUT;
+	if (dat_ep_disconnect(*cep, DAT_CLOSE_GRACEFUL_FLAG) ||
+	    !WAIT_FOR(!dat_ep_query(*cep, DAT_EP_FIELD_EP_STATE, &q) &&
+		      q.ep_state == DAT_EP_STATE_DISCONNECTED))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * After the reset: the server saw its DISCONNECTED, the client EP none
+ * of its old connection, and the EP connects again (to a new server EP)
+ * and takes a message into a receive posted after the reset.
+ */
+static bool reset_reconnects(struct pair *p, struct reset_box *b,
+			     DAT_EP_HANDLE cep)
+{
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+	DAT_EP_HANDLE sep;
+	DAT_EVENT ev;
+
+	if (!next_event(p->s.conn_evd, &ev) ||
+	    ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED ||
+	    !no_event(p->c.conn_evd) ||
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, p->s.dto_evd,
+				   p->s.dto_evd, p->s.conn_evd, p->srq, &a,
+				   &sep) ||
+	    connect_one(p, sep, cep, 10))
+		return false;
+	t = seg(&p->c, 256, 64);
+	if (dat_ep_post_recv(cep, 1, &t, cookie(50),
+			     DAT_COMPLETION_DEFAULT_FLAG))
+		return false;
+	t = seg(&p->s, 0, 8);
+	if (dat_ep_post_send(sep, 1, &t, cookie(2),
+			     DAT_COMPLETION_DEFAULT_FLAG) ||
+	    !next_event(p->s.dto_evd, &ev) ||
+	    DTO(ev).status != DAT_DTO_SUCCESS)
+		return false;
+	return WAIT_FOR(atomic_read(&b->calls) == 4);
+}
+
+/*
+ * The reset drains the old QP without op_lock: the upcall's calls on the
+ * EP return while it drains (a connect or modify with DAT_INVALID_STATE,
+ * the EP still Disconnected; a disconnect with success; a second reset at
+ * once), and the reset returns with the EP Unconnected and all three
+ * receives delivered once, two of them flushed.  A deadlock shows as the
+ * reset never returning; the pair is then left as it is.
+ */
+static void t_ep_reset_while_upcall_acts_on_its_ep(void)
+{
+	static struct pair p;
+	static struct reset_box box;
+	struct task_struct *k;
+	DAT_EP_HANDLE sep, cep;
+	bool hung = false;
+
+	CHECK(!reset_setup(&p, &box, false, &sep, &cep), "setup");
+	k = kthread_run(reset_thread, &box, "kdat_reset");
+	CHECK(!IS_ERR(k), "kthread");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	hung = !wait_for_completion_timeout(&box.reset_done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_ep_reset never returned (deadlock with the upcall)");
+	CHECK(wait_for_completion_timeout(&box.done,
+					  msecs_to_jiffies(WAIT_MS)),
+	      "the upcall never finished");
+	CHECK_OK(box.thread_ret);
+	CHECK(box.detached, "the reset never took the QP");
+	CHECK_OK(box.query_ret);
+	CHECK(box.state == DAT_EP_STATE_DISCONNECTED,
+	      "Unconnected (%d) before the old completions were in",
+	      box.state);
+	CHECK_EXACT(box.connect_ret, BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
+	CHECK_RET(box.modify_ret, DAT_INVALID_STATE);
+	CHECK_OK(box.disc_ret);
+	CHECK_OK(box.reset_ret);
+	CHECK(ep_state(cep) == DAT_EP_STATE_UNCONNECTED, "state %d",
+	      ep_state(cep));
+	CHECK(atomic_read(&box.calls) == 3 && box.flushed == 2,
+	      "%d receives delivered, %d flushed, want 3 and 2",
+	      atomic_read(&box.calls), box.flushed);
+	CHECK(reset_reconnects(&p, &box, cep), "no connection after reset");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	if (hung) {
+		pr_err("kdat_test: %s: EP calls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
+/*
+ * An upcall resets its own EP, whose drain waits for the very poller the
+ * upcall runs in: the reset returns at once (the EP still Disconnected, a
+ * connect refused), and the EP turns Unconnected only after the upcall
+ * returned and the old receives were delivered, then connects again.
+ */
+static void t_ep_upcall_resets_its_own_ep(void)
+{
+	static struct pair p;
+	static struct reset_box box;
+	DAT_EP_HANDLE sep, cep;
+	bool hung = false;
+
+	CHECK(!reset_setup(&p, &box, true, &sep, &cep), "setup");
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	hung = !wait_for_completion_timeout(&box.done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_ep_reset in the upcall never returned (deadlock)");
+	CHECK_OK(box.reset_ret);
+	CHECK_OK(box.query_ret);
+	CHECK(box.state == DAT_EP_STATE_DISCONNECTED,
+	      "Unconnected (%d) before the old completions were in",
+	      box.state);
+	CHECK_EXACT(box.connect_ret, BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
+	CHECK_RET(box.modify_ret, DAT_INVALID_STATE);
+	CHECK_OK(box.disc_ret);
+	CHECK(WAIT_FOR(ep_state(cep) == DAT_EP_STATE_UNCONNECTED),
+	      "never Unconnected (%d)", ep_state(cep));
+	CHECK(atomic_read(&box.calls) == 3 && box.flushed == 2,
+	      "Unconnected with %d receives delivered, %d flushed",
+	      atomic_read(&box.calls), box.flushed);
+	CHECK(reset_reconnects(&p, &box, cep), "no connection after reset");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	if (hung) {
+		pr_err("kdat_test: %s: EP calls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
 /* ------------------------------------------------------------------ */
 /* KDAT_IA_SRQ_EP_BROKEN: DAT 2.0's end-of-connection EP_BROKEN         */
 
@@ -4019,6 +4294,8 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_disconnected_after_the_eps_receives),
 	CASE(t_ep_upcall_frees_its_ep_while_peer_disconnects),
 	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
+	CASE(t_ep_reset_while_upcall_acts_on_its_ep),
+	CASE(t_ep_upcall_resets_its_own_ep),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
