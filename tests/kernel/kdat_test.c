@@ -2766,6 +2766,37 @@ static bool reset_reconnects(struct pair *p, struct reset_box *b,
 }
 
 /*
+ * What the upcall saw while the reset drained: the EP still Disconnected,
+ * a connect and a modify refused, a disconnect taken.
+ */
+static bool reset_upcall_saw_drain(struct reset_box *box)
+{
+	CHECK_OK(box->query_ret);
+	CHECK(box->state == DAT_EP_STATE_DISCONNECTED,
+	      "Unconnected (%d) before the old completions were in",
+	      box->state);
+	CHECK_EXACT(box->connect_ret, BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
+	CHECK_RET(box->modify_ret, DAT_INVALID_STATE);
+	CHECK_OK(box->disc_ret);
+	return true;
+out:
+	return false;
+}
+
+/* Let the upcall go; close the pair unless a call hangs in it. */
+static void reset_end(struct pair *p, struct reset_box *box, bool hung)
+{
+	WRITE_ONCE(box->release, true);
+	wake_up(&box->wq);
+	if (hung) {
+		pr_err("kdat_test: %s: EP calls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(p);
+}
+
+/*
  * The reset drains the old QP without op_lock: the upcall's calls on the
  * EP return while it drains (a connect or modify with DAT_INVALID_STATE,
  * the EP still Disconnected; a disconnect with success; a second reset at
@@ -2794,13 +2825,8 @@ static void t_ep_reset_while_upcall_acts_on_its_ep(void)
 	      "the upcall never finished");
 	CHECK_OK(box.thread_ret);
 	CHECK(box.detached, "the reset never took the QP");
-	CHECK_OK(box.query_ret);
-	CHECK(box.state == DAT_EP_STATE_DISCONNECTED,
-	      "Unconnected (%d) before the old completions were in",
-	      box.state);
-	CHECK_EXACT(box.connect_ret, BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
-	CHECK_RET(box.modify_ret, DAT_INVALID_STATE);
-	CHECK_OK(box.disc_ret);
+	if (!reset_upcall_saw_drain(&box))
+		goto out;
 	CHECK_OK(box.reset_ret);
 	CHECK(ep_state(cep) == DAT_EP_STATE_UNCONNECTED, "state %d",
 	      ep_state(cep));
@@ -2809,14 +2835,7 @@ static void t_ep_reset_while_upcall_acts_on_its_ep(void)
 	      atomic_read(&box.calls), box.flushed);
 	CHECK(reset_reconnects(&p, &box, cep), "no connection after reset");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	if (hung) {
-		pr_err("kdat_test: %s: EP calls hang: objects left open\n",
-		       cur_test);
-		return;
-	}
-	pair_close(&p);
+	reset_end(&p, &box, hung);
 }
 
 /*
@@ -2839,13 +2858,8 @@ static void t_ep_upcall_resets_its_own_ep(void)
 					    msecs_to_jiffies(3 * WAIT_MS));
 	CHECK(!hung, "dat_ep_reset in the upcall never returned (deadlock)");
 	CHECK_OK(box.reset_ret);
-	CHECK_OK(box.query_ret);
-	CHECK(box.state == DAT_EP_STATE_DISCONNECTED,
-	      "Unconnected (%d) before the old completions were in",
-	      box.state);
-	CHECK_EXACT(box.connect_ret, BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY));
-	CHECK_RET(box.modify_ret, DAT_INVALID_STATE);
-	CHECK_OK(box.disc_ret);
+	if (!reset_upcall_saw_drain(&box))
+		goto out;
 	CHECK(WAIT_FOR(ep_state(cep) == DAT_EP_STATE_UNCONNECTED),
 	      "never Unconnected (%d)", ep_state(cep));
 	CHECK(atomic_read(&box.calls) == 3 && box.flushed == 2,
@@ -2853,14 +2867,7 @@ static void t_ep_upcall_resets_its_own_ep(void)
 	      atomic_read(&box.calls), box.flushed);
 	CHECK(reset_reconnects(&p, &box, cep), "no connection after reset");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	if (hung) {
-		pr_err("kdat_test: %s: EP calls hang: objects left open\n",
-		       cur_test);
-		return;
-	}
-	pair_close(&p);
+	reset_end(&p, &box, hung);
 }
 
 /* ------------------------------------------------------------------ */
