@@ -157,6 +157,55 @@ bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev)
 	return __kdat_evd_post(evd, ev, NULL, false, true);
 }
 
+/*
+ * The CQ of a kernel EVD freed from inside a work item: a CQ's poller (an
+ * upcall it ran inline, which may be this EVD's own) or the EVD's upcall
+ * work.  ib_free_cq there waits for the poller's run to end: its own, which
+ * never ends (the free runs in it), or another CQ's, which lockdep (one
+ * class for every CQ's work) reports as recursion.  This work waits for
+ * that run instead, then frees the CQ.  It holds the EVD (the rest of the
+ * run posts to it, dropped as dead, and its dispatcher returns through it;
+ * the SRQs it pins stay while a completion may name them) and counts as a
+ * free in flight (ia->frees): an IA close and a device removal wait until
+ * the CQ is gone.  Module exit drains kdat_evd_wq.
+ */
+static struct workqueue_struct *kdat_evd_wq;
+
+static void kdat_evd_cq_free_work(struct work_struct *w)
+{
+	struct kdat_evd *evd = container_of(w, struct kdat_evd, cq_free_work);
+	struct ib_cq *cq = evd->cq_dying;
+
+	/* a kick queued before the free finds the EVD dead: let it end */
+	kdat_obj_cancel_work_sync(&evd->obj, &evd->upcall_work);
+	/*
+	 * The run the free interrupted may have queued another for what it
+	 * left in the CQ: let that deliver (to the dead EVD, which reaps it:
+	 * SRQ buffers are counted back) instead of being cancelled with it.
+	 */
+	if (cq->poll_ctx == IB_POLL_WORKQUEUE ||
+	    cq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE) {
+		queue_work(cq->comp_wq, &cq->work);
+		flush_work(&cq->work);
+	}
+	ib_free_cq(cq);
+	evd->cq_dying = NULL;
+	kdat_free_end(&evd->obj);
+	kdat_obj_put(&evd->obj);
+}
+
+int kdat_evd_init(void)
+{
+	kdat_evd_wq = alloc_workqueue("kdat_evd", WQ_UNBOUND, 0);
+	return kdat_evd_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: every CQ handed to kdat_evd_cq_free_work is freed first. */
+void kdat_evd_exit(void)
+{
+	destroy_workqueue(kdat_evd_wq);
+}
+
 static void kdat_evd_release(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
@@ -164,7 +213,7 @@ static void kdat_evd_release(struct kdat_obj *obj)
 	unsigned long i;
 
 	/* the CQ is gone: no completion can name these SRQs any more */
-	WARN_ON_ONCE(evd->cq);
+	WARN_ON_ONCE(evd->cq || evd->cq_dying);
 	xa_for_each(&evd->srqs, i, srq)
 		kdat_obj_put(srq);
 	xa_destroy(&evd->srqs);
@@ -219,6 +268,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	init_waitqueue_head(&evd->upcall_wq);
 	INIT_LIST_HEAD(&evd->cno_node);
 	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
+	INIT_WORK(&evd->cq_free_work, kdat_evd_cq_free_work);
 	evd->flags = flags;
 	evd->qlen = qlen;
 	mutex_init(&evd->cq_lock);
@@ -577,6 +627,7 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	struct kdat_ia *ia = evd->obj.ia;
 	struct kdat_event e;
 	unsigned long flags;
+	struct ib_cq *cq;
 
 	mutex_lock(&ia->lock);
 	/*
@@ -599,14 +650,31 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	spin_unlock_irqrestore(&evd->lock, flags);
 	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
-	/*
-	 * Not from the work itself (an upcall dispatched by it freeing its
-	 * own EVD): flushing the running work would wait for ourselves.  A
-	 * kick cancelled before it ran gives back the reference it held.
-	 */
-	if (current_work() != &evd->upcall_work)
-		kdat_obj_cancel_work_sync(&evd->obj, &evd->upcall_work);
-	kdat_evd_hw_destroy(evd);
+	cq = xchg(&evd->cq, NULL);
+	if (cq && !evd->uring && current_work()) {
+		/*
+		 * Inside a work item, maybe this CQ's poller: the CQ goes
+		 * once that run ends (kdat_evd_cq_free_work).  Not a user
+		 * EVD (never freed from a poller): its ring, destroyed below,
+		 * must outlive its CQ.
+		 */
+		evd->cq_dying = cq;
+		kdat_obj_hold(&evd->obj);
+		kdat_free_begin(&evd->obj);
+		queue_work(kdat_evd_wq, &evd->cq_free_work);
+	} else {
+		/*
+		 * Not from the work itself (an upcall dispatched by it freeing
+		 * its own EVD): flushing the running work would wait for
+		 * ourselves.  A kick cancelled before it ran gives back the
+		 * reference it held.
+		 */
+		if (current_work() != &evd->upcall_work)
+			kdat_obj_cancel_work_sync(&evd->obj,
+						  &evd->upcall_work);
+		if (cq)
+			ib_free_cq(cq);
+	}
 	if (evd->uring)
 		ia->uops->evd_destroy(evd);
 

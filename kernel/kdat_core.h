@@ -288,6 +288,12 @@ struct kdat_evd {
 	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */
 	struct work_struct upcall_work;	/* dispatch from atomic context */
 	struct ib_cq *cq;		/* DTO stream only */
+	/*
+	 * A CQ whose EVD was freed inside a work item (an upcall a CQ's
+	 * poller ran): cq_free_work frees it once that run ends.
+	 */
+	struct ib_cq *cq_dying;
+	struct work_struct cq_free_work;
 	struct mutex cq_lock;		/* cq's size and cq_need */
 	int cq_need;			/* completions its QPs may hold */
 	atomic_t users;			/* EPs / PSPs feeding it */
@@ -325,6 +331,8 @@ void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
+int kdat_evd_init(void);
+void kdat_evd_exit(void);
 
 /* ---- LMR (lmr.c) ---- */
 struct kdat_lmr {

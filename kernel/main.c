@@ -17,6 +17,9 @@ static int __init kdat_init(void)
 	ret = kdat_ep_init();
 	if (ret)
 		goto err_registry;
+	ret = kdat_evd_init();
+	if (ret)
+		goto err_ep;
 	kdat_debugfs_init();
 	ret = kdat_srq_init();
 	if (ret)
@@ -35,6 +38,8 @@ err_srq:
 	kdat_srq_exit();
 err_debugfs:
 	kdat_debugfs_exit();
+	kdat_evd_exit();
+err_ep:
 	kdat_ep_exit();
 err_registry:
 	kdat_registry_exit();
@@ -45,6 +50,7 @@ static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
 	kdat_ep_exit();		/* connection events still on their way */
+	kdat_evd_exit();	/* CQs freed from their own pollers */
 	kdat_srq_exit();	/* SRQ limits being armed again */
 	kdat_obj_flush_deferred();
 	ib_unregister_client(&kdat_ib_client);

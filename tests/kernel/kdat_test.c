@@ -2423,14 +2423,18 @@ out:
 /*
  * An upcall that acts on its own EP once the test lets it: the first
  * receive's upcall holds the recv CQ's poller (the second receive waits
- * in the CQ), then frees the EP, or queries and disconnects it.
+ * in the CQ), then frees the EP, or queries and disconnects it; with
+ * free_evd it then frees its own EVD too.
  */
 struct act_box {
 	atomic_t calls;
 	bool release;
 	bool free;			/* free the EP, else query + disconnect */
+	bool free_evd;			/* then free evd, and query it */
 	DAT_EP_HANDLE ep;
+	DAT_EVD_HANDLE evd;
 	DAT_RETURN ret, query_ret;
+	DAT_RETURN evd_ret, evd_query_ret;
 	DAT_EP_STATE state;
 	struct completion done;
 	wait_queue_head_t wq;
@@ -2450,6 +2454,14 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 			   msecs_to_jiffies(WAIT_MS));
 	if (b->free) {
 		b->ret = dat_ep_free(b->ep);
+		if (b->free_evd) {
+			DAT_EVD_PARAM eq;
+
+			b->evd_ret = dat_evd_free(b->evd);
+			b->evd_query_ret = dat_evd_query(b->evd,
+							 DAT_EVD_FIELD_ALL,
+							 &eq);
+		}
 	} else {
 		b->query_ret = dat_ep_query(b->ep, DAT_EP_FIELD_EP_STATE, &q);
 		b->state = q.ep_state;
@@ -2477,7 +2489,9 @@ static int act_setup_flags(struct pair *p, struct act_box *b, bool free,
 	atomic_set(&b->calls, 0);
 	b->release = false;
 	b->free = free;
+	b->free_evd = false;
 	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
+	b->evd_ret = b->evd_query_ret = DAT_INTERNAL_ERROR;
 	init_completion(&b->done);
 	init_waitqueue_head(&b->wq);
 	if (pair_open_flags(p, 0, 8, srv_flags) ||
@@ -2538,6 +2552,63 @@ static void t_ep_upcall_frees_its_ep_while_peer_disconnects(void)
 	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
 	CHECK_OK(box.ret);
 	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * A DTO upcall frees its EP and then its own EVD.  The upcall runs inside
+ * that EVD's CQ poller, and freeing the CQ there would wait for the very
+ * run it is in (ib_free_cq cancels the poller's work): the free returns
+ * DAT_SUCCESS at once and the handle is dead.  The second receive, still
+ * in the CQ, reaches no upcall; once the poller's run ends the CQ, the EVD
+ * and the EP are gone (two live objects fewer), and nothing else of the
+ * pair changed.
+ */
+static void t_evd_dto_upcall_frees_its_ep_and_evd(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT ev;
+	long live;
+	bool done;
+
+	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
+	/* the upcall is held: it reads these once released */
+	box.evd = evd;
+	box.free_evd = true;
+	live = kdat_live_objects();
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	/* a failure detector only: the pass criterion is the free's return */
+	done = wait_for_completion_timeout(&box.done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+	CHECK(done, "dat_evd_free in its DTO upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK_OK(box.evd_ret);
+	CHECK_RET(box.evd_query_ret, DAT_INVALID_HANDLE);
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 2),
+	      "%ld live objects, want %ld (EP and EVD gone)",
+	      kdat_live_objects(), live - 2);
+	/* its CQ is freed: nothing can call the upcall any more */
+	CHECK(atomic_read(&box.calls) == 1,
+	      "%d upcalls, the last after the free", atomic_read(&box.calls));
+	/* the second receive, left in the CQ, was reaped, not lost */
+	CHECK(srq_q(p.srq).outstanding_dto_count == 0 &&
+	      srq_q(p.srq).available_dto_count == 0, "SRQ counts %d/%d",
+	      srq_q(p.srq).available_dto_count,
+	      srq_q(p.srq).outstanding_dto_count);
+	/* the client sees the free's disconnect, and the server IA serves on */
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
+	CHECK_OK(post_srq(&p, 0, 64, 50));
+	CHECK(srq_q(p.srq).available_dto_count == 1, "SRQ after the free");
 out:
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
@@ -4303,6 +4374,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
 	CASE(t_ep_reset_while_upcall_acts_on_its_ep),
 	CASE(t_ep_upcall_resets_its_own_ep),
+	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
