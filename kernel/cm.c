@@ -545,6 +545,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	ep = kdat_ia_ep_get_use(ia, ep_handle);
 	if (!ep)
 		return KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	kdat_ep_await_reset(ep);
 	mutex_lock(&ep->op_lock);
 	if (kdat_ia_dead(ia)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, 0);
@@ -876,6 +877,7 @@ DAT_RETURN kdat_ib_rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual,
 	 * Reserve the EP only now: until then a request finds it
 	 * unreserved and is refused.  A connect that came first wins.
 	 */
+	kdat_ep_await_reset(ep);
 	mutex_lock(&ep->op_lock);
 	spin_lock_irq(&ep->lock);
 	state = ep->state;
@@ -973,6 +975,7 @@ DAT_RETURN kdat_ib_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return KDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (flags & ~DAT_CONNECT_MULTIPATH_FLAG)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG8);
+	kdat_ep_await_reset(ep);
 	mutex_lock(&ep->op_lock);
 	ret = kdat_ep_connect_locked(ep, addr, qual, timeout, pdata_size,
 				     pdata);
@@ -996,8 +999,9 @@ static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
 
 	spin_lock_irq(&ep->lock);
 	/*
-	 * Busy while a reset drains the old QP: waiting here could be
-	 * waiting in an upcall of the very poller that drain waits for.
+	 * Busy while a reset drains the old QP: only an upcall of the very
+	 * poller that drain waits for, or a reset begun since
+	 * kdat_ep_await_reset, finds it so.
 	 */
 	if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->cm_id ||
 	    ep->resetting) {

@@ -1254,6 +1254,7 @@ DAT_RETURN kdat_ib_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (mask & ~ok)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	kdat_ep_await_reset(ep);
 	mutex_lock(&ep->op_lock);
 	ret = kdat_ep_modify_locked(ep, mask, p);
 	mutex_unlock(&ep->op_lock);
@@ -2043,14 +2044,30 @@ static bool kdat_ep_reset_done(struct kdat_ep *ep)
 }
 
 /*
+ * Before a call that would give @ep a new QP (connect, accept, RSP
+ * reservation, modify): a reset draining the old one is waited for, as
+ * such a call used to wait for the reset's op_lock, except from an upcall
+ * of a poller that drain waits for, which would wait for itself.  That
+ * caller, and one that meets a reset begun after this returned, is
+ * refused under op_lock (DAT_INVALID_STATE).
+ */
+void kdat_ep_await_reset(struct kdat_ep *ep)
+{
+	if (!kdat_ep_in_drain_poller(ep))
+		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
+}
+
+/*
  * The QP is taken under op_lock and drained after dropping it, as a free
  * does: the drain waits for the CQs' pollers, whose upcalls may
  * disconnect, query, modify or connect this EP.  Meanwhile the EP keeps
  * its state (Disconnected, or Unconnected without a QP) and is marked
- * resetting, which refuses what would give it a new QP while the old
- * one's completions are still coming (kdat_ep_connect_locked, accept,
- * RSP reservation, modify: DAT_INVALID_STATE) and makes another reset
- * wait.  It returns Unconnected, every posted buffer completed.
+ * resetting: what would give it a new QP while the old one's
+ * completions are still coming (connect, accept, RSP reservation,
+ * modify) waits for the reset (kdat_ep_await_reset), or is refused with
+ * DAT_INVALID_STATE from an upcall the drain waits for; another reset
+ * waits too.  It returns Unconnected, every buffer posted to the QP
+ * completed (an SRQ's receives are the SRQ's, not drained).
  *
  * From an upcall of a poller the drain waits for, waiting would never
  * end: the drain goes to reset_work and the reset returns at once; the

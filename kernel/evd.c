@@ -158,11 +158,11 @@ bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev)
 }
 
 /*
- * The CQ of a kernel EVD freed from inside a work item: a CQ's poller (an
- * upcall it ran inline, which may be this EVD's own) or the EVD's upcall
- * work.  ib_free_cq there waits for the poller's run to end: its own, which
- * never ends (the free runs in it), or another CQ's, which lockdep (one
- * class for every CQ's work) reports as recursion.  This work waits for
+ * The CQ of a kernel EVD freed from an upcall a CQ's poller ran inline
+ * (maybe this EVD's own).  ib_free_cq there waits for the poller's run to
+ * end: its own, which never ends (the free runs in it), or another CQ's,
+ * which lockdep (one class for every CQ's work) reports as recursion.
+ * This work waits for
  * that run instead, then frees the CQ.  It holds the EVD (the rest of the
  * run posts to it, dropped as dead, and its dispatcher returns through it;
  * the SRQs it pins stay while a completion may name them) and counts as a
@@ -170,6 +170,19 @@ bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev)
  * the CQ is gone.  Module exit drains kdat_evd_wq.
  */
 static struct workqueue_struct *kdat_evd_wq;
+
+/*
+ * Is the caller a run of a CQ's poller (ib_core's work for a workqueue
+ * CQ: the same function for every CQ, so @cq's tells)?  Freeing a CQ
+ * there waits for that run: its own, or another CQ's, which lockdep (one
+ * class for every CQ's work) reports as recursion.
+ */
+static bool kdat_in_cq_poller(struct ib_cq *cq)
+{
+	struct work_struct *w = current_work();
+
+	return w && w->func == cq->work.func;
+}
 
 static void kdat_evd_cq_free_work(struct work_struct *w)
 {
@@ -651,10 +664,12 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
 	cq = xchg(&evd->cq, NULL);
-	if (cq && !evd->uring && current_work()) {
+	if (cq && !evd->uring && kdat_in_cq_poller(cq)) {
 		/*
-		 * Inside a work item, maybe this CQ's poller: the CQ goes
-		 * once that run ends (kdat_evd_cq_free_work).  Not a user
+		 * In an upcall a CQ's poller ran, maybe this CQ's: the CQ
+		 * goes once that run ends (kdat_evd_cq_free_work).  Anywhere
+		 * else (a consumer's own work item too) it goes now, so the
+		 * free returns with its SRQ accounting settled.  Not a user
 		 * EVD (never freed from a poller): its ring, destroyed below,
 		 * must outlive its CQ.
 		 */

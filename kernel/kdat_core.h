@@ -451,8 +451,10 @@ struct kdat_ep {
 	struct kdat_obj obj;
 	/*
 	 * Serialises the EP's control operations (connect, accept,
-	 * disconnect, reset, modify, free, device removal) with each other.
-	 * The CM handler never takes it: it runs under the CM ID's handler
+	 * disconnect, reset, modify, free, device removal) with each other;
+	 * QP drains (reset, free, removal) run after dropping it, marked by
+	 * resetting / hw_teardown.  The CM handler never takes it: it runs
+	 * under the CM ID's handler
 	 * lock and ignores an ID the EP no longer owns (kdat_ep_detach_qp
 	 * takes that lock to let the ID go).
 	 */
@@ -583,6 +585,7 @@ void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
+void kdat_ep_await_reset(struct kdat_ep *ep);
 void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);

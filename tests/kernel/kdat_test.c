@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/sched/task.h>
 #include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/in.h>
@@ -2681,7 +2682,52 @@ struct reset_box {
 	DAT_EP_STATE state;
 	struct completion done, reset_done;
 	wait_queue_head_t wq;
+	/* a modify from a thread of its own while the reset drains */
+	DAT_EP_PARAM waiter_param;
+	DAT_RETURN waiter_ret;
+	bool waiter_slept;
+	struct completion waiter_done;
 };
+
+static int reset_waiter(void *data)
+{
+	struct reset_box *b = data;
+
+	b->waiter_ret = dat_ep_modify(b->ep,
+				      DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+				      &b->waiter_param);
+	complete(&b->waiter_done);
+	return 0;
+}
+
+/*
+ * From the upcall that holds the reset's drain: a modify from another
+ * thread must wait for the reset (not be refused, as the upcall is).
+ * True once that thread sleeps in the modify; the reset cannot end
+ * meanwhile, as this upcall holds its drain.
+ */
+static bool reset_waiter_sleeps(struct reset_box *b)
+{
+	struct task_struct *k;
+	unsigned long end = jiffies + msecs_to_jiffies(WAIT_MS);
+	bool slept = false;
+
+	k = kthread_create(reset_waiter, b, "kdat_reset_wait");
+	if (IS_ERR(k)) {
+		complete(&b->waiter_done);
+		return false;
+	}
+	get_task_struct(k);
+	wake_up_process(k);
+	while (!slept && !completion_done(&b->waiter_done) &&
+	       time_before(jiffies, end)) {
+		slept = READ_ONCE(k->__state) == TASK_UNINTERRUPTIBLE;
+		if (!slept)
+			usleep_range(1000, 2000);
+	}
+	put_task_struct(k);
+	return slept && !completion_done(&b->waiter_done);
+}
 
 static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 			 DAT_BOOLEAN more)
@@ -2728,8 +2774,11 @@ static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 				      &q);
 	b->disc_ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
 	/* a second reset from here cannot wait for the first: at once */
-	if (!b->self)
+	if (!b->self) {
 		b->reset_ret = dat_ep_reset(b->ep);
+		b->waiter_param = q;
+		b->waiter_slept = reset_waiter_sleeps(b);
+	}
 	complete(&b->done);
 }
 
@@ -2764,8 +2813,10 @@ static int reset_setup(struct pair *p, struct reset_box *b, bool self,
 	b->self = self;
 	b->query_ret = b->connect_ret = b->modify_ret = DAT_INTERNAL_ERROR;
 	b->disc_ret = b->reset_ret = b->thread_ret = DAT_INTERNAL_ERROR;
+	b->waiter_ret = DAT_INTERNAL_ERROR;
 	init_completion(&b->done);
 	init_completion(&b->reset_done);
+	init_completion(&b->waiter_done);
 	init_waitqueue_head(&b->wq);
 	if (pair_open(p, 0, 8) ||
 	    dat_evd_kcreate(p->c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
@@ -2896,6 +2947,13 @@ static void t_ep_reset_while_upcall_acts_on_its_ep(void)
 	      "the upcall never finished");
 	CHECK_OK(box.thread_ret);
 	CHECK(box.detached, "the reset never took the QP");
+	CHECK(wait_for_completion_timeout(&box.waiter_done,
+					  msecs_to_jiffies(WAIT_MS)),
+	      "a modify from another thread never returned");
+	CHECK(box.waiter_slept,
+	      "a modify from another thread did not wait for the reset (%x)",
+	      box.waiter_ret);
+	CHECK_OK(box.waiter_ret);
 	if (!reset_upcall_saw_drain(&box))
 		goto out;
 	CHECK_OK(box.reset_ret);
