@@ -172,14 +172,20 @@ apt_cache_arm64() {
 # kernel_tree: print the arm64 kernel build tree (fetched once); messages
 # to stderr.
 kernel_tree() {
-	local ver key dir abi pkgs d
-	ver=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || ver=
-	if [ -z "$ver" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
+	local ver kver key dir abi pkgs d
+	kver=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || kver=
+	if [ -z "$kver" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
 		log "linux-kbuild-6.1 is not installed (apt-get install linux-headers-amd64)"
 		return 1
 	fi
+	# the arm64 twin of the amd64 headers the module builds against; the
+	# kbuild tools may be a newer upload of the same kernel (the amd64
+	# headers ask for linux-kbuild-6.1 >= theirs: seen 6.1.192-3 tools
+	# with 6.1.192-2 headers, and no arm64 headers -3 in the archive)
+	ver=$(dpkg-query -W -f='${Version}' linux-headers-amd64 2>/dev/null) || ver=
+	[ -n "$ver" ] || ver=$kver
 	# the layout of the cache, so a change to it makes a new one
-	key=$(printf '%s\n' "$ver" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
+	key=$(printf '%s\n' "$ver" "$kver" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
 	dir=$CACHE_ROOT/$ver-$key
 	if [ -f "$dir/ok" ]; then
 		cat "$dir/kdir"
@@ -204,7 +210,7 @@ kernel_tree() {
 	abi=$(apt_cache_arm64 show "linux-headers-arm64=$ver" 2>/dev/null |
 		sed -n 's/^Depends: .*linux-headers-\([0-9.]*-[0-9]*\)-arm64 .*/\1/p' | head -n1)
 	if [ -z "$abi" ]; then
-		log "Debian's archive has no linux-headers-arm64 $ver (the installed linux-kbuild-6.1); apt-get install linux-headers-amd64 for the current one"
+		log "Debian's archive has no linux-headers-arm64 $ver (the installed linux-headers-amd64); apt-get install linux-headers-amd64 for the current one"
 		return 1
 	fi
 	pkgs=("linux-headers-$abi-arm64=$ver" "linux-headers-$abi-common=$ver")
