@@ -134,19 +134,13 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 		kdat_ep_srq_broken(ep, gen);
 }
 
-/*
- * Is the EP's own connect still wanted?  A dat_ep_disconnect (or free)
- * during address or route resolution finds no connection to tear down
- * (rdma_disconnect fails before rdma_connect), reports DISCONNECTED and
- * leaves the ID resolving: the handler must not go on connecting.
- */
+/* kdat_ep_connect_wanted, taking ep->lock */
 static bool kdat_ep_connecting(struct kdat_ep *ep)
 {
 	bool yes;
 
 	spin_lock_irq(&ep->lock);
-	yes = ep->state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING &&
-	      !ep->freed;
+	yes = kdat_ep_connect_wanted(ep);
 	spin_unlock_irq(&ep->lock);
 	return yes;
 }

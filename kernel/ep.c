@@ -828,10 +828,9 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	/*
 	 * A connect the consumer disconnected (or freed) while the QP was
 	 * made: the disconnect reported the end without this QP, so it is
-	 * not published and takes nothing (cm.c, kdat_ep_connecting).
+	 * not published and takes nothing.
 	 */
-	if (own_id && (ep->state != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
-		       ep->freed)) {
+	if (own_id && !kdat_ep_connect_wanted(ep)) {
 		spin_unlock_irq(&ep->lock);
 		if (ep->srq)
 			xa_erase(&ep->srq->qps, kdat_qp_key(id->qp));

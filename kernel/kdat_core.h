@@ -543,6 +543,19 @@ struct kdat_ep {
 	bool sring_dead;
 };
 
+/*
+ * Under ep->lock: is the EP's own connect still wanted?  A
+ * dat_ep_disconnect (or free) during address or route resolution finds no
+ * connection to tear down (rdma_disconnect fails before rdma_connect),
+ * reports DISCONNECTED and leaves the ID resolving: neither the CM
+ * handler (cm.c) nor the QP it makes (kdat_ep_create_qp) may go on.
+ */
+static inline bool kdat_ep_connect_wanted(const struct kdat_ep *ep)
+{
+	return ep->state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING &&
+	       !ep->freed;
+}
+
 struct kdat_psp {
 	struct kdat_obj obj;
 	struct kdat_evd *evd;

@@ -2422,6 +2422,23 @@ out:
 }
 
 /*
+ * An upcall held on purpose: counts in @calls and wakes the test on @wq;
+ * the first one (true) then holds its CQ's poller until the test sets
+ * @release (bounded by WAIT_MS), the later ones (false) return at once.
+ */
+static bool hold_first_upcall(atomic_t *calls, bool *release,
+			      wait_queue_head_t *wq)
+{
+	bool first = atomic_inc_return(calls) == 1;
+
+	wake_up(wq);
+	if (first)
+		wait_event_timeout(*wq, READ_ONCE(*release),
+				   msecs_to_jiffies(WAIT_MS));
+	return first;
+}
+
+/*
  * An upcall that acts on its own EP once the test lets it: the first
  * receive's upcall holds the recv CQ's poller (the second receive waits
  * in the CQ), then frees the EP, or queries and disconnects it; with
@@ -2446,13 +2463,8 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 	struct act_box *b = data;
 	DAT_EP_PARAM q = {};
 
-	if (atomic_inc_return(&b->calls) != 1) {
-		wake_up(&b->wq);
+	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
-	}
-	wake_up(&b->wq);
-	wait_event_timeout(b->wq, READ_ONCE(b->release),
-			   msecs_to_jiffies(WAIT_MS));
 	if (b->free) {
 		b->ret = dat_ep_free(b->ep);
 		if (b->free_evd) {
@@ -2740,13 +2752,8 @@ static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 	if (ev->event_number == DAT_DTO_COMPLETION_EVENT &&
 	    DTO(*ev).status == DAT_DTO_ERR_FLUSHED)
 		b->flushed++;
-	if (atomic_inc_return(&b->calls) != 1) {
-		wake_up(&b->wq);
+	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
-	}
-	wake_up(&b->wq);
-	wait_event_timeout(b->wq, READ_ONCE(b->release),
-			   msecs_to_jiffies(WAIT_MS));
 	if (b->self) {
 		b->reset_ret = dat_ep_reset(b->ep);
 	} else {
