@@ -82,6 +82,7 @@ struct soak {
 	u64 nids, next_id;
 	u64 n_delivered, n_acked, n_sflushed, n_rflushed;
 	u64 buf_posts, buf_completions, send_posts, send_completions;
+	u64 backlog;			/* acked, delivery not yet handled */
 	u64 cycles;
 	int cycling;			/* the pair being cycled, or -1 */
 	struct rnd_state rnd;
@@ -128,6 +129,21 @@ static DAT_RETURN soak_post_buf(struct soak *s, int b)
 	return r;
 }
 
+/*
+ * Flow control, as any SRQ consumer needs: a message may be sent only
+ * while every buffer it could take is on the SRQ.  Buffers not on it are
+ * at most the sends in flight plus the acknowledged messages whose
+ * delivery this thread has not handled (and re-posted) yet; the margin is
+ * for the few sends a disconnect flushes after they were delivered.
+ * Without it, on a slow kernel, the receiver fell behind, the SRQ ran dry,
+ * and 256 sends retrying RNR every 0.64 ms starved the re-posting thread.
+ */
+static bool soak_credit(struct soak *s)
+{
+	return s->send_posts - s->send_completions + s->backlog <
+	       SOAK_DEPTH - 4 * SOAK_WINDOW;
+}
+
 /* Fill the free slots of an established client EP, within the budget. */
 static bool soak_pump(struct soak *s, int i)
 {
@@ -137,7 +153,7 @@ static bool soak_pump(struct soak *s, int i)
 
 	/* the budget: no new send once it was delivered */
 	for (k = 0; k < SOAK_WINDOW && s->next_id < s->nids &&
-		    s->n_delivered < messages; k++) {
+		    s->n_delivered < messages && soak_credit(s); k++) {
 		int slot = i * SOAK_WINDOW + k;
 		u64 *msg = s->cli.buf + slot * SOAK_SIZE;
 
@@ -182,6 +198,8 @@ static bool soak_recv_event(struct soak *s, const DAT_EVENT *ev)
 			return false;
 		}
 		s->n_delivered++;
+		if (test_bit(id, s->acked))
+			s->backlog--;
 		if (s->cycling < 0 && s->n_delivered < messages &&
 		    prandom_u32_state(&s->rnd) % SOAK_CYCLE_ONE_IN == 0)
 			s->cycling = prandom_u32_state(&s->rnd) % eps;
@@ -218,6 +236,8 @@ static bool soak_send_event(struct soak *s, const DAT_EVENT *ev)
 
 		set_bit(id, s->acked);
 		s->n_acked++;
+		if (!test_bit(id, s->delivered))
+			s->backlog++;
 		return true;
 	}
 	if (s->state[i] == P_UP && s->cycling != i) {
@@ -383,7 +403,7 @@ static int soak_poll(struct soak *s, bool pump)
 static bool soak_loop(struct soak *s, bool pump, bool (*done)(struct soak *),
 		      const char *what)
 {
-	unsigned long idle = jiffies;
+	unsigned long idle = jiffies, said = jiffies;
 	unsigned int passes = 0;
 	int n;
 
@@ -391,6 +411,14 @@ static bool soak_loop(struct soak *s, bool pump, bool (*done)(struct soak *),
 		n = soak_poll(s, pump);
 		if (n < 0)
 			return false;
+		/* where a slow or stuck run is, every 30 s (never judged) */
+		if (time_after(jiffies, said + 30 * HZ)) {
+			said = jiffies;
+			pr_info("kdat_soak: %s: %llu delivered, %llu acked (%llu of them not yet handled), %llu sends and %llu receives flushed, %llu reconnects, pair %d cycling (state %d)\n",
+				what, s->n_delivered, s->n_acked, s->backlog, s->n_sflushed,
+				s->n_rflushed, s->cycles, s->cycling,
+				s->cycling < 0 ? -1 : s->state[s->cycling]);
+		}
 		/*
 		 * A short sleep now and then even while events flow: on a slow
 		 * kernel (KASAN under TCG) a loop that only calls cond_resched()
