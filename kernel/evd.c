@@ -29,8 +29,12 @@
 
 static bool kdat_upcall_on(const struct kdat_evd *evd)
 {
-	return evd->policy == DAT_UPCALL_SINGLE_INSTANCE ||
-	       evd->policy == DAT_UPCALL_MANY;
+	/*
+	 * At unload every kernel consumer is gone: the upcall of an IA one
+	 * left open (closed by remove_one) would enter its unloaded code.
+	 */
+	return (evd->policy == DAT_UPCALL_SINGLE_INSTANCE ||
+		evd->policy == DAT_UPCALL_MANY) && !READ_ONCE(kdat_unloading);
 }
 
 /* Account for a consumed event: an SRQ buffer stops being outstanding. */

@@ -629,19 +629,37 @@ static int kdat_ib_add_one(struct ib_device *ibdev)
 	return 0;
 }
 
-static struct kdat_ia *kdat_next_live_ia(struct kdat_device *kdev)
+/* The next IA not yet dead (@open: not yet closing), with a reference. */
+static struct kdat_ia *kdat_next_live_ia(struct kdat_device *kdev, bool open)
 {
 	struct kdat_ia *ia;
 
 	mutex_lock(&kdev->lock);
 	list_for_each_entry(ia, &kdev->ias, dev_node) {
-		if (!kdat_ia_dead(ia) && kref_get_unless_zero(&ia->obj.ref)) {
+		if (!kdat_ia_dead(ia) && !(open && READ_ONCE(ia->closing)) &&
+		    kref_get_unless_zero(&ia->obj.ref)) {
 			mutex_unlock(&kdev->lock);
 			return ia;
 		}
 	}
 	mutex_unlock(&kdev->lock);
 	return NULL;
+}
+
+bool kdat_unloading;
+
+/*
+ * Module exit: an IA still open here was left by a kernel consumer that
+ * is gone (user IAs close with their files, and /dev/kdat is gone): no
+ * one will close it, so close it now, while the work queues its teardown
+ * uses still run.  No upcall runs any more (kdat_upcall_on): it would
+ * enter the consumer's unloaded code.
+ */
+static void kdat_close_leaked_ia(struct kdat_ia *ia)
+{
+	pr_warn("kdat: IA %s left open by a kernel consumer, closed at unload\n",
+		ia->dev->info.ia_name);
+	kdat_ia_close(ia, 0);
 }
 
 static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
@@ -653,8 +671,11 @@ static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&kdev->lock);
 	kdev->removed = true;
 	mutex_unlock(&kdev->lock);
-	while ((ia = kdat_next_live_ia(kdev))) {
-		kdat_ia_catastrophe(ia);
+	while ((ia = kdat_next_live_ia(kdev, READ_ONCE(kdat_unloading)))) {
+		if (READ_ONCE(kdat_unloading))
+			kdat_close_leaked_ia(ia);
+		else
+			kdat_ia_catastrophe(ia);
 		kdat_obj_put(&ia->obj);
 	}
 	pr_info("kdat: IA %s removed\n", kdev->info.ia_name);

@@ -230,6 +230,8 @@ struct kdat_ia {
 };
 
 extern struct ib_client kdat_ib_client;
+/* module exit: remove_one closes the IAs kernel consumers left open */
+extern bool kdat_unloading;
 extern const DAT_PROVIDER kdat_ib_provider_template;
 void kdat_ia_fill_addr(struct kdat_ia *ia);
 void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,

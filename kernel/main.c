@@ -49,11 +49,16 @@ err_registry:
 static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
+	/*
+	 * Before the work queues go: closing an IA a kernel consumer left
+	 * open queues teardown work on them (remove_one).
+	 */
+	WRITE_ONCE(kdat_unloading, true);
+	ib_unregister_client(&kdat_ib_client);
 	kdat_ep_exit();		/* connection events still on their way */
 	kdat_evd_exit();	/* CQs freed from their own pollers */
 	kdat_srq_exit();	/* SRQ limits being armed again */
 	kdat_obj_flush_deferred();
-	ib_unregister_client(&kdat_ib_client);
 	kdat_debugfs_exit();
 	kdat_registry_exit();
 }

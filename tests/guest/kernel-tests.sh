@@ -357,4 +357,27 @@ else
 fi
 grep -q "kdat: leak" <<<"$(dmesg)" && fail "no_leak_report_at_unload" ||
 	pass "no_leak_report_at_unload"
+
+# --- unload after a kernel consumer left its IAs open --------------------
+# kdat_test mode=orphan leaves both IAs open (connected EPs, an SRQ, a
+# posted receive, an upcall into its own code) and unloads; rmmod kdat
+# must close them (the upcall must not run: its code is gone) and unload
+# with nothing left and a clean log.
+mark=$(dmesg | wc -l)
+if insmod "$KDAT_KO" remote_access=1 &&
+	insmod "$KDAT_TEST_KO" mode=orphan && rmmod kdat_test && rmmod kdat; then
+	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
+	n=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan.log)
+	if [ "$n" = 2 ] && grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
+		! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan.log &&
+		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
+		pass "unload_closes_ias_a_kernel_consumer_left_open"
+	else
+		fail "unload_closes_ias_a_kernel_consumer_left_open ($n closed)"
+		grep "kdat" /tmp/orphan.log | tail -20
+	fi
+else
+	fail "unload_closes_ias_a_kernel_consumer_left_open (load or unload failed)"
+	lsmod | grep kdat
+fi
 exit 0

@@ -13,6 +13,11 @@
  * mode=catastrophe runs the device-removal case instead: it opens an IA
  * with live objects on dev_ia and waits for the test script to delete
  * that device (rdma link delete), then checks what consumers see.
+ *
+ * mode=orphan leaves both IAs open with connected EPs, an SRQ, a posted
+ * receive and an upcall into this module, and its exit closes nothing:
+ * a consumer that forgot its IAs.  `rmmod kdat` after it must close them
+ * (the upcall must not run: its code is gone) and unload cleanly.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -4608,10 +4613,44 @@ out:
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* A consumer that leaves its IAs open (mode=orphan)                           */
+
+static struct pair orphan_pair;
+
+static void orphan_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	pr_info("kdat_test: orphan: upcall 0x%x\n", ev->event_number);
+}
+
+static int orphan_objects(void)
+{
+	DAT_UPCALL_OBJECT up = { .upcall_func = orphan_upcall };
+	struct pair *p = &orphan_pair;
+	DAT_LMR_TRIPLET t;
+
+	cur_test = "orphan";
+	CHECK(!pair_open(p, 2, 16), "setup");
+	CHECK_OK(post_srq(p, 0, 64, 1));
+	/* flushed when the client EP goes: an event for the upcall */
+	t = seg(&p->c, 4096, 64);
+	CHECK_OK(dat_ep_post_recv(p->cep[0], 1, &t, cookie(2),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK_OK(dat_evd_modify_upcall(p->c.dto_evd, DAT_UPCALL_MANY, &up));
+	pr_info("kdat_test: orphan: ready, %ld live objects left open\n",
+		kdat_live_objects());
+	return 0;
+out:
+	pair_close(p);
+	return -EIO;
+}
+
 static int __init kdat_test_init(void)
 {
 	int i;
 
+	if (!strcmp(mode, "orphan"))
+		return orphan_objects();
 	if (!strcmp(mode, "catastrophe")) {
 		cat_task = kthread_run(catastrophe_thread, NULL, "kdat_cat");
 		return PTR_ERR_OR_ZERO(cat_task);
@@ -4627,6 +4666,13 @@ static void __exit kdat_test_exit(void)
 {
 	if (cat_task)
 		kthread_stop(cat_task);
+	/*
+	 * mode=orphan: the buffers go (kmemleak would report them once kdat
+	 * closed the IAs at its unload), the DAT objects stay; nothing
+	 * sends on the orphaned connections, so nothing writes them.
+	 */
+	kfree(orphan_pair.s.buf);
+	kfree(orphan_pair.c.buf);
 }
 
 module_init(kdat_test_init);
