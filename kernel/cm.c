@@ -23,9 +23,19 @@
  * Receiver-not-ready back-off of 0.64 ms (IB encoding 12), not the CM's
  * default 655 ms: an SRQ that ran dry is refilled in microseconds, and the
  * seed says such an EP behaves like one with an empty receive queue, not
- * like one that stalls for most of a second.
+ * like one that stalls for most of a second.  Tunable (IB encoding, 0-31,
+ * taken at each connect): on a slow kernel (KASAN under emulation) every
+ * stalled sender retrying each jiffy can take the CPUs.
  */
-#define KDAT_MIN_RNR_TIMER	12
+static ushort min_rnr_timer = 12;
+module_param(min_rnr_timer, ushort, 0644);
+MODULE_PARM_DESC(min_rnr_timer,
+		 "RNR NAK timer the EPs ask for, IB encoding 0-31 (12: 0.64 ms)");
+
+static u8 kdat_min_rnr_timer(void)
+{
+	return min_t(u16, READ_ONCE(min_rnr_timer), 31);
+}
 /*
  * IB CM carries fixed-size private data areas, so the receiver cannot tell
  * how much the sender meant.  The provider prefixes one length byte, so a
@@ -178,7 +188,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (!kdat_ep_connecting(ep))
 			break;
-		rdma_set_min_rnr_timer(id, KDAT_MIN_RNR_TIMER);
+		rdma_set_min_rnr_timer(id, kdat_min_rnr_timer());
 		ret = kdat_ep_create_qp(ep, id);
 		/* disconnected meanwhile: the QP was never the EP's */
 		if (ret == -ECANCELED)
@@ -567,7 +577,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	ep->remote_qual = cr->remote_port;
 	ep->local_qual = cr->psp->conn_qual;
 
-	rdma_set_min_rnr_timer(id, KDAT_MIN_RNR_TIMER);
+	rdma_set_min_rnr_timer(id, kdat_min_rnr_timer());
 	err = kdat_ep_create_qp(ep, id);
 	if (err) {
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);

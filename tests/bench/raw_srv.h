@@ -26,7 +26,7 @@
 #include <rdma/rdma_cm.h>
 #include <net/net_namespace.h>
 
-#define RAW_MIN_RNR_TIMER	12	/* kdat's KDAT_MIN_RNR_TIMER */
+#define RAW_MIN_RNR_TIMER	12	/* kdat's min_rnr_timer default */
 
 struct raw_buf {
 	struct ib_cqe cqe;
