@@ -665,14 +665,15 @@ static void kdat_close_leaked_ia(struct kdat_ia *ia)
 static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct kdat_device *kdev = client_data;
+	bool unloading = READ_ONCE(kdat_unloading);
 	struct kdat_ia *ia;
 
 	dat_registry_remove_provider(&kdev->provider, &kdev->info);
 	mutex_lock(&kdev->lock);
 	kdev->removed = true;
 	mutex_unlock(&kdev->lock);
-	while ((ia = kdat_next_live_ia(kdev, READ_ONCE(kdat_unloading)))) {
-		if (READ_ONCE(kdat_unloading))
+	while ((ia = kdat_next_live_ia(kdev, unloading))) {
+		if (unloading)
 			kdat_close_leaked_ia(ia);
 		else
 			kdat_ia_catastrophe(ia);
