@@ -23,7 +23,6 @@
  * (kdat_ep_resolve_defaults); dat_ep_query reports the value chosen.
  */
 #include <linux/list.h>
-#include <linux/irq_poll.h>
 #include <linux/slab.h>
 
 #include "kdat_core.h"
@@ -893,37 +892,8 @@ static void kdat_ep_flush_recv(struct kdat_ep *ep)
 	if (kdat_ia_dead(ia) || !kdat_obj_use(&evd->obj))
 		goto out;
 	cq = READ_ONCE(evd->cq);
-	switch (cq ? cq->poll_ctx : IB_POLL_DIRECT) {
-	case IB_POLL_WORKQUEUE:
-	case IB_POLL_UNBOUND_WORKQUEUE:
-		/*
-		 * A run that starts after this polls every entry there now
-		 * (one run polls up to 64k, more than an EVD holds).
-		 */
-		queue_work(cq->comp_wq, &cq->work);
-		flush_work(&cq->work);
-		break;
-	case IB_POLL_SOFTIRQ:
-		/*
-		 * Stop the irq_poll: the run in progress ends (a disabled
-		 * poller does not reschedule itself however busy the CQ),
-		 * then no other can start.  Poll what is there in place, at
-		 * most the CQ's capacity, as a bottom half would, then let
-		 * the poller go and kick it: a completion notified meanwhile
-		 * found it disabled, and the kick re-arms the CQ.
-		 */
-		irq_poll_disable(&cq->iop);
-		local_bh_disable();
-		ib_process_cq_direct(cq, cq->cqe);
-		local_bh_enable();
-		irq_poll_enable(&cq->iop);
-		local_bh_disable();
-		irq_poll_sched(&cq->iop);
-		local_bh_enable();
-		break;
-	default:
-		break;
-	}
+	if (cq)
+		kdat_cq_flush(cq);
 	kdat_obj_unuse(&evd->obj);
 out:
 	kdat_call_end(idx);

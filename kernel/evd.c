@@ -18,6 +18,7 @@
  */
 #include <linux/slab.h>
 #include <linux/sched.h>
+#include <linux/irq_poll.h>
 
 #include "kdat_core.h"
 
@@ -188,6 +189,49 @@ static bool kdat_in_cq_poller(struct ib_cq *cq)
 	return w && w->func == cq->work.func;
 }
 
+/*
+ * Deliver every completion the device put in @cq so far, before the caller
+ * goes on: ib_free_cq cancels a poll that has not run yet, and the
+ * completions still in the CQ would be lost with the SRQ buffers they
+ * return (an SRQ EP's QP is drained of its sends only).  Process context,
+ * not in @cq's own poller (it would wait for itself).  The CQ stays armed.
+ */
+void kdat_cq_flush(struct ib_cq *cq)
+{
+	might_sleep();
+	switch (cq->poll_ctx) {
+	case IB_POLL_WORKQUEUE:
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		/*
+		 * A run that starts after this polls every entry there now
+		 * (one run polls up to 64k, more than a CQ of ours holds).
+		 */
+		queue_work(cq->comp_wq, &cq->work);
+		flush_work(&cq->work);
+		break;
+	case IB_POLL_SOFTIRQ:
+		/*
+		 * Stop the irq_poll: the run in progress ends (a disabled
+		 * poller does not reschedule itself however busy the CQ),
+		 * then no other can start.  Poll what is there in place, at
+		 * most the CQ's capacity, as a bottom half would, then let
+		 * the poller go and kick it: a completion notified meanwhile
+		 * found it disabled, and the kick re-arms the CQ.
+		 */
+		irq_poll_disable(&cq->iop);
+		local_bh_disable();
+		ib_process_cq_direct(cq, cq->cqe);
+		local_bh_enable();
+		irq_poll_enable(&cq->iop);
+		local_bh_disable();
+		irq_poll_sched(&cq->iop);
+		local_bh_enable();
+		break;
+	default:
+		break;
+	}
+}
+
 static void kdat_evd_cq_free_work(struct work_struct *w)
 {
 	struct kdat_evd *evd = container_of(w, struct kdat_evd, cq_free_work);
@@ -200,11 +244,7 @@ static void kdat_evd_cq_free_work(struct work_struct *w)
 	 * left in the CQ: let that deliver (to the dead EVD, which reaps it:
 	 * SRQ buffers are counted back) instead of being cancelled with it.
 	 */
-	if (cq->poll_ctx == IB_POLL_WORKQUEUE ||
-	    cq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE) {
-		queue_work(cq->comp_wq, &cq->work);
-		flush_work(&cq->work);
-	}
+	kdat_cq_flush(cq);
 	ib_free_cq(cq);
 	evd->cq_dying = NULL;
 	kdat_free_end(&evd->obj);
@@ -632,8 +672,11 @@ void kdat_evd_hw_destroy(struct kdat_evd *evd)
 {
 	struct ib_cq *cq = xchg(&evd->cq, NULL);
 
-	if (cq)
+	/* the QPs are flushed: their last completions are delivered first */
+	if (cq) {
+		kdat_cq_flush(cq);
 		ib_free_cq(cq);
+	}
 }
 
 /* The destroy claim is held (object.c): this runs once per EVD. */
@@ -691,8 +734,11 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 		if (current_work() != &evd->upcall_work)
 			kdat_obj_cancel_work_sync(&evd->obj,
 						  &evd->upcall_work);
-		if (cq)
+		/* what is still in the CQ goes to the dead EVD: reaped */
+		if (cq) {
+			kdat_cq_flush(cq);
 			ib_free_cq(cq);
+		}
 	}
 	if (evd->uring)
 		ia->uops->evd_destroy(evd);

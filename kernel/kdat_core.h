@@ -334,6 +334,7 @@ int kdat_cq_grow(struct ib_cq *cq, int size);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_evd_init(void);
+void kdat_cq_flush(struct ib_cq *cq);
 void kdat_evd_exit(void);
 
 /* ---- LMR (lmr.c) ---- */

@@ -1500,6 +1500,87 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * An SRQ EP freed abruptly while its peer still sends, and its recv EVD
+ * freed right after, before anyone dequeued: every buffer the EP took is
+ * counted back by the EVD's free, including completions still in the CQ
+ * (an SRQ EP's free drains only its sends).  So after the frees the SRQ's
+ * counts agree (nothing waits in an EVD), and the buffers they say were
+ * taken are at least the sends the peer saw acknowledged (a receive
+ * completes before its ACK goes) and at most the sends made.
+ */
+static void t_srq_ep_and_recv_evd_freed_at_once_count_every_buffer(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, cep = NULL;
+	DAT_EVD_HANDLE evd = NULL;
+	DAT_LMR_TRIPLET t;
+	int it, i, ok, done, before, taken;
+	DAT_SRQ_PARAM q;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open(&p, 0, 256), "setup");
+	for (it = 0; it < 8; it++) {
+		CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_DISABLE, NULL,
+					 DAT_EVD_DTO_FLAG, &evd));
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd,
+						p.s.dto_evd, p.s.conn_evd,
+						p.srq, &a, &sep));
+		CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd,
+				       p.c.dto_evd, p.c.conn_evd, &a, &cep));
+		CHECK(!connect_one(&p, sep, cep, it), "connect %d", it);
+		/* 48 on the SRQ at the start of each round */
+		q = srq_q(p.srq);
+		for (i = q.available_dto_count; i < 48; i++)
+			CHECK_OK(post_srq(&p, (i % 16) * 64, 64, i));
+		q = srq_q(p.srq);
+		before = q.available_dto_count;
+		CHECK(before == 48, "round %d: %d available", it, before);
+		t = seg(&p.c, 0, 8);
+		for (i = 0; i < 32; i++)
+			CHECK_OK(dat_ep_post_send(cep, 1, &t, cookie(i),
+						  DAT_COMPLETION_DEFAULT_FLAG));
+		/* the first is through: free while the rest arrive */
+		CHECK(next_event(p.c.dto_evd, &ev), "no send completion");
+		done = 1;
+		ok = ev.event_data.dto_completion_event_data.status ==
+		     DAT_DTO_SUCCESS;
+		CHECK_OK(dat_ep_free(sep));
+		sep = NULL;
+		CHECK_OK(dat_evd_free(evd));
+		evd = NULL;
+		/* the rest of the peer's sends: acknowledged or flushed */
+		while (done < 32) {
+			CHECK(next_event(p.c.dto_evd, &ev),
+			      "%d of 32 sends completed", done);
+			done++;
+			ok += ev.event_data.dto_completion_event_data.status ==
+			      DAT_DTO_SUCCESS;
+		}
+		q = srq_q(p.srq);
+		taken = before - q.available_dto_count;
+		CHECK(q.available_dto_count == q.outstanding_dto_count,
+		      "round %d: available %d, outstanding %d after the frees",
+		      it, q.available_dto_count, q.outstanding_dto_count);
+		CHECK(taken >= ok && taken <= 32,
+		      "round %d: %d buffers taken, %d sends acknowledged",
+		      it, taken, ok);
+		CHECK_OK(dat_ep_free(cep));
+		cep = NULL;
+		while (dat_evd_dequeue(p.c.conn_evd, &ev) == DAT_SUCCESS)
+			;
+	}
+out:
+	if (sep)
+		dat_ep_free(sep);
+	if (cep)
+		dat_ep_free(cep);
+	if (evd)
+		dat_evd_free(evd);
+	pair_close(&p);
+}
+
 static void t_srq_peer_disconnect_reports_disconnected(void)
 {
 	static struct pair p;	/* too big for the stack */
@@ -4456,6 +4537,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_with_srq_null_recv_evd_still_returns_buffers),
 	CASE(t_srq_per_connection_order_many_eps),
 	CASE(t_srq_flush_on_disconnect_and_exactly_once),
+	CASE(t_srq_ep_and_recv_evd_freed_at_once_count_every_buffer),
 	CASE(t_srq_peer_disconnect_reports_disconnected),
 	CASE(t_ep_connection_evd_of_another_ia),
 	CASE(t_ep_post_recv_before_connect_completes_once),
