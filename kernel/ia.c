@@ -17,9 +17,22 @@
 
 #include "kdat_core.h"
 
+/*
+ * Every kdat_device from add_one until its last reference (the client's,
+ * or the last IA of a removed device) is gone: module exit finds there the
+ * IAs a kernel consumer left open on a device removed before.
+ */
+static LIST_HEAD(kdat_devices);
+static DEFINE_MUTEX(kdat_devices_lock);
+
 static void kdat_device_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct kdat_device, ref));
+	struct kdat_device *kdev = container_of(ref, struct kdat_device, ref);
+
+	mutex_lock(&kdat_devices_lock);
+	list_del(&kdev->node);
+	mutex_unlock(&kdat_devices_lock);
+	kfree(kdev);
 }
 
 static void kdat_device_put(struct kdat_device *kdev)
@@ -618,25 +631,36 @@ static int kdat_ib_add_one(struct ib_device *ibdev)
 	kdev->info.dapl_version_minor = DAT_VERSION_MINOR;
 	kdev->info.is_thread_safe = DAT_TRUE;
 
-	ib_set_client_data(ibdev, &kdat_ib_client, kdev);
+	/*
+	 * Registered before an IA can find it (ib_get_client_data): an open
+	 * meanwhile finds no provider, and a failed registration frees a
+	 * device no IA can hold.
+	 */
 	r = dat_registry_add_provider(&kdev->provider, &kdev->info);
 	if (r != DAT_SUCCESS) {
-		ib_set_client_data(ibdev, &kdat_ib_client, NULL);
 		kfree(kdev);
 		return -EEXIST;
 	}
+	mutex_lock(&kdat_devices_lock);
+	list_add_tail(&kdev->node, &kdat_devices);
+	mutex_unlock(&kdat_devices_lock);
+	ib_set_client_data(ibdev, &kdat_ib_client, kdev);
 	pr_info("kdat: IA %s registered\n", kdev->info.ia_name);
 	return 0;
 }
 
-/* The next IA not yet dead (@open: not yet closing), with a reference. */
-static struct kdat_ia *kdat_next_live_ia(struct kdat_device *kdev, bool open)
+/*
+ * With a reference, the next IA of @kdev that is not dead (a removal's
+ * catastrophe), or at @unloading the next one not closing (an unload's
+ * close, dead or not); NULL when there is none.
+ */
+static struct kdat_ia *kdat_next_ia(struct kdat_device *kdev, bool unloading)
 {
 	struct kdat_ia *ia;
 
 	mutex_lock(&kdev->lock);
 	list_for_each_entry(ia, &kdev->ias, dev_node) {
-		if (!kdat_ia_dead(ia) && !(open && READ_ONCE(ia->closing)) &&
+		if ((unloading ? !READ_ONCE(ia->closing) : !kdat_ia_dead(ia)) &&
 		    kref_get_unless_zero(&ia->obj.ref)) {
 			mutex_unlock(&kdev->lock);
 			return ia;
@@ -672,7 +696,7 @@ static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&kdev->lock);
 	kdev->removed = true;
 	mutex_unlock(&kdev->lock);
-	while ((ia = kdat_next_live_ia(kdev, unloading))) {
+	while ((ia = kdat_next_ia(kdev, unloading))) {
 		if (unloading)
 			kdat_close_leaked_ia(ia);
 		else
@@ -681,6 +705,32 @@ static void kdat_ib_remove_one(struct ib_device *ibdev, void *client_data)
 	}
 	pr_info("kdat: IA %s removed\n", kdev->info.ia_name);
 	kdat_device_put(kdev);
+}
+
+/*
+ * Module exit, after the ib_client is gone: an IA still open on a device
+ * removed before (its remove_one made it dead, not closed) was left by a
+ * kernel consumer that is gone too.  Close it, as remove_one closes those
+ * of the devices still there.  Nothing adds a device any more.
+ */
+void kdat_close_leaked_ias(void)
+{
+	struct kdat_device *kdev, *next;
+	struct kdat_ia *ia;
+	LIST_HEAD(left);
+
+	mutex_lock(&kdat_devices_lock);
+	list_for_each_entry(kdev, &kdat_devices, node)
+		if (kref_get_unless_zero(&kdev->ref))
+			list_add_tail(&kdev->exit_node, &left);
+	mutex_unlock(&kdat_devices_lock);
+	list_for_each_entry_safe(kdev, next, &left, exit_node) {
+		while ((ia = kdat_next_ia(kdev, true))) {
+			kdat_close_leaked_ia(ia);
+			kdat_obj_put(&ia->obj);
+		}
+		kdat_device_put(kdev);
+	}
 }
 
 struct ib_client kdat_ib_client = {

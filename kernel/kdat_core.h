@@ -170,6 +170,8 @@ struct kdat_device {
 	struct mutex lock;		/* protects ias */
 	struct list_head ias;
 	bool removed;			/* remove_one ran: no new IAs */
+	struct list_head node;		/* kdat_devices, until released */
+	struct list_head exit_node;	/* module exit's sweep */
 };
 
 /*
@@ -232,6 +234,7 @@ struct kdat_ia {
 extern struct ib_client kdat_ib_client;
 /* module exit: remove_one closes the IAs kernel consumers left open */
 extern bool kdat_unloading;
+void kdat_close_leaked_ias(void);
 extern const DAT_PROVIDER kdat_ib_provider_template;
 void kdat_ia_fill_addr(struct kdat_ia *ia);
 void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
@@ -331,10 +334,10 @@ DAT_RETURN kdat_evd_add_foreign_user(struct kdat_evd *evd);
 void kdat_evd_busy_poll(struct kdat_evd *evd);
 void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
+void kdat_cq_flush(struct ib_cq *cq);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_evd_init(void);
-void kdat_cq_flush(struct ib_cq *cq);
 void kdat_evd_exit(void);
 
 /* ---- LMR (lmr.c) ---- */

@@ -55,6 +55,7 @@ static void __exit kdat_exit(void)
 	 */
 	WRITE_ONCE(kdat_unloading, true);
 	ib_unregister_client(&kdat_ib_client);
+	kdat_close_leaked_ias();	/* those of devices removed before */
 	kdat_ep_exit();		/* connection events still on their way */
 	kdat_evd_exit();	/* CQs freed from their own pollers */
 	kdat_srq_exit();	/* SRQ limits being armed again */
