@@ -38,6 +38,7 @@
 
 static void kdat_ep_gone_work(struct work_struct *w);
 static void kdat_ep_reset_work(struct work_struct *w);
+static void kdat_ep_free_work(struct work_struct *w);
 
 static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
 {
@@ -492,6 +493,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	mutex_init(&ep->op_lock);
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	INIT_WORK(&ep->reset_work, kdat_ep_reset_work);
+	INIT_WORK(&ep->free_work, kdat_ep_free_work);
 	spin_lock_init(&ep->lock);
 	spin_lock_init(&ep->sring_lock);
 	INIT_WORK(&ep->sring_work, kdat_ep_sring_work);
@@ -2094,6 +2096,10 @@ again:
 	return DAT_SUCCESS;
 }
 
+static void kdat_ep_free_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
+				struct ib_qp *qp, struct ib_cq *cq,
+				struct kdat_cr *cr);
+
 /* The destroy claim is held (object.c): this runs once per EP. */
 DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 {
@@ -2153,7 +2159,41 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	 */
 	atomic_inc(&ep->hw_teardown);
 	cq = kdat_ep_detach_qp(ep, &id, &qp);
+	/*
+	 * From an upcall of a poller the drain waits for (this QP's, or
+	 * that of a reset handed to reset_work), waiting would never end:
+	 * the rest goes to free_work, as a reset's does, counted as a free
+	 * in flight (an IA close and a device removal wait for it).  The EP
+	 * is gone for the consumer now; the EVDs, SRQ and PZ it used stay
+	 * in use until the work is done.
+	 */
+	if (kdat_ep_in_drain_poller(ep) &&
+	    (qp || cq || atomic_read(&ep->hw_teardown) > 1)) {
+		ep->free_id = id;
+		ep->free_qp = qp;
+		ep->free_cq = cq;
+		ep->free_cr = cr;
+		kdat_free_begin(&ep->obj);
+		kdat_obj_queue_work(&ep->obj, kdat_ep_wq, &ep->free_work);
+		mutex_unlock(&ep->op_lock);
+		return DAT_SUCCESS;
+	}
 	mutex_unlock(&ep->op_lock);
+	kdat_ep_free_finish(ep, id, qp, cq, cr);
+	return DAT_SUCCESS;
+}
+
+/*
+ * The second half of a free, with the EP unpublished and its QP taken:
+ * drain and destroy the QP (every posted buffer completes), wait for a
+ * reset's or removal's drain, and give back what the EP used.
+ */
+static void kdat_ep_free_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
+				struct ib_qp *qp, struct ib_cq *cq,
+				struct kdat_cr *cr)
+{
+	struct kdat_ia *ia = ep->obj.ia;
+
 	kdat_ep_finish_qp(ep, id, qp);
 	kdat_ep_free_cq(cq);
 	if (atomic_dec_and_test(&ep->hw_teardown))
@@ -2183,5 +2223,15 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	mutex_unlock(&ia->lock);
 	if (ep->connect_evd && ep->connect_evd->obj.ia != ia)
 		kdat_evd_drop_foreign_user(ep->connect_evd);
-	return DAT_SUCCESS;
+}
+
+/* A free called from an upcall of a poller its drain waits for. */
+static void kdat_ep_free_work(struct work_struct *w)
+{
+	struct kdat_ep *ep = container_of(w, struct kdat_ep, free_work);
+
+	kdat_ep_free_finish(ep, ep->free_id, ep->free_qp, ep->free_cq,
+			    ep->free_cr);
+	kdat_free_end(&ep->obj);
+	kdat_obj_put(&ep->obj);
 }

@@ -524,6 +524,16 @@ struct kdat_ep {
 	struct ib_qp *reset_qp;
 	struct ib_cq *reset_cq;
 	/*
+	 * A free from an upcall of a poller its drain waits for hands the
+	 * drain and the rest to free_work (what the free took: free_id,
+	 * free_qp, free_cq, free_cr), counted as a free in flight.
+	 */
+	struct work_struct free_work;
+	struct rdma_cm_id *free_id;
+	struct ib_qp *free_qp;
+	struct ib_cq *free_cq;
+	struct kdat_cr *free_cr;
+	/*
 	 * Under lock: the RSP this EP is reserved for (state
 	 * DAT_EP_STATE_RESERVED), until that RSP delivers its connection
 	 * request or is freed.  Only compared, never dereferenced.

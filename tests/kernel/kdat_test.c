@@ -2774,6 +2774,9 @@ struct reset_box {
 	bool release;
 	bool self;			/* the upcall resets, not a thread */
 	bool detached;			/* the reset took the QP first */
+	bool free_after;		/* then the upcall frees the EP */
+	bool free_only;			/* the upcall frees the EP, no reset */
+	DAT_RETURN free_ret, gone_ret;
 	DAT_EP_HANDLE ep;
 	DAT_CONN_QUAL qual;
 	DAT_RETURN query_ret, connect_ret, modify_ret, disc_ret, reset_ret;
@@ -2841,6 +2844,12 @@ static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 		b->flushed++;
 	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
+	if (READ_ONCE(b->free_only)) {
+		b->free_ret = dat_ep_free(b->ep);
+		b->gone_ret = dat_ep_query(b->ep, DAT_EP_FIELD_ALL, &q);
+		complete(&b->done);
+		return;
+	}
 	if (b->self) {
 		b->reset_ret = dat_ep_reset(b->ep);
 	} else {
@@ -2867,6 +2876,10 @@ static void reset_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 				      DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
 				      &q);
 	b->disc_ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
+	if (READ_ONCE(b->free_after)) {
+		b->free_ret = dat_ep_free(b->ep);
+		b->gone_ret = dat_ep_query(b->ep, DAT_EP_FIELD_ALL, &q);
+	}
 	/* a second reset from here cannot wait for the first: at once */
 	if (!b->self) {
 		b->reset_ret = dat_ep_reset(b->ep);
@@ -2907,7 +2920,7 @@ static int reset_setup(struct pair *p, struct reset_box *b, bool self,
 	b->self = self;
 	b->query_ret = b->connect_ret = b->modify_ret = DAT_INTERNAL_ERROR;
 	b->disc_ret = b->reset_ret = b->thread_ret = DAT_INTERNAL_ERROR;
-	b->waiter_ret = DAT_INTERNAL_ERROR;
+	b->waiter_ret = b->free_ret = b->gone_ret = DAT_INTERNAL_ERROR;
 	init_completion(&b->done);
 	init_completion(&b->reset_done);
 	init_completion(&b->waiter_done);
@@ -3091,6 +3104,55 @@ static void t_ep_upcall_resets_its_own_ep(void)
 	CHECK(reset_reconnects(&p, &box, cep), "no connection after reset");
 out:
 	reset_end(&p, &box, hung);
+}
+
+/*
+ * An upcall of the recv EVD's poller (the first receive's, holding two
+ * flushed ones behind it in the CQ) frees its EP, with or without a reset
+ * first: the reset's drain and the free's both wait for that poller, so
+ * the free hands its rest to a work item and returns DAT_SUCCESS at once
+ * (it used to wait for ever).  The handle is dead at once; the flushed
+ * receives still reach the upcall, and the EP goes once they did.
+ */
+static void ep_upcall_frees_its_ep(bool reset_first)
+{
+	static struct pair p;
+	static struct reset_box box;
+	DAT_EP_HANDLE sep, cep;
+	bool hung = false;
+	long live;
+
+	CHECK(!reset_setup(&p, &box, true, &sep, &cep), "setup");
+	live = kdat_live_objects();
+	WRITE_ONCE(box.free_after, reset_first);
+	WRITE_ONCE(box.free_only, !reset_first);
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	hung = !wait_for_completion_timeout(&box.done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_ep_free in the upcall never returned (deadlock)");
+	if (reset_first)
+		CHECK_OK(box.reset_ret);
+	CHECK_OK(box.free_ret);
+	CHECK_EXACT(box.gone_ret, BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+	CHECK(WAIT_FOR(atomic_read(&box.calls) == 3 && box.flushed == 2),
+	      "%d receives delivered, %d flushed", atomic_read(&box.calls),
+	      box.flushed);
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 1),
+	      "%ld live objects, want %ld (the EP gone)", kdat_live_objects(),
+	      live - 1);
+out:
+	reset_end(&p, &box, hung);
+}
+
+static void t_ep_upcall_frees_its_own_ep_without_srq(void)
+{
+	ep_upcall_frees_its_ep(false);
+}
+
+static void t_ep_upcall_resets_then_frees_its_own_ep(void)
+{
+	ep_upcall_frees_its_ep(true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -4526,6 +4588,8 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
 	CASE(t_ep_reset_while_upcall_acts_on_its_ep),
 	CASE(t_ep_upcall_resets_its_own_ep),
+	CASE(t_ep_upcall_frees_its_own_ep_without_srq),
+	CASE(t_ep_upcall_resets_then_frees_its_own_ep),
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
