@@ -359,59 +359,46 @@ grep -q "kdat: leak" <<<"$(dmesg)" && fail "no_leak_report_at_unload" ||
 	pass "no_leak_report_at_unload"
 
 # --- unload after a kernel consumer left its IAs open --------------------
-# kdat_test mode=orphan leaves both IAs open (connected EPs, an SRQ, a
-# posted receive, an upcall into its own code) and unloads; rmmod kdat
-# must close them (the upcall must not run: its code is gone) and unload
-# with nothing left and a clean log.  rxe1 comes back first: the
-# device-removal part above deleted it.
-[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
-mark=$(dmesg | wc -l)
-if insmod "$KDAT_KO" remote_access=1 &&
-	insmod "$KDAT_TEST_KO" mode=orphan && rmmod kdat_test && rmmod kdat; then
+# orphan_unload NAME [DEVICE]: kdat_test mode=orphan leaves both IAs open
+# (connected EPs, an SRQ, a posted receive, an upcall into its own code);
+# with DEVICE, that device is removed while the consumer is still loaded
+# (its IA turns dead; the catastrophe's upcalls run in kdat_test, and no
+# remove_one runs for it at unload).  Then both modules unload: rmmod
+# kdat must close both IAs (the upcall must not run: its code is gone)
+# and unload with nothing left and a clean log.  rxe1 comes back first:
+# the device-removal part above deleted it.
+orphan_unload() {
+	local name=$1 dev=$2 mark mark2 n
+	[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
+	mark=$(dmesg | wc -l)
+	if ! insmod "$KDAT_KO" remote_access=1 ||
+		! insmod "$KDAT_TEST_KO" mode=orphan ||
+		{ [ -n "$dev" ] && ! rdma link delete "$dev"; }; then
+		fail "$name (load or removal failed)"
+		lsmod | grep kdat
+		return
+	fi
+	# a removal has returned: its upcalls are done
+	mark2=$(dmesg | wc -l)
+	if ! rmmod kdat_test || ! rmmod kdat; then
+		fail "$name (unload failed)"
+		lsmod | grep kdat
+		return
+	fi
 	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
-	n=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan.log)
+	dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
+	n=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan-unload.log)
 	if [ "$n" = 2 ] && grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
-		! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan.log &&
+		{ [ -z "$dev" ] || grep -q "kdat: IA $dev removed" /tmp/orphan.log; } &&
+		! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan-unload.log &&
 		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
-		pass "unload_closes_ias_a_kernel_consumer_left_open"
+		pass "$name"
 	else
-		fail "unload_closes_ias_a_kernel_consumer_left_open ($n closed)"
+		fail "$name ($n closed)"
 		grep "kdat" /tmp/orphan.log | tail -20
 	fi
-else
-	fail "unload_closes_ias_a_kernel_consumer_left_open (load or unload failed)"
-	lsmod | grep kdat
-fi
-
-# The same, with rxe1 removed while the consumer is still loaded: its IA
-# there turns dead (the catastrophe's upcalls run in kdat_test), and no
-# remove_one runs for rxe1 at unload; rmmod kdat must still close it,
-# with no upcall once the consumer is gone and nothing left.
-[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
-mark=$(dmesg | wc -l)
-if insmod "$KDAT_KO" remote_access=1 &&
-	insmod "$KDAT_TEST_KO" mode=orphan && rdma link delete rxe1; then
-	# the removal has returned: its upcalls are done
-	mark2=$(dmesg | wc -l)
-	if rmmod kdat_test && rmmod kdat; then
-		dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
-		dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
-		n=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan-unload.log)
-		if [ "$n" = 2 ] && grep -q "kdat: IA rxe1 removed" /tmp/orphan.log &&
-			! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan-unload.log &&
-			tests/vm/check-kernel-log.sh /tmp/orphan.log; then
-			pass "unload_closes_ias_left_open_on_a_removed_device"
-		else
-			fail "unload_closes_ias_left_open_on_a_removed_device ($n closed)"
-			grep "kdat" /tmp/orphan.log | tail -20
-		fi
-	else
-		fail "unload_closes_ias_left_open_on_a_removed_device (unload failed)"
-		lsmod | grep kdat
-	fi
-else
-	fail "unload_closes_ias_left_open_on_a_removed_device (load or removal failed)"
-	lsmod | grep kdat
-fi
+}
+orphan_unload unload_closes_ias_a_kernel_consumer_left_open
+orphan_unload unload_closes_ias_left_open_on_a_removed_device rxe1
 [ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
 exit 0
