@@ -263,6 +263,19 @@ void kdat_evd_exit(void)
 	destroy_workqueue(kdat_evd_wq);
 }
 
+/*
+ * A create that fails after making its CQ: no QP ever used it, so there
+ * is nothing to flush (and the create may run in an upcall of a CQ's
+ * poller, where flushing another CQ's work is what lockdep reports).
+ */
+static void kdat_evd_unused_cq_free(struct kdat_evd *evd)
+{
+	if (evd->cq) {
+		ib_free_cq(evd->cq);
+		evd->cq = NULL;
+	}
+}
+
 static void kdat_evd_release(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
@@ -357,7 +370,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	}
 	if (kdat_obj_publish(&evd->obj)) {
 		kdat_obj_drain_uses(&evd->obj);
-		kdat_evd_hw_destroy(evd);
+		kdat_evd_unused_cq_free(evd);
 		kdat_obj_put(&evd->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
@@ -366,7 +379,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 		kdat_obj_unpublish(&evd->obj);
 		/* a dequeue that found the handle meanwhile leaves first */
 		kdat_obj_drain_uses(&evd->obj);
-		kdat_evd_hw_destroy(evd);
+		kdat_evd_unused_cq_free(evd);
 		kdat_obj_put(&evd->obj);
 		return kdat_ia_link_error(err);
 	}

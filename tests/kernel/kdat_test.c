@@ -2914,10 +2914,14 @@ static int reset_setup(struct pair *p, struct reset_box *b, bool self,
 	DAT_EVD_HANDLE evd;
 	DAT_EP_PARAM q;
 	DAT_EVENT ev;
+	/* what the caller chose for the upcall, before the first one comes */
+	bool free_after = b->free_after, free_only = b->free_only;
 	int i;
 
 	memset(b, 0, sizeof(*b));
 	b->self = self;
+	b->free_after = free_after;
+	b->free_only = free_only;
 	b->query_ret = b->connect_ret = b->modify_ret = DAT_INTERNAL_ERROR;
 	b->disc_ret = b->reset_ret = b->thread_ret = DAT_INTERNAL_ERROR;
 	b->waiter_ret = b->free_ret = b->gone_ret = DAT_INTERNAL_ERROR;
@@ -3122,10 +3126,10 @@ static void ep_upcall_frees_its_ep(bool reset_first)
 	bool hung = false;
 	long live;
 
+	box.free_after = reset_first;
+	box.free_only = !reset_first;
 	CHECK(!reset_setup(&p, &box, true, &sep, &cep), "setup");
 	live = kdat_live_objects();
-	WRITE_ONCE(box.free_after, reset_first);
-	WRITE_ONCE(box.free_only, !reset_first);
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
 	hung = !wait_for_completion_timeout(&box.done,
