@@ -368,7 +368,7 @@ grep -q "kdat: leak" <<<"$(dmesg)" && fail "no_leak_report_at_unload" ||
 # and unload with nothing left and a clean log.  rxe1 comes back first:
 # the device-removal part above deleted it.
 orphan_unload() {
-	local name=$1 dev=$2 mark mark2 n
+	local name=$1 dev=${2:-} mark mark2 n
 	[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
 	mark=$(dmesg | wc -l)
 	if ! insmod "$KDAT_KO" remote_access=1 ||
