@@ -1964,6 +1964,19 @@ static bool kdat_ep_in_drain_poller(struct kdat_ep *ep)
 }
 
 /*
+ * Must a reset or free that just took @qp and @cq (with its own count in
+ * hw_teardown) hand its drain to a work item?  From an upcall of a poller
+ * the drain waits for, when there is something to drain or another
+ * teardown's drain to wait for (a count beyond its own).
+ */
+static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
+					struct ib_cq *cq)
+{
+	return kdat_ep_in_drain_poller(ep) &&
+	       (qp || cq || atomic_read(&ep->hw_teardown) > 1);
+}
+
+/*
  * The second half of a reset, without op_lock: drain and destroy the QP
  * it took (every posted buffer completes, through upcalls that may call
  * op_lock operations on this EP), wait for a drain of device removal's,
@@ -2082,8 +2095,7 @@ again:
 	atomic_inc(&ep->hw_teardown);
 	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	/* removal's count is taken under op_lock too: this one is exact */
-	defer = kdat_ep_in_drain_poller(ep) &&
-		(qp || cq || atomic_read(&ep->hw_teardown) > 1);
+	defer = kdat_ep_teardown_must_defer(ep, qp, cq);
 	if (defer) {
 		ep->reset_id = id;
 		ep->reset_qp = qp;
@@ -2167,8 +2179,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	 * is gone for the consumer now; the EVDs, SRQ and PZ it used stay
 	 * in use until the work is done.
 	 */
-	if (kdat_ep_in_drain_poller(ep) &&
-	    (qp || cq || atomic_read(&ep->hw_teardown) > 1)) {
+	if (kdat_ep_teardown_must_defer(ep, qp, cq)) {
 		ep->free_id = id;
 		ep->free_qp = qp;
 		ep->free_cq = cq;
