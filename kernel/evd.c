@@ -232,6 +232,13 @@ void kdat_cq_flush(struct ib_cq *cq)
 	}
 }
 
+/* Free an EVD's CQ, with what is still in it delivered first. */
+static void kdat_evd_cq_free(struct ib_cq *cq)
+{
+	kdat_cq_flush(cq);
+	ib_free_cq(cq);
+}
+
 static void kdat_evd_cq_free_work(struct work_struct *w)
 {
 	struct kdat_evd *evd = container_of(w, struct kdat_evd, cq_free_work);
@@ -244,8 +251,7 @@ static void kdat_evd_cq_free_work(struct work_struct *w)
 	 * left in the CQ: let that deliver (to the dead EVD, which reaps it:
 	 * SRQ buffers are counted back) instead of being cancelled with it.
 	 */
-	kdat_cq_flush(cq);
-	ib_free_cq(cq);
+	kdat_evd_cq_free(cq);
 	evd->cq_dying = NULL;
 	kdat_free_end(&evd->obj);
 	kdat_obj_put(&evd->obj);
@@ -686,10 +692,8 @@ void kdat_evd_hw_destroy(struct kdat_evd *evd)
 	struct ib_cq *cq = xchg(&evd->cq, NULL);
 
 	/* the QPs are flushed: their last completions are delivered first */
-	if (cq) {
-		kdat_cq_flush(cq);
-		ib_free_cq(cq);
-	}
+	if (cq)
+		kdat_evd_cq_free(cq);
 }
 
 /* The destroy claim is held (object.c): this runs once per EVD. */
@@ -748,10 +752,8 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 			kdat_obj_cancel_work_sync(&evd->obj,
 						  &evd->upcall_work);
 		/* what is still in the CQ goes to the dead EVD: reaped */
-		if (cq) {
-			kdat_cq_flush(cq);
-			ib_free_cq(cq);
-		}
+		if (cq)
+			kdat_evd_cq_free(cq);
 	}
 	if (evd->uring)
 		ia->uops->evd_destroy(evd);
