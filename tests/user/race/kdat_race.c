@@ -4156,9 +4156,8 @@ static void case_device_removal_flushes_vs_frees(void)
 	uint32_t st, srq;
 	pthread_t t;
 	int i, j, got = 0, rc, ok = 0, flushed = 0;
-	long left;
-
 	int old_rnr;
+	long left;
 
 	memset(seen, 0, sizeof(seen));
 	REQUIRE(rxe1_restore(), "rxe1 is not ACTIVE");
