@@ -7,15 +7,19 @@
 #   tests/vm/guest-run.sh -q -o $PWD/build/vm/dat2bench -t 1800 -- \
 #       env OUTDIR=$PWD/build/vm/dat2bench tests/bench/run-dat2-bench.sh
 #
-# Each of REPEAT (3) rounds runs the four dapltest -T P modes (RDMA write
-# and read, blocking and polling; tests/guest/dat2-programs.sh) on ofa,
-# then on kdat.  The table shows, per mode and figure, the median of each
-# provider's values and the median of the per-round ratios kdat/ofa
-# (goal >= 1.0 for ops/s).  Written to OUTDIR/dat2-bench.md; every round's
-# result files stay in OUTDIR.
+# Each of REPEAT (3) rounds runs each of the four dapltest -T P modes (RDMA
+# write and read, blocking and polling; tests/guest/dat2-programs.sh) of
+# ITER (5000) operations on both providers back to back, ofa first in odd
+# rounds and kdat first in even ones, so that the two runs of a ratio are
+# seconds apart and a drift of the host's speed favours neither.  The
+# table shows, per mode and figure, the median of each provider's values
+# and the median of the per-round ratios kdat/ofa (goal >= 1.0 for
+# ops/s).  Written to OUTDIR/dat2-bench.md; every run's result file stays
+# in OUTDIR.
 set -uo pipefail
 OUTDIR=${OUTDIR:?}
 REPEAT=${REPEAT:-3}
+ITER=${ITER:-5000}
 T=${DAT2_CASE_TIMEOUT:-60}
 DAT2_LIB=${DAT2_LIB:-$PWD/build/user/user/dat2/libdaplkdat.so.2}
 DATINFO=${DATINFO:-$PWD/build/user/tools/datinfo}
@@ -25,12 +29,22 @@ mkdir -p "$OUTDIR"
 conf=$OUTDIR/dat2-kdat.conf
 "$DATINFO" --dat2-conf | sed "s|libdaplkdat.so.2|$DAT2_LIB|" >"$conf"
 
+run() {	# run PROVIDER MODE ROUND
+	local -a who=(--ofa)
+	[ "$1" = ofa ] || who=(-l kdat -s kdat-v2-rxe0 -c kdat-v2-rxe1 -f "$conf")
+	tests/guest/dat2-programs.sh "${who[@]}" -k "^dapltest_P_$2\$" \
+		-i "$ITER" -t "$T" -o "$OUTDIR/$1-$3-$2.txt" >/dev/null 2>&1
+	cat "$OUTDIR/$1-$3-$2.txt" >>"$OUTDIR/$1-$3.txt"
+}
 for i in $(seq 1 "$REPEAT"); do
-	tests/guest/dat2-programs.sh --ofa -k '^dapltest_P_' -t "$T" \
-		-o "$OUTDIR/ofa-$i.txt" >/dev/null 2>&1
-	tests/guest/dat2-programs.sh -l kdat -s kdat-v2-rxe0 -c kdat-v2-rxe1 \
-		-f "$conf" -k '^dapltest_P_' -t "$T" \
-		-o "$OUTDIR/kdat-$i.txt" >/dev/null 2>&1
+	rm -f "$OUTDIR/ofa-$i.txt" "$OUTDIR/kdat-$i.txt"
+	for m in rw_blocking rw_polling rr_blocking rr_polling; do
+		if ((i % 2)); then
+			run ofa $m "$i"; run kdat $m "$i"
+		else
+			run kdat $m "$i"; run ofa $m "$i"
+		fi
+	done
 done
 
 # FIGURE: dat2_<case> (<label>) <figure words> = <value> <unit>

@@ -18,6 +18,7 @@
 #     -a ADDR    server address                           ($DAT2_SERVER_ADDR,
 #                192.0.2.1)
 #     -k REGEX   run only the cases whose name matches    ($DAT2_CASES)
+#     -i N       operations per dapltest -T P run         ($DAT2_P_ITER, 500)
 #     -T LIB     LD_PRELOAD LIB (dat2-trace.so, built from dat2-trace.c)
 #                into every process and record which DAT 2.0 entries each
 #                side called, how often                  ($DAT2_TRACE_LIB)
@@ -61,6 +62,7 @@ DAT2_RESULTS=${DAT2_RESULTS:-}
 DAT2_TIMEOUT=${DAT2_TIMEOUT:-60}
 DAT2_SERVER_ADDR=${DAT2_SERVER_ADDR:-192.0.2.1}
 DAT2_CASES=${DAT2_CASES:-}
+DAT2_P_ITER=${DAT2_P_ITER:-500}
 DAT2_TRACE_LIB=${DAT2_TRACE_LIB:-}
 ofa=0 list=0
 while (($#)); do
@@ -73,6 +75,7 @@ while (($#)); do
 	-t) DAT2_TIMEOUT=$2; shift ;;
 	-a) DAT2_SERVER_ADDR=$2; shift ;;
 	-k) DAT2_CASES=$2; shift ;;
+	-i) DAT2_P_ITER=$2; shift ;;
 	-T) DAT2_TRACE_LIB=$2; shift ;;
 	-L) list=1 ;;
 	--ofa) ofa=1 ;;
@@ -93,7 +96,8 @@ LOGS=$DAT2_RESULTS.d
 #   server's success line (ERE, - for none) | how the server ends:
 #   self (it exits after the test), quit (dapltest -T Q) or - |
 #   client command | client's success line (ERE)
-# @S server IA, @C client IA, @A server address.  dtest's and dtestx's
+# @S server IA, @C client IA, @A server address, @I dapltest -T P's
+# operation count.  dtest's and dtestx's
 # client are given @S: they take the server's name (see above).
 CASES=$(cat <<'EOF'
 dtest_default | dtest -P @S -s | Server is waiting for client | tcp | DAPL Test Complete\. PASSED | self | dtest -P @S -h @A | DAPL Test Complete\. PASSED
@@ -115,10 +119,10 @@ dapltest_T_sr | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | qu
 dapltest_T_rdma_validate | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T T -V -s @A -D @C -i 50 -t 2 -w 2 client RW 4096 1 server RW 2048 2 client RR 4096 1 server RR 1024 2 client SR 1024 2 -f server SR 1024 2 -f | End of Work -- Client Exiting
 dapltest_T_poll | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T T -P -s @A -D @C -i 100 -t 1 -w 4 client SR 1024 server SR 1024 client RW 4096 | End of Work -- Client Exiting
 dapltest_T_rsp | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T T -r -s @A -D @C -i 50 -t 1 -w 2 client SR 1024 server SR 1024 | End of Work -- Client Exiting
-dapltest_P_rw_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m b RW 4096 1 | Total Time
-dapltest_P_rw_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m p RW 4096 1 | Total Time
-dapltest_P_rr_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m b RR 4096 1 | Total Time
-dapltest_P_rr_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i 500 -m p RR 4096 1 | Total Time
+dapltest_P_rw_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i @I -m b RW 4096 1 | Total Time
+dapltest_P_rw_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i @I -m p RW 4096 1 | Total Time
+dapltest_P_rr_blocking | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i @I -m b RR 4096 1 | Total Time
+dapltest_P_rr_polling | dapltest -T S -D @S | Dapltest: Service Point Ready | - | - | quit | dapltest -T P -s @A -D @C -i @I -m p RR 4096 1 | Total Time
 dapltest_L | - | - | - | - | - | dapltest -T L -D @C -w 2 -m 50 | LMR of .* bytes OK|Limitation Test +limit_size_lmr
 dapltest_L_w1 | - | - | - | - | - | dapltest -T L -D @C -m 50 | LMR of .* bytes OK|Limitation Test +limit_size_lmr
 dapltest_F_hwconn | - | - | - | - | - | dapltest -T F -D @C -f hwconn | @FFT:4
@@ -136,6 +140,7 @@ subst() {	# subst STRING: @S @C @A replaced
 	s=${s//@S/$DAT2_SERVER_IA}
 	s=${s//@C/$DAT2_CLIENT_IA}
 	s=${s//@A/$DAT2_SERVER_ADDR}
+	s=${s//@I/$DAT2_P_ITER}
 	printf '%s' "$s"
 }
 trim() { local s=$1; s=${s#"${s%%[! ]*}"}; s=${s%"${s##*[! ]}"}; printf '%s' "$s"; }
