@@ -127,10 +127,21 @@ run: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/demo -t 900 -- scripts/guest/demo.sh
 
+# The bench scripts' knobs (see each script's head), given to make
+# (`make bench REPEAT=7`) or in its environment, are handed to the guest,
+# which inherits no environment of the host.
+BENCH_KNOBS := ACTIVE BIDIR_DEPTH BIDIR_N BIDIR_Q BIDIR_WINDOW BURST \
+	BURST_RQ_DEPTHS BURST_SRQ_DEPTHS DAT2_CASE_TIMEOUT DEPTH DP_EXTRA \
+	DP_TIMEOUT ITER ITERS LAT_N MICRO_REPEAT PARTS POST_DEPTH POST_N \
+	POST_REPS PT_EXTRA PT_TIMEOUT QS REPEAT RQ_DEPTHS SCALE_DEPTH SCALE_N \
+	SCALE_QS SCALE_REPEAT SEND_DEPTH SEND_N SEND_Q SEND_REPS SEND_WINDOW \
+	SIZE SRQ_DEPTHS SWEEP_Q WINDOW
+BENCH_ENV = $(foreach v,$(BENCH_KNOBS),$(if $($(v)),$(v)='$($(v))'))
+
 bench: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/bench -t 1800 -- \
-		env OUTDIR=$(CURDIR)/build/vm/bench tests/bench/run-bench.sh
+		env OUTDIR=$(CURDIR)/build/vm/bench $(BENCH_ENV) tests/bench/run-bench.sh
 	@if [ -n "$(BENCH_DOCS)" ]; then cp build/vm/bench/bench-kernel.png docs/; fi
 
 # Many EPs on one SRQ: set-up time at 1024 and 4096 EPs, the SRQ and
@@ -138,21 +149,21 @@ bench: deps
 bench-scale: deps
 	@$(MAKE) --no-print-directory test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/scale -t 1800 -m 3072 -- \
-		env OUTDIR=$(CURDIR)/build/vm/scale tests/bench/run-scale.sh
+		env OUTDIR=$(CURDIR)/build/vm/scale $(BENCH_ENV) tests/bench/run-scale.sh
 
 # libdat: receive post cost against ibv_post_srq_recv and the ioctl path,
 # message rate against perftest (docs/benchmarks-user.md).
 bench-user: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/ubench -t 1800 -- \
-		env OUTDIR=$(CURDIR)/build/vm/ubench tests/bench/run-user-bench.sh
+		env OUTDIR=$(CURDIR)/build/vm/ubench $(BENCH_ENV) tests/bench/run-user-bench.sh
 
 # OFED's dapltest -T P on libdaplkdat against OFED's own DAT 2.0 provider,
 # medians and kdat/ofa ratios over 3 rounds (docs/benchmarks.md).
 bench-dat2: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/dat2bench -t 1800 -- \
-		env OUTDIR=$(CURDIR)/build/vm/dat2bench tests/bench/run-dat2-bench.sh
+		env OUTDIR=$(CURDIR)/build/vm/dat2bench $(BENCH_ENV) tests/bench/run-dat2-bench.sh
 
 # libdat, headers, tools, dat.conf, udev rule, man pages (PREFIX, DESTDIR).
 install: user

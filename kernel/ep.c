@@ -1965,15 +1965,48 @@ static bool kdat_ep_in_drain_poller(struct kdat_ep *ep)
 
 /*
  * Must a reset or free that just took @qp and @cq (with its own count in
- * hw_teardown) hand its drain to a work item?  From an upcall of a poller
- * the drain waits for, when there is something to drain or another
- * teardown's drain to wait for (a count beyond its own).
+ * hw_teardown) hand its drain to a work item?  Only when there is
+ * something to drain or another teardown's drain to wait for (a count
+ * beyond its own), and only from an upcall of a CQ's poller: of one the
+ * drain waits for (it would wait for itself); of any, when the EP's own
+ * CQ is to be freed (lockdep, with one class for every CQ's work, would
+ * call that recursion); of another, when one of the pollers the drain
+ * waits for waits itself (kdat_poller_wait_begin: two upcalls draining
+ * through each other's pollers would wait for ever).  Otherwise the
+ * caller drains in place, recorded in @pw until kdat_poller_wait_end.
  */
-static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
-					struct ib_cq *cq)
+/*
+ * May the caller wait for a drain of @ep's QP, its own or another
+ * teardown's (@cq: the EP's own CQ it took, if any)?  Not from an upcall
+ * of a poller the drain waits for, nor of one when a poller the drain
+ * waits for waits itself (kdat_poller_wait_begin); recorded in @pw until
+ * kdat_poller_wait_end.
+ */
+static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,
+				   struct kdat_poller_wait *pw)
 {
-	return kdat_ep_in_drain_poller(ep) &&
-	       (qp || cq || atomic_read(&ep->hw_teardown) > 1);
+	struct ib_cq *cqs[3];
+
+	cqs[0] = ep->request_evd ? READ_ONCE(ep->request_evd->cq) : NULL;
+	cqs[1] = ep->recv_evd && !ep->srq ? READ_ONCE(ep->recv_evd->cq) : NULL;
+	cqs[2] = cq;
+	return kdat_poller_wait_begin(pw, cqs, ARRAY_SIZE(cqs));
+}
+
+static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
+					struct ib_cq *cq,
+					struct kdat_poller_wait *pw)
+{
+	pw->work = NULL;
+	if (!qp && !cq && atomic_read(&ep->hw_teardown) <= 1)
+		return false;
+	if (kdat_ep_in_drain_poller(ep) || !kdat_ep_may_wait_drain(ep, cq, pw))
+		return true;
+	if (cq && pw->work) {
+		kdat_poller_wait_end(pw);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -2031,14 +2064,20 @@ static bool kdat_ep_reset_done(struct kdat_ep *ep)
  * Before a call that would give @ep a new QP (connect, accept, RSP
  * reservation, modify): a reset draining the old one is waited for, as
  * such a call used to wait for the reset's op_lock, except from an upcall
- * of a poller that drain waits for, which would wait for itself.  That
+ * of a poller that drain waits for, which would wait for itself, or of
+ * one that may not wait for it now (kdat_ep_may_wait_drain).  That
  * caller, and one that meets a reset begun after this returned, is
  * refused under op_lock (DAT_INVALID_STATE).
  */
 void kdat_ep_await_reset(struct kdat_ep *ep)
 {
-	if (!kdat_ep_in_drain_poller(ep))
-		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
+	struct kdat_poller_wait pw;
+
+	if (kdat_ep_reset_done(ep) || kdat_ep_in_drain_poller(ep) ||
+	    !kdat_ep_may_wait_drain(ep, NULL, &pw))
+		return;
+	wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
+	kdat_poller_wait_end(&pw);
 }
 
 /*
@@ -2061,6 +2100,7 @@ void kdat_ep_await_reset(struct kdat_ep *ep)
 DAT_RETURN kdat_ib_ep_reset(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
+	struct kdat_poller_wait pw;
 	struct rdma_cm_id *id;
 	struct ib_qp *qp;
 	struct ib_cq *cq;
@@ -2082,9 +2122,11 @@ again:
 	if (ep->resetting) {
 		spin_unlock_irq(&ep->lock);
 		mutex_unlock(&ep->op_lock);
-		if (kdat_ep_in_drain_poller(ep))
+		if (kdat_ep_in_drain_poller(ep) ||
+		    !kdat_ep_may_wait_drain(ep, NULL, &pw))
 			return DAT_SUCCESS;
 		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
+		kdat_poller_wait_end(&pw);
 		goto again;
 	}
 	ep->resetting = true;
@@ -2095,7 +2137,7 @@ again:
 	atomic_inc(&ep->hw_teardown);
 	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	/* removal's count is taken under op_lock too: this one is exact */
-	defer = kdat_ep_teardown_must_defer(ep, qp, cq);
+	defer = kdat_ep_teardown_must_defer(ep, qp, cq, &pw);
 	if (defer) {
 		ep->reset_id = id;
 		ep->reset_qp = qp;
@@ -2103,8 +2145,10 @@ again:
 		kdat_obj_queue_work(&ep->obj, kdat_ep_wq, &ep->reset_work);
 	}
 	mutex_unlock(&ep->op_lock);
-	if (!defer)
+	if (!defer) {
 		kdat_ep_reset_finish(ep, id, qp, cq);
+		kdat_poller_wait_end(&pw);
+	}
 	return DAT_SUCCESS;
 }
 
@@ -2117,6 +2161,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 {
 	struct kdat_ep *ep = to_ep(h);
 	struct kdat_ia *ia = ep->obj.ia;
+	struct kdat_poller_wait pw;
 	struct rdma_cm_id *id;
 	struct kdat_cr *cr;
 	struct ib_qp *qp;
@@ -2173,13 +2218,15 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	/*
 	 * From an upcall of a poller the drain waits for (this QP's, or
-	 * that of a reset handed to reset_work), waiting would never end:
+	 * that of a reset handed to reset_work), waiting would never end,
+	 * nor from one of another poller that itself waits for this one
+	 * (kdat_ep_teardown_must_defer):
 	 * the rest goes to free_work, as a reset's does, counted as a free
 	 * in flight (an IA close and a device removal wait for it).  The EP
 	 * is gone for the consumer now; the EVDs, SRQ and PZ it used stay
 	 * in use until the work is done.
 	 */
-	if (kdat_ep_teardown_must_defer(ep, qp, cq)) {
+	if (kdat_ep_teardown_must_defer(ep, qp, cq, &pw)) {
 		ep->free_id = id;
 		ep->free_qp = qp;
 		ep->free_cq = cq;
@@ -2191,6 +2238,7 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	}
 	mutex_unlock(&ep->op_lock);
 	kdat_ep_free_finish(ep, id, qp, cq, cr);
+	kdat_poller_wait_end(&pw);
 	return DAT_SUCCESS;
 }
 

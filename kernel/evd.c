@@ -190,6 +190,102 @@ static bool kdat_in_cq_poller(struct ib_cq *cq)
 }
 
 /*
+ * Runs of CQ pollers that wait, from an upcall, for other CQs' pollers (a
+ * free's or reset's QP drain, kdat_ep_teardown_must_defer).  Two such
+ * runs that wait for each other would wait for ever, and lockdep cannot
+ * tell: a drain waits on a completion.  A run may start to wait only for
+ * pollers none of which is waiting itself, checked and recorded under one
+ * lock; the last wait added to a cycle would have had to wait for a
+ * waiting run, so no cycle forms.  A run refused here hands its drain to
+ * a work item instead.
+ */
+static DEFINE_SPINLOCK(kdat_poller_waits_lock);
+static LIST_HEAD(kdat_poller_waits);
+/*
+ * ib_core's poll function, the same for every workqueue CQ, noted at a
+ * kernel EVD's create: only those CQs run upcalls, so a run of it is the
+ * only poller that can call a free.  Compared, never called.
+ */
+static work_func_t kdat_cq_poll_fn;
+
+/*
+ * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
+ * once outside a CQ poller's run; in one, true (and recorded in @pw until
+ * kdat_poller_wait_end) when none of them is the caller's own or waits.
+ */
+bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
+			    struct ib_cq *const *cqs, int n)
+{
+	struct work_struct *w = current_work();
+	struct kdat_poller_wait *o;
+	bool ok = true;
+	int i;
+
+	pw->work = NULL;
+	if (!w || w->func != READ_ONCE(kdat_cq_poll_fn))
+		return true;
+	/* addresses only: the CQs are not dereferenced */
+	spin_lock(&kdat_poller_waits_lock);
+	for (i = 0; i < n; i++) {
+		if (!cqs[i])
+			continue;
+		if (w == &cqs[i]->work)
+			ok = false;
+		list_for_each_entry(o, &kdat_poller_waits, node)
+			if (o->work == &cqs[i]->work)
+				ok = false;
+	}
+	if (ok) {
+		pw->work = w;
+		list_add(&pw->node, &kdat_poller_waits);
+	}
+	spin_unlock(&kdat_poller_waits_lock);
+	return ok;
+}
+
+/*
+ * As kdat_poller_wait_begin, for a caller that may wait for any poller
+ * (an IA close, through the frees of all its children): in a poller's
+ * run, only while no poller waits at all.
+ */
+bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw)
+{
+	struct work_struct *w = current_work();
+	bool ok;
+
+	pw->work = NULL;
+	if (!w || w->func != READ_ONCE(kdat_cq_poll_fn))
+		return true;
+	spin_lock(&kdat_poller_waits_lock);
+	ok = list_empty(&kdat_poller_waits);
+	if (ok) {
+		pw->work = w;
+		list_add(&pw->node, &kdat_poller_waits);
+	}
+	spin_unlock(&kdat_poller_waits_lock);
+	return ok;
+}
+
+/* Is the caller a run of @evd's CQ poller (its upcall)?  Address only. */
+bool kdat_evd_polls_here(struct kdat_evd *evd)
+{
+	struct work_struct *w = current_work();
+	struct ib_cq *cq = READ_ONCE(evd->cq);
+
+	return w && cq && w == &cq->work;
+}
+
+void kdat_poller_wait_end(struct kdat_poller_wait *pw)
+{
+	if (!pw->work)
+		return;
+	spin_lock(&kdat_poller_waits_lock);
+	list_del(&pw->node);
+	spin_unlock(&kdat_poller_waits_lock);
+	pw->work = NULL;
+}
+
+/*
  * Deliver every completion the device put in @cq so far, before the caller
  * goes on: ib_free_cq cancels a poll that has not run yet, and the
  * completions still in the CQ would be lost with the SRQ buffers they
@@ -373,6 +469,8 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 			return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
 					DAT_RESOURCE_TEVD);
 		}
+		if (!evd->uring)
+			WRITE_ONCE(kdat_cq_poll_fn, evd->cq->work.func);
 	}
 	if (kdat_obj_publish(&evd->obj)) {
 		kdat_obj_drain_uses(&evd->obj);

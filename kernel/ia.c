@@ -476,10 +476,39 @@ void kdat_ia_close(struct kdat_ia *ia, int held)
 	kdat_obj_unpublish(&ia->obj);
 }
 
+/*
+ * Closing @ia waits for its EVDs' pollers (the frees of its EPs and EVDs
+ * drain through them, and it waits for the frees that went to work
+ * items).  From an upcall of one of them that wait would never end; from
+ * another poller's, it may wait only while no poller waits at all
+ * (kdat_poller_wait_any_begin), and is then recorded in @pw.  Under
+ * ia->lock.
+ */
+static bool kdat_ia_close_may_wait(struct kdat_ia *ia,
+				   struct kdat_poller_wait *pw)
+{
+	struct kdat_obj *obj;
+
+	lockdep_assert_held(&ia->lock);
+	list_for_each_entry(obj, &ia->objs, ia_node)
+		if (obj->type == DAT_HANDLE_TYPE_EVD &&
+		    kdat_evd_polls_here(container_of(obj, struct kdat_evd,
+						     obj)))
+			return false;
+	return kdat_poller_wait_any_begin(pw);
+}
+
+/*
+ * From an upcall that the close would wait for, the close is refused
+ * (DAT_INVALID_STATE) and the IA stays as it was: it used to wait for
+ * ever.  A kernel consumer closes it from a context of its own, a work
+ * item for instance.
+ */
 DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 {
 	struct kdat_ia *ia = container_of((struct kdat_obj *)h, struct kdat_ia,
 					  obj);
+	struct kdat_poller_wait pw;
 	bool busy = false;
 
 	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
@@ -492,6 +521,8 @@ DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 	/* graceful: only the async EVD may be left */
 	if (flags == DAT_CLOSE_GRACEFUL_FLAG)
 		busy = !(list_empty(&ia->objs) || list_is_singular(&ia->objs));
+	if (!busy && !kdat_ia_close_may_wait(ia, &pw))
+		busy = true;
 	if (!busy)
 		WRITE_ONCE(ia->closing, true);
 	mutex_unlock(&ia->lock);
@@ -499,6 +530,7 @@ DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 		return KDAT_ERR(DAT_INVALID_STATE, 0);
 	/* the call that got here holds one use of the IA */
 	kdat_ia_close(ia, 1);
+	kdat_poller_wait_end(&pw);
 	return DAT_SUCCESS;
 }
 

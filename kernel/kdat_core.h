@@ -335,6 +335,17 @@ void kdat_evd_busy_poll(struct kdat_evd *evd);
 void kdat_evd_drop_foreign_user(struct kdat_evd *evd);
 int kdat_cq_grow(struct ib_cq *cq, int size);
 void kdat_cq_flush(struct ib_cq *cq);
+/* a CQ poller's run that waits for other CQs' pollers (evd.c) */
+struct kdat_poller_wait {
+	struct list_head node;
+	struct work_struct *work;	/* the waiting run; NULL: not recorded */
+};
+
+bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
+			    struct ib_cq *const *cqs, int n);
+bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw);
+void kdat_poller_wait_end(struct kdat_poller_wait *pw);
+bool kdat_evd_polls_here(struct kdat_evd *evd);
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_evd_init(void);

@@ -2536,6 +2536,8 @@ struct act_box {
 	bool release;
 	bool free;			/* free the EP, else query + disconnect */
 	bool free_evd;			/* then free evd, and query it */
+	bool own_cq;			/* the EP has no request EVD */
+	DAT_IA_HANDLE close_ia;		/* instead: close this IA */
 	DAT_EP_HANDLE ep;
 	DAT_EVD_HANDLE evd;
 	DAT_RETURN ret, query_ret;
@@ -2552,7 +2554,9 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 
 	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
-	if (b->free) {
+	if (b->close_ia) {
+		b->ret = dat_ia_close(b->close_ia, DAT_CLOSE_ABRUPT_FLAG);
+	} else if (b->free) {
 		b->ret = dat_ep_free(b->ep);
 		if (b->free_evd) {
 			DAT_EVD_PARAM eq;
@@ -2572,9 +2576,9 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 
 /*
  * A server SRQ EP whose recv EVD runs act_upcall, connected, 2 sends in.
- * Its request EVD is the side's DTO EVD: with none, the EP would own a CQ,
- * and freeing that from an upcall, though another CQ, is the same lockdep
- * class of CQ work as the one the upcall runs in.
+ * Its request EVD is the side's DTO EVD, or with own_cq none: the EP then
+ * owns a CQ, which a free from the upcall cannot free in place (the same
+ * lockdep class of CQ work as the one the upcall runs in).
  */
 static int act_setup_flags(struct pair *p, struct act_box *b, bool free,
 			   DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *sep,
@@ -2597,7 +2601,8 @@ static int act_setup_flags(struct pair *p, struct act_box *b, bool free,
 	if (pair_open_flags(p, 0, 8, srv_flags) ||
 	    dat_evd_kcreate(p->s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
 			    DAT_EVD_DTO_FLAG, evd) ||
-	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd, p->s.dto_evd,
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, *evd,
+				   b->own_cq ? DAT_HANDLE_NULL : p->s.dto_evd,
 				   p->s.conn_evd, p->srq, &a, sep))
 		return -EIO;
 	if (dat_ep_create(p->c.ia, p->c.pz, p->c.dto_evd, p->c.dto_evd,
@@ -2709,6 +2714,83 @@ static void t_evd_dto_upcall_frees_its_ep_and_evd(void)
 	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
 	CHECK_OK(post_srq(&p, 0, 64, 50));
 	CHECK(srq_q(p.srq).available_dto_count == 1, "SRQ after the free");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * A DTO upcall frees its SRQ EP, which has no request EVD and so a CQ of
+ * its own.  The drain does not wait for the upcall's poller, but freeing
+ * that CQ in a poller's run would wait for another run of CQ work, which
+ * lockdep (one class for every CQ's work) reports as recursion: the
+ * debug stage fails on it.  So the free hands its rest to a work item:
+ * DAT_SUCCESS at once, the EP gone after, and then its recv EVD is free
+ * to go.
+ */
+static void t_ep_upcall_frees_an_ep_with_its_own_cq(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	long live;
+
+	box.own_cq = true;
+	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
+	live = kdat_live_objects();
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(wait_for_completion_timeout(&box.done,
+					  msecs_to_jiffies(2 * WAIT_MS)),
+	      "dat_ep_free in the upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 1),
+	      "%ld live objects, want %ld (the EP gone)", kdat_live_objects(),
+	      live - 1);
+	CHECK(WAIT_FOR(dat_evd_free(evd) == DAT_SUCCESS),
+	      "the recv EVD stays in use");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * A DTO upcall closes its own IA, whose close would wait for the very
+ * poller the upcall runs in (the frees drain through it): refused with
+ * DAT_INVALID_STATE (it used to wait for ever), and the IA and its
+ * objects serve on as before; the test's own close works after.
+ */
+static void t_ia_close_from_its_own_dto_upcall_refused(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+
+	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
+	box.close_ia = p.s.ia;
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(wait_for_completion_timeout(&box.done,
+					  msecs_to_jiffies(2 * WAIT_MS)),
+	      "dat_ia_close in the upcall never returned (deadlock)");
+	CHECK_EXACT(box.ret, BAD_STATE(0));
+	/* the second receive's upcall ran too: the poller went on */
+	CHECK(WAIT_FOR(atomic_read(&box.calls) == 2), "%d upcalls, want 2",
+	      atomic_read(&box.calls));
+	CHECK_OK(dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q));
+	CHECK(q.ep_state == DAT_EP_STATE_CONNECTED, "EP state %d",
+	      q.ep_state);
+	CHECK_OK(post_srq(&p, 0, 64, 80));
+	CHECK(send_msg(&p, 0, 0, 8, 81), "send after the refused close");
+	CHECK(WAIT_FOR(atomic_read(&box.calls) == 3),
+	      "no upcall for a receive after the refused close");
+	CHECK(no_event(p.s.async_evd), "an async event");
+	CHECK(no_event(p.s.conn_evd), "a connection event (disconnected?)");
 out:
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
@@ -3157,6 +3239,145 @@ static void t_ep_upcall_frees_its_own_ep_without_srq(void)
 static void t_ep_upcall_resets_then_frees_its_own_ep(void)
 {
 	ep_upcall_frees_its_ep(true);
+}
+
+/*
+ * Two upcalls, of two CQs' pollers at once, each freeing (or resetting)
+ * an EP whose drain goes through the other's poller: X's queues complete
+ * on E2 and Y's on E1, so E1's upcall (Y's send) tears X down and E2's
+ * (X's send) Y.  Each waits until both run, so each drain would wait for
+ * a poller held by the other upcall: one of them has to hand its drain
+ * to a work item.  Both calls return DAT_SUCCESS (they used to wait for
+ * each other for ever) and both EPs end as the call says: freed (two
+ * live objects fewer, the handles dead at once), or Unconnected.
+ */
+struct cross_box {
+	bool reset;
+	atomic_t arrived;
+	wait_queue_head_t wq;
+	struct cross_side {
+		struct cross_box *b;
+		atomic_t calls;
+		bool met;		/* saw both upcalls running */
+		DAT_EP_HANDLE target;
+		DAT_RETURN ret;
+		struct completion done;
+	} side[2];
+};
+
+static void cross_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			 DAT_BOOLEAN more)
+{
+	struct cross_side *x = data;
+	struct cross_box *b = x->b;
+
+	/* the drains' flushes come here too: only the send's acts */
+	if (atomic_inc_return(&x->calls) != 1)
+		return;
+	atomic_inc(&b->arrived);
+	wake_up(&b->wq);
+	x->met = wait_event_timeout(b->wq, atomic_read(&b->arrived) == 2,
+				    msecs_to_jiffies(WAIT_MS));
+	if (b->reset) {
+		/* a reset wants the EP Disconnected */
+		dat_ep_disconnect(x->target, DAT_CLOSE_ABRUPT_FLAG);
+		WAIT_FOR(ep_state(x->target) == DAT_EP_STATE_DISCONNECTED);
+		x->ret = dat_ep_reset(x->target);
+	} else {
+		x->ret = dat_ep_free(x->target);
+	}
+	complete(&x->done);
+}
+
+static void upcalls_tear_down_each_others_eps(bool reset)
+{
+	static struct pair p;
+	static struct cross_box box;
+	DAT_UPCALL_OBJECT up[2];
+	DAT_EVD_HANDLE evd[2];
+	DAT_EP_HANDLE ep[2], sep[2];
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+	DAT_EP_PARAM q;
+	bool hung = false;
+	long live;
+	int i;
+
+	memset(&box, 0, sizeof(box));
+	box.reset = reset;
+	init_waitqueue_head(&box.wq);
+	for (i = 0; i < 2; i++) {
+		box.side[i].b = &box;
+		box.side[i].ret = DAT_INTERNAL_ERROR;
+		init_completion(&box.side[i].done);
+		up[i].instance_data = &box.side[i];
+		up[i].upcall_func = cross_upcall;
+	}
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	for (i = 0; i < 2; i++)
+		CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE,
+					 &up[i], DAT_EVD_DTO_FLAG, &evd[i]));
+	/* X (ep[0]) on E2, Y (ep[1]) on E1: E1's upcall takes X down */
+	for (i = 0; i < 2; i++) {
+		CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, evd[1 - i], evd[1 - i],
+				       p.c.conn_evd, &a, &ep[i]));
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+						p.s.dto_evd, p.s.conn_evd,
+						p.srq, &a, &sep[i]));
+		CHECK(!connect_one(&p, sep[i], ep[i], 20 + i), "connect %d", i);
+		CHECK_OK(post_srq(&p, i * 64, 64, 60 + i));
+		box.side[i].target = ep[i];
+	}
+	live = kdat_live_objects();
+	for (i = 0; i < 2; i++) {
+		t = seg(&p.c, i * 64, 8);
+		CHECK_OK(dat_ep_post_send(ep[i], 1, &t, cookie(70 + i),
+					  DAT_COMPLETION_DEFAULT_FLAG));
+	}
+	for (i = 0; i < 2 && !hung; i++)
+		hung = !wait_for_completion_timeout(&box.side[i].done,
+						    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "the upcalls' %s never returned (deadlock)",
+	      reset ? "dat_ep_reset" : "dat_ep_free");
+	CHECK(box.side[0].met && box.side[1].met,
+	      "the two upcalls did not run at once");
+	for (i = 0; i < 2; i++)
+		CHECK_OK(box.side[i].ret);
+	if (reset) {
+		CHECK(WAIT_FOR(ep_state(ep[0]) == DAT_EP_STATE_UNCONNECTED &&
+			       ep_state(ep[1]) == DAT_EP_STATE_UNCONNECTED),
+		      "states %d and %d, want Unconnected", ep_state(ep[0]),
+		      ep_state(ep[1]));
+	} else {
+		for (i = 0; i < 2; i++)
+			CHECK_EXACT(dat_ep_query(ep[i], DAT_EP_FIELD_ALL, &q),
+				    BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+		CHECK(WAIT_FOR(kdat_live_objects() == live - 2),
+		      "%ld live objects, want %ld (both EPs gone)",
+		      kdat_live_objects(), live - 2);
+	}
+	/* once the drains are done, the EVDs are free to go */
+	if (!reset)
+		for (i = 0; i < 2; i++)
+			CHECK(WAIT_FOR(dat_evd_free(evd[i]) == DAT_SUCCESS),
+			      "EVD %d still in use", i);
+out:
+	if (hung) {
+		pr_err("kdat_test: %s: upcalls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
+static void t_ep_upcalls_of_two_pollers_free_each_others_eps(void)
+{
+	upcalls_tear_down_each_others_eps(false);
+}
+
+static void t_ep_upcalls_of_two_pollers_reset_each_others_eps(void)
+{
+	upcalls_tear_down_each_others_eps(true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -4594,7 +4815,11 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcall_resets_its_own_ep),
 	CASE(t_ep_upcall_frees_its_own_ep_without_srq),
 	CASE(t_ep_upcall_resets_then_frees_its_own_ep),
+	CASE(t_ep_upcalls_of_two_pollers_free_each_others_eps),
+	CASE(t_ep_upcalls_of_two_pollers_reset_each_others_eps),
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
+	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
+	CASE(t_ia_close_from_its_own_dto_upcall_refused),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
