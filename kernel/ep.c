@@ -1964,23 +1964,12 @@ static bool kdat_ep_in_drain_poller(struct kdat_ep *ep)
 }
 
 /*
- * Must a reset or free that just took @qp and @cq (with its own count in
- * hw_teardown) hand its drain to a work item?  Only when there is
- * something to drain or another teardown's drain to wait for (a count
- * beyond its own), and only from an upcall of a CQ's poller: of one the
- * drain waits for (it would wait for itself); of any, when the EP's own
- * CQ is to be freed (lockdep, with one class for every CQ's work, would
- * call that recursion); of another, when one of the pollers the drain
- * waits for waits itself (kdat_poller_wait_begin: two upcalls draining
- * through each other's pollers would wait for ever).  Otherwise the
- * caller drains in place, recorded in @pw until kdat_poller_wait_end.
- */
-/*
  * May the caller wait for a drain of @ep's QP, its own or another
  * teardown's (@cq: the EP's own CQ it took, if any)?  Not from an upcall
  * of a poller the drain waits for, nor of one when a poller the drain
- * waits for waits itself (kdat_poller_wait_begin); recorded in @pw until
- * kdat_poller_wait_end.
+ * waits for waits itself (kdat_poller_wait_begin: two upcalls draining
+ * through each other's pollers would wait for ever); recorded in @pw
+ * until kdat_poller_wait_end.
  */
 static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,
 				   struct kdat_poller_wait *pw)
@@ -1993,6 +1982,16 @@ static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,
 	return kdat_poller_wait_begin(pw, cqs, ARRAY_SIZE(cqs));
 }
 
+/*
+ * Must a reset or free that just took @qp and @cq (with its own count in
+ * hw_teardown) hand its drain to a work item?  Only when there is
+ * something to drain or another teardown's drain to wait for (a count
+ * beyond its own), and only from an upcall of a CQ's poller: of any, when
+ * the EP's own CQ is to be freed (lockdep, with one class for every CQ's
+ * work, would call that recursion); else when it may not wait for the
+ * drain (kdat_ep_may_wait_drain).  Otherwise the caller drains in place,
+ * recorded in @pw until kdat_poller_wait_end.
+ */
 static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
 					struct ib_cq *cq,
 					struct kdat_poller_wait *pw)
@@ -2000,13 +1999,10 @@ static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
 	pw->work = NULL;
 	if (!qp && !cq && atomic_read(&ep->hw_teardown) <= 1)
 		return false;
-	if (kdat_ep_in_drain_poller(ep) || !kdat_ep_may_wait_drain(ep, cq, pw))
+	if (cq && kdat_in_a_cq_poller())
 		return true;
-	if (cq && pw->work) {
-		kdat_poller_wait_end(pw);
-		return true;
-	}
-	return false;
+	return kdat_ep_in_drain_poller(ep) ||
+	       !kdat_ep_may_wait_drain(ep, cq, pw);
 }
 
 /*

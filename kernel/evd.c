@@ -213,16 +213,23 @@ static work_func_t kdat_cq_poll_fn;
  * once outside a CQ poller's run; in one, true (and recorded in @pw until
  * kdat_poller_wait_end) when none of them is the caller's own or waits.
  */
+/* Is the caller a run of a kernel EVD's CQ poller (an upcall's)? */
+bool kdat_in_a_cq_poller(void)
+{
+	struct work_struct *w = current_work();
+
+	return w && w->func == READ_ONCE(kdat_cq_poll_fn);
+}
+
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 			    struct ib_cq *const *cqs, int n)
 {
 	struct work_struct *w = current_work();
 	struct kdat_poller_wait *o;
-	bool ok = true;
 	int i;
 
 	pw->work = NULL;
-	if (!w || w->func != READ_ONCE(kdat_cq_poll_fn))
+	if (!kdat_in_a_cq_poller())
 		return true;
 	/* addresses only: the CQs are not dereferenced */
 	spin_lock(&kdat_poller_waits_lock);
@@ -230,17 +237,18 @@ bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 		if (!cqs[i])
 			continue;
 		if (w == &cqs[i]->work)
-			ok = false;
+			goto refused;
 		list_for_each_entry(o, &kdat_poller_waits, node)
 			if (o->work == &cqs[i]->work)
-				ok = false;
+				goto refused;
 	}
-	if (ok) {
-		pw->work = w;
-		list_add(&pw->node, &kdat_poller_waits);
-	}
+	pw->work = w;
+	list_add(&pw->node, &kdat_poller_waits);
 	spin_unlock(&kdat_poller_waits_lock);
-	return ok;
+	return true;
+refused:
+	spin_unlock(&kdat_poller_waits_lock);
+	return false;
 }
 
 /*
@@ -250,16 +258,15 @@ bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
  */
 bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw)
 {
-	struct work_struct *w = current_work();
 	bool ok;
 
 	pw->work = NULL;
-	if (!w || w->func != READ_ONCE(kdat_cq_poll_fn))
+	if (!kdat_in_a_cq_poller())
 		return true;
 	spin_lock(&kdat_poller_waits_lock);
 	ok = list_empty(&kdat_poller_waits);
 	if (ok) {
-		pw->work = w;
+		pw->work = current_work();
 		list_add(&pw->node, &kdat_poller_waits);
 	}
 	spin_unlock(&kdat_poller_waits_lock);

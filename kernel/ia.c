@@ -478,10 +478,11 @@ void kdat_ia_close(struct kdat_ia *ia, int held)
 
 /*
  * Closing @ia waits for its EVDs' pollers (the frees of its EPs and EVDs
- * drain through them, and it waits for the frees that went to work
- * items).  From an upcall of one of them that wait would never end; from
- * another poller's, it may wait only while no poller waits at all
- * (kdat_poller_wait_any_begin), and is then recorded in @pw.  Under
+ * drain through them) and for the frees in flight, some of which (a
+ * deferred EP free, the CQ free of an EVD freed from an upcall) wait for
+ * a poller.  From a poller's upcall it may wait only when the IA has no
+ * EVD polled there and no free in flight, and no poller waits at all
+ * (kdat_poller_wait_any_begin); it is then recorded in @pw.  Under
  * ia->lock.
  */
 static bool kdat_ia_close_may_wait(struct kdat_ia *ia,
@@ -490,6 +491,11 @@ static bool kdat_ia_close_may_wait(struct kdat_ia *ia,
 	struct kdat_obj *obj;
 
 	lockdep_assert_held(&ia->lock);
+	pw->work = NULL;
+	if (!kdat_in_a_cq_poller())
+		return true;
+	if (atomic_read(&ia->frees))
+		return false;
 	list_for_each_entry(obj, &ia->objs, ia_node)
 		if (obj->type == DAT_HANDLE_TYPE_EVD &&
 		    kdat_evd_polls_here(container_of(obj, struct kdat_evd,

@@ -343,6 +343,7 @@ struct kdat_poller_wait {
 
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 			    struct ib_cq *const *cqs, int n);
+bool kdat_in_a_cq_poller(void);
 bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw);
 void kdat_poller_wait_end(struct kdat_poller_wait *pw);
 bool kdat_evd_polls_here(struct kdat_evd *evd);

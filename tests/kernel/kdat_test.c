@@ -2537,7 +2537,8 @@ struct act_box {
 	bool free;			/* free the EP, else query + disconnect */
 	bool free_evd;			/* then free evd, and query it */
 	bool own_cq;			/* the EP has no request EVD */
-	DAT_IA_HANDLE close_ia;		/* instead: close this IA */
+	DAT_IA_HANDLE close_ia;		/* then close it (no query) */
+	DAT_RETURN close_ret;
 	DAT_EP_HANDLE ep;
 	DAT_EVD_HANDLE evd;
 	DAT_RETURN ret, query_ret;
@@ -2554,9 +2555,7 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 
 	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
-	if (b->close_ia) {
-		b->ret = dat_ia_close(b->close_ia, DAT_CLOSE_ABRUPT_FLAG);
-	} else if (b->free) {
+	if (b->free) {
 		b->ret = dat_ep_free(b->ep);
 		if (b->free_evd) {
 			DAT_EVD_PARAM eq;
@@ -2566,11 +2565,13 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 							 DAT_EVD_FIELD_ALL,
 							 &eq);
 		}
-	} else {
+	} else if (!b->close_ia) {
 		b->query_ret = dat_ep_query(b->ep, DAT_EP_FIELD_EP_STATE, &q);
 		b->state = q.ep_state;
 		b->ret = dat_ep_disconnect(b->ep, DAT_CLOSE_ABRUPT_FLAG);
 	}
+	if (b->close_ia)
+		b->close_ret = dat_ia_close(b->close_ia, DAT_CLOSE_ABRUPT_FLAG);
 	complete(&b->done);
 }
 
@@ -2778,7 +2779,7 @@ static void t_ia_close_from_its_own_dto_upcall_refused(void)
 	CHECK(wait_for_completion_timeout(&box.done,
 					  msecs_to_jiffies(2 * WAIT_MS)),
 	      "dat_ia_close in the upcall never returned (deadlock)");
-	CHECK_EXACT(box.ret, BAD_STATE(0));
+	CHECK_EXACT(box.close_ret, BAD_STATE(0));
 	/* the second receive's upcall ran too: the poller went on */
 	CHECK(WAIT_FOR(atomic_read(&box.calls) == 2), "%d upcalls, want 2",
 	      atomic_read(&box.calls));
@@ -2791,6 +2792,58 @@ static void t_ia_close_from_its_own_dto_upcall_refused(void)
 	      "no upcall for a receive after the refused close");
 	CHECK(no_event(p.s.async_evd), "an async event");
 	CHECK(no_event(p.s.conn_evd), "a connection event (disconnected?)");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
+ * A DTO upcall frees its EP and its own EVD, then closes the IA.  The
+ * EVD's CQ goes in a work item that waits for the run the upcall is in,
+ * and the close would wait for that work: refused with DAT_INVALID_STATE
+ * (it used to wait for ever); the EP and the EVD go, and the IA serves
+ * on (a new EP connects and takes a message through the SRQ).
+ */
+static void t_ia_close_from_an_upcall_that_freed_its_evd_refused(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, sep2, cep2;
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT ev;
+	long live;
+
+	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
+	box.evd = evd;
+	box.free_evd = true;
+	box.close_ia = p.s.ia;
+	live = kdat_live_objects();
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(wait_for_completion_timeout(&box.done,
+					  msecs_to_jiffies(2 * WAIT_MS)),
+	      "dat_ia_close in the upcall never returned (deadlock)");
+	CHECK_OK(box.ret);
+	CHECK_OK(box.evd_ret);
+	CHECK_EXACT(box.close_ret, BAD_STATE(0));
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 2),
+	      "%ld live objects, want %ld (EP and EVD gone)",
+	      kdat_live_objects(), live - 2);
+	/* the client saw the free's disconnect */
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &a,
+					&sep2));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep2));
+	CHECK(!connect_one(&p, sep2, cep2, 8), "connect after the close");
+	p.cep[0] = cep2;
+	CHECK_OK(post_srq(&p, 0, 64, 90));
+	CHECK(send_msg(&p, 0, 0, 8, 91), "send after the refused close");
 out:
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
@@ -4820,6 +4873,7 @@ static const struct kt_case cases[] = {
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
 	CASE(t_ia_close_from_its_own_dto_upcall_refused),
+	CASE(t_ia_close_from_an_upcall_that_freed_its_evd_refused),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
