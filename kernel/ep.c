@@ -2214,9 +2214,10 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	cq = kdat_ep_detach_qp(ep, &id, &qp);
 	/*
 	 * From an upcall of a poller the drain waits for (this QP's, or
-	 * that of a reset handed to reset_work), waiting would never end,
-	 * nor from one of another poller that itself waits for this one
-	 * (kdat_ep_teardown_must_defer):
+	 * that of a reset handed to reset_work), waiting would never end;
+	 * nor may an upcall of another poller wait when a poller the drain
+	 * waits for is waiting itself, or free the EP's own CQ in place
+	 * (kdat_ep_teardown_must_defer).  Then
 	 * the rest goes to free_work, as a reset's does, counted as a free
 	 * in flight (an IA close and a device removal wait for it).  The EP
 	 * is gone for the consumer now; the EVDs, SRQ and PZ it used stay

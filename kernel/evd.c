@@ -208,11 +208,6 @@ static LIST_HEAD(kdat_poller_waits);
  */
 static work_func_t kdat_cq_poll_fn;
 
-/*
- * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
- * once outside a CQ poller's run; in one, true (and recorded in @pw until
- * kdat_poller_wait_end) when none of them is the caller's own or waits.
- */
 /* Is the caller a run of a kernel EVD's CQ poller (an upcall's)? */
 bool kdat_in_a_cq_poller(void)
 {
@@ -220,6 +215,12 @@ bool kdat_in_a_cq_poller(void)
 
 	return w && w->func == READ_ONCE(kdat_cq_poll_fn);
 }
+
+/*
+ * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
+ * once outside a CQ poller's run; in one, true (and recorded in @pw until
+ * kdat_poller_wait_end) when none of them is the caller's own or waits.
+ */
 
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 			    struct ib_cq *const *cqs, int n)

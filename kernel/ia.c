@@ -505,7 +505,9 @@ static bool kdat_ia_close_may_wait(struct kdat_ia *ia,
 }
 
 /*
- * From an upcall that the close would wait for, the close is refused
+ * From a CQ poller's upcall, where the close may have to wait for the run
+ * it is in (kdat_ia_close_may_wait: an EVD of the IA polled there, a free
+ * of the IA in flight, a poller waiting), the close is refused
  * (DAT_INVALID_STATE) and the IA stays as it was: it used to wait for
  * ever.  A kernel consumer closes it from a context of its own, a work
  * item for instance.

@@ -2851,6 +2851,50 @@ out:
 }
 
 /*
+ * A DTO upcall of the server IA closes the client IA: a close from a
+ * poller's upcall that waits for no run of its own (the client's EVDs
+ * are polled elsewhere, no free of it in flight, no poller waiting), so
+ * it is done before it returns: DAT_SUCCESS, the client's objects gone
+ * (its EVDs' CQs freed in work items it waits for), the server EP
+ * disconnected, and the server IA serving on.
+ */
+static void t_ia_close_of_another_ia_from_an_upcall(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_EP_HANDLE sep = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_EP_PARAM q;
+	DAT_EVENT ev;
+	long live;
+
+	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
+	box.close_ia = p.c.ia;
+	live = kdat_live_objects();
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	CHECK(wait_for_completion_timeout(&box.done,
+					  msecs_to_jiffies(2 * WAIT_MS)),
+	      "dat_ia_close in the upcall never returned (deadlock)");
+	CHECK_OK(box.close_ret);
+	p.c.ia = DAT_HANDLE_NULL;
+	CHECK(kdat_live_objects() < live, "%ld live objects, %ld before",
+	      kdat_live_objects(), live);
+	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
+		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "server saw no DISCONNECTED");
+	CHECK_OK(post_srq(&p, 0, 64, 95));
+	CHECK(srq_q(p.srq).available_dto_count >= 1, "SRQ after the close");
+out:
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	pair_close(&p);
+}
+
+/*
  * The local dat_ep_disconnect while the recv poller is held by an upcall
  * that then queries and disconnects its EP: the disconnect returns at once,
  * the upcall's calls return (Disconnected, DAT_SUCCESS), and DISCONNECTED
@@ -4874,6 +4918,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
 	CASE(t_ia_close_from_its_own_dto_upcall_refused),
 	CASE(t_ia_close_from_an_upcall_that_freed_its_evd_refused),
+	CASE(t_ia_close_of_another_ia_from_an_upcall),
 	CASE(t_srq_ep_broken_after_the_eps_receives),
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
