@@ -1945,31 +1945,14 @@ static void kdat_ep_ring_close(struct kdat_ep *ep)
 /* Reset and free                                                          */
 
 /*
- * Is the caller an upcall of a poller that draining @ep's QP waits for
- * (the request EVD's CQ; without an SRQ, the recv EVD's too)?  Only the
- * addresses are compared.  An EP's own CQ runs no upcalls.
- */
-static bool kdat_ep_in_drain_poller(struct kdat_ep *ep)
-{
-	struct work_struct *w = current_work();
-	struct ib_cq *cq;
-
-	if (!w)
-		return false;
-	cq = ep->request_evd ? READ_ONCE(ep->request_evd->cq) : NULL;
-	if (cq && w == &cq->work)
-		return true;
-	cq = ep->recv_evd && !ep->srq ? READ_ONCE(ep->recv_evd->cq) : NULL;
-	return cq && w == &cq->work;
-}
-
-/*
  * May the caller wait for a drain of @ep's QP, its own or another
- * teardown's (@cq: the EP's own CQ it took, if any)?  Not from an upcall
- * of a poller the drain waits for, nor of one when a poller the drain
- * waits for waits itself (kdat_poller_wait_begin: two upcalls draining
- * through each other's pollers would wait for ever); recorded in @pw
- * until kdat_poller_wait_end.
+ * teardown's (@cq: the EP's own CQ it took, if any)?  The drain waits for
+ * the request EVD's poller (or the EP's own CQ's) and, without an SRQ,
+ * the recv EVD's.  Not from an upcall of one of those (it would wait for
+ * itself), nor of another poller when one of those waits itself
+ * (kdat_poller_wait_begin: two upcalls draining through each other's
+ * pollers would wait for ever); recorded in @pw until
+ * kdat_poller_wait_end.  Only the CQs' addresses are compared.
  */
 static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,
 				   struct kdat_poller_wait *pw)
@@ -2001,8 +1984,7 @@ static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
 		return false;
 	if (cq && kdat_in_a_cq_poller())
 		return true;
-	return kdat_ep_in_drain_poller(ep) ||
-	       !kdat_ep_may_wait_drain(ep, cq, pw);
+	return !kdat_ep_may_wait_drain(ep, cq, pw);
 }
 
 /*
@@ -2069,8 +2051,7 @@ void kdat_ep_await_reset(struct kdat_ep *ep)
 {
 	struct kdat_poller_wait pw;
 
-	if (kdat_ep_reset_done(ep) || kdat_ep_in_drain_poller(ep) ||
-	    !kdat_ep_may_wait_drain(ep, NULL, &pw))
+	if (kdat_ep_reset_done(ep) || !kdat_ep_may_wait_drain(ep, NULL, &pw))
 		return;
 	wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
 	kdat_poller_wait_end(&pw);
@@ -2118,8 +2099,7 @@ again:
 	if (ep->resetting) {
 		spin_unlock_irq(&ep->lock);
 		mutex_unlock(&ep->op_lock);
-		if (kdat_ep_in_drain_poller(ep) ||
-		    !kdat_ep_may_wait_drain(ep, NULL, &pw))
+		if (!kdat_ep_may_wait_drain(ep, NULL, &pw))
 			return DAT_SUCCESS;
 		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
 		kdat_poller_wait_end(&pw);

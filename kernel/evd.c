@@ -177,16 +177,22 @@ bool kdat_evd_post_fit(struct kdat_evd *evd, const DAT_EVENT *ev)
 static struct workqueue_struct *kdat_evd_wq;
 
 /*
- * Is the caller a run of a CQ's poller (ib_core's work for a workqueue
- * CQ: the same function for every CQ, so @cq's tells)?  Freeing a CQ
- * there waits for that run: its own, or another CQ's, which lockdep (one
- * class for every CQ's work) reports as recursion.
+ * ib_core's poll function, the same for every workqueue CQ, noted at a
+ * kernel EVD's create: only those CQs run upcalls, so a run of it is the
+ * only poller that can call a free.  Compared, never called.
  */
-static bool kdat_in_cq_poller(struct ib_cq *cq)
+static work_func_t kdat_cq_poll_fn;
+
+/*
+ * Is the caller a run of a kernel EVD's CQ poller (an upcall's)?  Freeing
+ * a CQ there waits for that run: its own, or another CQ's, which lockdep
+ * (one class for every CQ's work) reports as recursion.
+ */
+bool kdat_in_a_cq_poller(void)
 {
 	struct work_struct *w = current_work();
 
-	return w && w->func == cq->work.func;
+	return w && w->func == READ_ONCE(kdat_cq_poll_fn);
 }
 
 /*
@@ -201,27 +207,12 @@ static bool kdat_in_cq_poller(struct ib_cq *cq)
  */
 static DEFINE_SPINLOCK(kdat_poller_waits_lock);
 static LIST_HEAD(kdat_poller_waits);
-/*
- * ib_core's poll function, the same for every workqueue CQ, noted at a
- * kernel EVD's create: only those CQs run upcalls, so a run of it is the
- * only poller that can call a free.  Compared, never called.
- */
-static work_func_t kdat_cq_poll_fn;
-
-/* Is the caller a run of a kernel EVD's CQ poller (an upcall's)? */
-bool kdat_in_a_cq_poller(void)
-{
-	struct work_struct *w = current_work();
-
-	return w && w->func == READ_ONCE(kdat_cq_poll_fn);
-}
 
 /*
  * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
  * once outside a CQ poller's run; in one, true (and recorded in @pw until
  * kdat_poller_wait_end) when none of them is the caller's own or waits.
  */
-
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 			    struct ib_cq *const *cqs, int n)
 {
@@ -834,7 +825,7 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
 	cq = xchg(&evd->cq, NULL);
-	if (cq && !evd->uring && kdat_in_cq_poller(cq)) {
+	if (cq && !evd->uring && kdat_in_a_cq_poller()) {
 		/*
 		 * In an upcall a CQ's poller ran, maybe this CQ's: the CQ
 		 * goes once that run ends (kdat_evd_cq_free_work).  Anywhere
