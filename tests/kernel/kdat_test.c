@@ -2628,6 +2628,23 @@ static int act_setup(struct pair *p, struct act_box *b, bool free,
 	return act_setup_flags(p, b, free, evd, sep, 0);
 }
 
+/* Let the held upcall act; false if it did not end within the limit. */
+static bool act_release(struct act_box *b)
+{
+	WRITE_ONCE(b->release, true);
+	wake_up(&b->wq);
+	return wait_for_completion_timeout(&b->done,
+					   msecs_to_jiffies(2 * WAIT_MS));
+}
+
+/* A case's end: the upcall let go (if it is still held), the pair closed. */
+static void act_end(struct pair *p, struct act_box *b)
+{
+	WRITE_ONCE(b->release, true);
+	wake_up(&b->wq);
+	pair_close(p);
+}
+
 /*
  * A DTO upcall frees its own EP while the peer's disconnect is being
  * delivered: the connection event waits for the very poller the upcall
@@ -2650,18 +2667,13 @@ static void t_ep_upcall_frees_its_ep_while_peer_disconnects(void)
 		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
 	      "server EP never disconnected");
 	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
 	/* a failure detector only: the pass criterion is the free's return */
-	done = wait_for_completion_timeout(&box.done,
-					   msecs_to_jiffies(2 * WAIT_MS));
+	done = act_release(&box);
 	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
 	CHECK_OK(box.ret);
 	CHECK(no_event(p.s.conn_evd), "an event for the freed EP");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2688,11 +2700,8 @@ static void t_evd_dto_upcall_frees_its_ep_and_evd(void)
 	box.evd = evd;
 	box.free_evd = true;
 	live = kdat_live_objects();
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
 	/* a failure detector only: the pass criterion is the free's return */
-	done = wait_for_completion_timeout(&box.done,
-					   msecs_to_jiffies(2 * WAIT_MS));
+	done = act_release(&box);
 	CHECK(done, "dat_evd_free in its DTO upcall never returned (deadlock)");
 	CHECK_OK(box.ret);
 	CHECK_OK(box.evd_ret);
@@ -2716,9 +2725,7 @@ static void t_evd_dto_upcall_frees_its_ep_and_evd(void)
 	CHECK_OK(post_srq(&p, 0, 64, 50));
 	CHECK(srq_q(p.srq).available_dto_count == 1, "SRQ after the free");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2741,10 +2748,7 @@ static void t_ep_upcall_frees_an_ep_with_its_own_cq(void)
 	box.own_cq = true;
 	CHECK(!act_setup(&p, &box, true, &evd, &sep), "setup");
 	live = kdat_live_objects();
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	CHECK(wait_for_completion_timeout(&box.done,
-					  msecs_to_jiffies(2 * WAIT_MS)),
+	CHECK(act_release(&box),
 	      "dat_ep_free in the upcall never returned (deadlock)");
 	CHECK_OK(box.ret);
 	CHECK(WAIT_FOR(kdat_live_objects() == live - 1),
@@ -2753,9 +2757,7 @@ static void t_ep_upcall_frees_an_ep_with_its_own_cq(void)
 	CHECK(WAIT_FOR(dat_evd_free(evd) == DAT_SUCCESS),
 	      "the recv EVD stays in use");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2774,10 +2776,7 @@ static void t_ia_close_from_its_own_dto_upcall_refused(void)
 
 	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
 	box.close_ia = p.s.ia;
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	CHECK(wait_for_completion_timeout(&box.done,
-					  msecs_to_jiffies(2 * WAIT_MS)),
+	CHECK(act_release(&box),
 	      "dat_ia_close in the upcall never returned (deadlock)");
 	CHECK_EXACT(box.close_ret, BAD_STATE(0));
 	/* the second receive's upcall ran too: the poller went on */
@@ -2793,9 +2792,7 @@ static void t_ia_close_from_its_own_dto_upcall_refused(void)
 	CHECK(no_event(p.s.async_evd), "an async event");
 	CHECK(no_event(p.s.conn_evd), "a connection event (disconnected?)");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2820,10 +2817,7 @@ static void t_ia_close_from_an_upcall_that_freed_its_evd_refused(void)
 	box.free_evd = true;
 	box.close_ia = p.s.ia;
 	live = kdat_live_objects();
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	CHECK(wait_for_completion_timeout(&box.done,
-					  msecs_to_jiffies(2 * WAIT_MS)),
+	CHECK(act_release(&box),
 	      "dat_ia_close in the upcall never returned (deadlock)");
 	CHECK_OK(box.ret);
 	CHECK_OK(box.evd_ret);
@@ -2845,9 +2839,7 @@ static void t_ia_close_from_an_upcall_that_freed_its_evd_refused(void)
 	CHECK_OK(post_srq(&p, 0, 64, 90));
 	CHECK(send_msg(&p, 0, 0, 8, 91), "send after the refused close");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2871,10 +2863,7 @@ static void t_ia_close_of_another_ia_from_an_upcall(void)
 	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
 	box.close_ia = p.c.ia;
 	live = kdat_live_objects();
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	CHECK(wait_for_completion_timeout(&box.done,
-					  msecs_to_jiffies(2 * WAIT_MS)),
+	CHECK(act_release(&box),
 	      "dat_ia_close in the upcall never returned (deadlock)");
 	CHECK_OK(box.close_ret);
 	p.c.ia = DAT_HANDLE_NULL;
@@ -2889,9 +2878,7 @@ static void t_ia_close_of_another_ia_from_an_upcall(void)
 	CHECK_OK(post_srq(&p, 0, 64, 95));
 	CHECK(srq_q(p.srq).available_dto_count >= 1, "SRQ after the close");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -2916,10 +2903,7 @@ static void t_ep_upcall_acts_on_its_ep_during_disconnect(void)
 		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
 	      "EP never disconnected");
 	CHECK(no_event(p.s.conn_evd), "DISCONNECTED before the receives");
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	done = wait_for_completion_timeout(&box.done,
-					   msecs_to_jiffies(2 * WAIT_MS));
+	done = act_release(&box);
 	CHECK(done, "the upcall's EP calls never returned (deadlock)");
 	CHECK_OK(box.query_ret);
 	CHECK(box.state == DAT_EP_STATE_DISCONNECTED, "upcall saw state %d",
@@ -2933,9 +2917,7 @@ static void t_ep_upcall_acts_on_its_ep_during_disconnect(void)
 	      atomic_read(&box.calls));
 	CHECK(no_event(p.s.conn_evd), "a second connection event");
 out:
-	WRITE_ONCE(box.release, true);
-	wake_up(&box.wq);
-	pair_close(&p);
+	act_end(&p, &box);
 }
 
 /*
@@ -3711,10 +3693,7 @@ static void t_srq_ep_broken_none_after_reset_or_free(void)
 	CHECK(WAIT_FOR(!dat_ep_query(sep, DAT_EP_FIELD_EP_STATE, &q) &&
 		       q.ep_state == DAT_EP_STATE_DISCONNECTED),
 	      "server EP never disconnected");
-	WRITE_ONCE(abox.release, true);
-	wake_up(&abox.wq);
-	done = wait_for_completion_timeout(&abox.done,
-					   msecs_to_jiffies(2 * WAIT_MS));
+	done = act_release(&abox);
 	CHECK(done, "dat_ep_free in the upcall never returned (deadlock)");
 	CHECK_OK(abox.ret);
 	/* the EP was freed before the event's wait for the poller ended */
