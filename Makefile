@@ -127,15 +127,12 @@ run: deps
 	@$(MAKE) --no-print-directory user test-modules KDIR=$$(scripts/kdir.sh)
 	@tests/vm/guest-run.sh -o $(CURDIR)/build/vm/demo -t 900 -- scripts/guest/demo.sh
 
-# The bench scripts' knobs (see each script's head), given to make
-# (`make bench REPEAT=7`) or in its environment, are handed to the guest,
-# which inherits no environment of the host.
-BENCH_KNOBS := ACTIVE BIDIR_DEPTH BIDIR_N BIDIR_Q BIDIR_WINDOW BURST \
-	BURST_RQ_DEPTHS BURST_SRQ_DEPTHS DAT2_CASE_TIMEOUT DEPTH DP_EXTRA \
-	DP_TIMEOUT ITER ITERS LAT_N MICRO_REPEAT PARTS POST_DEPTH POST_N \
-	POST_REPS PT_EXTRA PT_TIMEOUT QS REPEAT RQ_DEPTHS SCALE_DEPTH SCALE_N \
-	SCALE_QS SCALE_REPEAT SEND_DEPTH SEND_N SEND_Q SEND_REPS SEND_WINDOW \
-	SIZE SRQ_DEPTHS SWEEP_Q WINDOW
+# The bench scripts' knobs (every ${NAME:-default} in tests/bench/*.sh but
+# the paths the targets set), given to make (`make bench REPEAT=7`) or in
+# its environment, are handed to the guest, which inherits no environment
+# of the host.
+BENCH_KNOBS = $(filter-out OUTDIR DATPERF DATINFO DAT2_LIB,$(sort \
+	$(shell grep -ho '\$${[A-Z][A-Z_0-9]*:-' tests/bench/*.sh | tr -d '$${:-')))
 BENCH_ENV = $(foreach v,$(BENCH_KNOBS),$(if $($(v)),$(v)='$($(v))'))
 
 bench: deps
