@@ -14,6 +14,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 OUT=$ROOT/build/test
 STAGES=${STAGES:-host guest dat2 install debug}
+# what a stage prints of its results: the failures, and the kernel stacks
+# of a timed-out case's threads (tests/user/common/kdat_harness.h)
+FAIL_REPORT='^(FAIL|# thread [0-9]+ kernel stack:|#   )'
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt "$OUT/times.log"
 
@@ -165,7 +168,7 @@ stage_guest() {
 	st=$?
 	{ [ -z "$built" ] || echo "$built"; cat "$OUT/vm/guest.txt" 2>/dev/null; } >"$r"
 	guest_verdict guest_ "$st" "$OUT/vm" >>"$r"
-	grep '^FAIL' "$r" || true
+	grep -E "$FAIL_REPORT" "$r" || true
 }
 
 # raw_tests_build: make the raw-ABI binaries whose sources exist (a no-op
@@ -244,7 +247,7 @@ stage_debug() {
 	guest_verdict debug_ "$st" "$OUT/dvm" >>"$r"
 	printf 'debug stage: %d s (kernel build or cache %d s, module build %d s, guest %d s)\n' \
 		$((t3 - t0)) "$kbuild_s" $((t2 - t1)) $((t3 - t2)) | tee -a "$OUT/times.log"
-	grep '^FAIL' "$r" || true
+	grep -E "$FAIL_REPORT" "$r" || true
 }
 
 stage_install() {

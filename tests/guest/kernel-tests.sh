@@ -232,6 +232,9 @@ run_cases() {
 		sed -E "s/^(PASS|FAIL): ($pfx)?/\1: $pfx/" |
 		if [ -n "$seed" ]; then sed "/^FAIL/s/\$/ (seed $seed)/"; else cat; fi |
 		tee -a "$RESULTS"
+	# a timed-out case's kernel stacks (kdat_harness.h), for the report
+	grep -E '^# (thread [0-9]+ kernel stack:|  )' "$log" | head -n 120 |
+		tee -a "$RESULTS"
 	got=$(grep -cE '^(PASS|FAIL): ' "$log")
 	nfail=$(grep -cE '^FAIL: ' "$log")
 	[ -n "$expected" ] || expected=$(sed -n 's/^PLAN: *\([0-9]*\).*/\1/p' "$log" | head -n1)

@@ -89,6 +89,9 @@ bb mkdir -p /dev/pts /dev/shm
 bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 bb mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
 bb mount -t debugfs debugfs /sys/kernel/debug
+# the boot is over: the console gets warnings and worse only, as with
+# loglevel=5 (guest-run.sh may raise the level for the boot)
+echo 5 >/proc/sys/kernel/printk
 # devtmpfs lacks these (udev makes them normally); bash <(...) needs /dev/fd.
 bb ln -sfn /proc/self/fd /dev/fd
 bb ln -sfn /proc/self/fd/0 /dev/stdin

@@ -148,6 +148,40 @@ static inline void kmsg_forget(void)
 
 /* ---- the runner ------------------------------------------------------------ */
 
+/*
+ * The kernel stacks of @pid's threads, to stderr (root only; the guest
+ * runs as root): a timeout's report says where each thread waits, which
+ * a wait channel alone does not (empty for a running task).
+ */
+static inline void kstacks(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		char p2[384], line[256];
+		FILE *f;
+		int n = 0;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(p2, sizeof(p2), "%s/%s/stack", path, d->d_name);
+		f = fopen(p2, "r");
+		if (!f)
+			continue;
+		fprintf(stderr, "# thread %s kernel stack:\n", d->d_name);
+		while (n++ < 24 && fgets(line, sizeof(line), f))
+			fprintf(stderr, "#   %s", line);
+		fclose(f);
+	}
+	closedir(dir);
+}
+
 /* "tid:wchan tid:wchan ..." of the threads of @pid. */
 static inline void wchans(pid_t pid, char *out, size_t n)
 {
@@ -290,6 +324,7 @@ static inline int run_cases(const struct kcase *cases, int n, const char *only,
 			char w[700];
 
 			wchans(pid, w, sizeof(w));
+			kstacks(pid);
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			if (kh_wait(pid, pidfd, wedged ? 5.0 : 20.0, &status)) {

@@ -3887,7 +3887,8 @@ static void case_ep_free_flush_into_small_evd(void)
 
 	open_side(fd, "rxe0", &s);
 	open_side(fd, "rxe1", &c);
-	st = k_srq(fd, s.ia, s.pz, 16, &srq, NULL);
+	/* room for every round's: a send flushed before it arrived leaves one */
+	st = k_srq(fd, s.ia, s.pz, iters(4) * SF_EPS, &srq, NULL);
 	REQUIRE(st == DAT_SUCCESS, "srq: %s", ST(st));
 	st = k_evd(fd, c.ia, 1, DAT_EVD_DTO_FLAG, &evd, &ring);
 	REQUIRE(st == DAT_SUCCESS, "evd of qlen 1: %s", ST(st));
