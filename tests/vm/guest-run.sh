@@ -382,9 +382,13 @@ fi
 # rather than -nographic: the same headless VM, but SeaBIOS gets no serial
 # console, so it cannot send the escape codes that clear the screen and turn
 # off line wrapping in the terminal of whoever runs this.
+# RIG_MONITOR=PATH: QEMU's monitor on a unix socket there (to look at a hung
+# guest: info registers -a, info lapic)
+MONITOR=none
+[[ -z ${RIG_MONITOR:-} ]] || MONITOR="unix:$RIG_MONITOR,server,nowait"
 QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -display none -vga none -no-reboot -nic none
 	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS"
-	"${CONSOLE[@]}" -serial chardev:con -monitor none
+	"${CONSOLE[@]}" -serial chardev:con -monitor "$MONITOR"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$OUTDIR,mount_tag=rigout,security_model=none,multidevs=remap")
 
