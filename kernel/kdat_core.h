@@ -421,6 +421,9 @@ struct kdat_srq {
 	/* resize_lock: the receives of EPs without a recv EVD, or NULL */
 	struct ib_cq *recv_cq;
 	bool recv_cq_freeing;		/* hw_destroy frees it, lock dropped */
+	/* recv_cq of an SRQ freed from an upcall, freed by cq_free_work */
+	struct ib_cq *cq_dying;
+	struct work_struct cq_free_work;
 };
 
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc);

@@ -333,6 +333,33 @@ static void kdat_srq_limit_reached(struct kdat_srq *srq)
 	kdat_obj_queue_work(&srq->obj, kdat_ring_wq, &srq->limit_work);
 }
 
+/* The receive CQ is gone: a second hw_destroy waiting for it returns. */
+static void kdat_srq_recv_cq_freed(struct kdat_srq *srq)
+{
+	/* pairs with the acquire in kdat_srq_hw_destroy */
+	smp_store_release(&srq->recv_cq_freeing, false);
+	wake_up_var(&srq->recv_cq_freeing);
+}
+
+/*
+ * The receive CQ of an SRQ freed from an upcall a CQ's poller ran:
+ * ib_free_cq there waits for another run of CQ work, which lockdep (one
+ * class for every CQ's work) reports as recursion.  This work frees it
+ * instead.  It holds the SRQ and counts as a free in flight (ia->frees):
+ * an IA close and a device removal wait until the CQ is gone.  Module
+ * exit drains kdat_ring_wq.
+ */
+static void kdat_srq_cq_free_work(struct work_struct *w)
+{
+	struct kdat_srq *srq = container_of(w, struct kdat_srq, cq_free_work);
+
+	ib_free_cq(srq->cq_dying);
+	srq->cq_dying = NULL;
+	kdat_srq_recv_cq_freed(srq);
+	kdat_free_end(&srq->obj);
+	kdat_obj_put(&srq->obj);
+}
+
 /*
  * What a drain left in the post ring when it used up its budget (a user
  * who keeps rewriting the tail cannot keep one call running): drained
@@ -525,6 +552,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	mutex_init(&srq->resize_lock);
 	INIT_WORK(&srq->limit_work, kdat_srq_limit_work);
 	INIT_WORK(&srq->drain_work, kdat_srq_drain_work);
+	INIT_WORK(&srq->cq_free_work, kdat_srq_cq_free_work);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
 	xa_init(&srq->qps);
@@ -1053,11 +1081,15 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	 * Outside the lock: freeing the CQ waits for its poller, which drops
 	 * references (an EP's, whose release may take other locks).
 	 */
-	if (cq) {
+	if (cq && kdat_in_a_cq_poller()) {
+		/* a free from an upcall: the CQ goes in cq_free_work */
+		srq->cq_dying = cq;
+		kdat_obj_hold(&srq->obj);
+		kdat_free_begin(&srq->obj);
+		queue_work(kdat_ring_wq, &srq->cq_free_work);
+	} else if (cq) {
 		ib_free_cq(cq);
-		/* pairs with the acquire below: a waiter sees the CQ freed */
-		smp_store_release(&srq->recv_cq_freeing, false);
-		wake_up_var(&srq->recv_cq_freeing);
+		kdat_srq_recv_cq_freed(srq);
 	} else {
 		bool *freeing = &srq->recv_cq_freeing;
 

@@ -2539,6 +2539,8 @@ struct act_box {
 	bool own_cq;			/* the EP has no request EVD */
 	DAT_IA_HANDLE close_ia;		/* then close it (no query) */
 	DAT_RETURN close_ret;
+	DAT_SRQ_HANDLE free_srq;	/* free it instead of acting on ep */
+	DAT_RETURN srq_ret;
 	DAT_EP_HANDLE ep;
 	DAT_EVD_HANDLE evd;
 	DAT_RETURN ret, query_ret;
@@ -2555,7 +2557,9 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 
 	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
 		return;
-	if (b->free) {
+	if (b->free_srq) {
+		b->srq_ret = dat_srq_free(b->free_srq);
+	} else if (b->free) {
 		b->ret = dat_ep_free(b->ep);
 		if (b->free_evd) {
 			DAT_EVD_PARAM eq;
@@ -2757,6 +2761,54 @@ static void t_ep_upcall_frees_an_ep_with_its_own_cq(void)
 	CHECK(WAIT_FOR(dat_evd_free(evd) == DAT_SUCCESS),
 	      "the recv EVD stays in use");
 out:
+	act_end(&p, &box);
+}
+
+/*
+ * A DTO upcall frees another SRQ, whose EP had no recv EVD: its receives
+ * completed on a CQ of the SRQ's own.  Freeing that CQ in the upcall's
+ * poller run would wait for another run of CQ work, which lockdep (one
+ * class for every CQ's work) reports as recursion: the debug stage fails
+ * on it.  So the CQ goes in a work item: the free returns DAT_SUCCESS,
+ * the handle is dead at once, and the SRQ object goes once the CQ is.
+ */
+static void t_srq_free_from_an_upcall_with_its_own_cq(void)
+{
+	static struct pair p;
+	static struct act_box box;
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 2,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, sep2, cep2;
+	DAT_EVD_HANDLE evd;
+	DAT_SRQ_HANDLE srq2;
+	DAT_SRQ_PARAM sq;
+	long live;
+
+	box.free_srq = NULL;
+	CHECK(!act_setup(&p, &box, false, &evd, &sep), "setup");
+	CHECK_OK(dat_srq_create(p.s.ia, p.s.pz, &sa, &srq2));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, NULL, p.s.dto_evd,
+					p.s.conn_evd, srq2, &a, &sep2));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep2));
+	CHECK(!connect_one(&p, sep2, cep2, 9), "connect");
+	CHECK(kdat_test_ep_recv_cq_size(sep2) > 0, "the SRQ has no CQ");
+	CHECK_OK(dat_ep_free(sep2));
+	CHECK_OK(dat_ep_free(cep2));
+	box.free_srq = srq2;
+	live = kdat_live_objects();
+	CHECK(act_release(&box),
+	      "dat_srq_free in the upcall never returned (deadlock)");
+	CHECK_OK(box.srq_ret);
+	CHECK_RET(dat_srq_query(srq2, DAT_SRQ_FIELD_ALL, &sq),
+		  DAT_INVALID_HANDLE);
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 1),
+	      "%ld live objects, want %ld (the SRQ gone)", kdat_live_objects(),
+	      live - 1);
+out:
+	/* a failed case's SRQ and EPs go with the IAs */
+	box.free_srq = NULL;
 	act_end(&p, &box);
 }
 
@@ -4895,6 +4947,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcalls_of_two_pollers_reset_each_others_eps),
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
+	CASE(t_srq_free_from_an_upcall_with_its_own_cq),
 	CASE(t_ia_close_from_its_own_dto_upcall_refused),
 	CASE(t_ia_close_from_an_upcall_that_freed_its_evd_refused),
 	CASE(t_ia_close_of_another_ia_from_an_upcall),
