@@ -338,6 +338,7 @@ static void kdat_srq_recv_cq_freed(struct kdat_srq *srq)
 {
 	/* pairs with the acquire in kdat_srq_hw_destroy */
 	smp_store_release(&srq->recv_cq_freeing, false);
+	smp_mb();	/* the store before wake_up_var's waiter check */
 	wake_up_var(&srq->recv_cq_freeing);
 }
 
@@ -1067,6 +1068,11 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 	srq->srq = NULL;
 	/* device removal: what is left of the SRQ reports the error state */
 	srq->state = DAT_SRQ_STATE_ERROR;
+	/*
+	 * No low watermark from completions still in the receive CQ (its
+	 * poller may run until cq_free_work frees it): the handle is gone.
+	 */
+	srq->lw_armed = false;
 	spin_unlock_irq(&srq->lock);
 	kdat_srq_ring_mark_error(srq);
 	if (s)

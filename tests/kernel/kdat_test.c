@@ -2601,6 +2601,7 @@ static int act_setup_flags(struct pair *p, struct act_box *b, bool free,
 	b->free_evd = false;
 	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
 	b->evd_ret = b->evd_query_ret = DAT_INTERNAL_ERROR;
+	b->srq_ret = DAT_INTERNAL_ERROR;
 	init_completion(&b->done);
 	init_waitqueue_head(&b->wq);
 	if (pair_open_flags(p, 0, 8, srv_flags) ||
@@ -2794,18 +2795,19 @@ static void t_srq_free_from_an_upcall_with_its_own_cq(void)
 			       p.c.conn_evd, &a, &cep2));
 	CHECK(!connect_one(&p, sep2, cep2, 9), "connect");
 	CHECK(kdat_test_ep_recv_cq_size(sep2) > 0, "the SRQ has no CQ");
+	/* the two EPs and the SRQ go */
+	live = kdat_live_objects();
 	CHECK_OK(dat_ep_free(sep2));
 	CHECK_OK(dat_ep_free(cep2));
 	box.free_srq = srq2;
-	live = kdat_live_objects();
 	CHECK(act_release(&box),
 	      "dat_srq_free in the upcall never returned (deadlock)");
 	CHECK_OK(box.srq_ret);
 	CHECK_RET(dat_srq_query(srq2, DAT_SRQ_FIELD_ALL, &sq),
 		  DAT_INVALID_HANDLE);
-	CHECK(WAIT_FOR(kdat_live_objects() == live - 1),
-	      "%ld live objects, want %ld (the SRQ gone)", kdat_live_objects(),
-	      live - 1);
+	CHECK(WAIT_FOR(kdat_live_objects() == live - 3),
+	      "%ld live objects, want %ld (the EPs and the SRQ gone)",
+	      kdat_live_objects(), live - 3);
 out:
 	/* a failed case's SRQ and EPs go with the IAs */
 	box.free_srq = NULL;
