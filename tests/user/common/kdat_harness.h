@@ -149,41 +149,12 @@ static inline void kmsg_forget(void)
 /* ---- the runner ------------------------------------------------------------ */
 
 /*
- * The kernel stacks of @pid's threads, to stderr (root only; the guest
- * runs as root): a timeout's report says where each thread waits, which
- * a wait channel alone does not (empty for a running task).
+ * Where @pid's threads are, for a timeout's report: "tid:wchan tid:wchan
+ * ..." into @out, and each thread's kernel stack to stderr (root only; the
+ * guest runs as root), which says more than a wait channel (empty for a
+ * running task).
  */
-static inline void kstacks(pid_t pid)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		char p2[384], line[256];
-		FILE *f;
-		int n = 0;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(p2, sizeof(p2), "%s/%s/stack", path, d->d_name);
-		f = fopen(p2, "r");
-		if (!f)
-			continue;
-		fprintf(stderr, "# thread %s kernel stack:\n", d->d_name);
-		while (n++ < 24 && fgets(line, sizeof(line), f))
-			fprintf(stderr, "#   %s", line);
-		fclose(f);
-	}
-	closedir(dir);
-}
-
-/* "tid:wchan tid:wchan ..." of the threads of @pid. */
-static inline void wchans(pid_t pid, char *out, size_t n)
+static inline void thread_report(pid_t pid, char *out, size_t n)
 {
 	char path[64];
 	struct dirent *d;
@@ -195,9 +166,10 @@ static inline void wchans(pid_t pid, char *out, size_t n)
 	dir = opendir(path);
 	if (!dir)
 		return;
-	while ((d = readdir(dir)) && used + 64 < n) {
-		char p2[384], w[64] = "";
+	while ((d = readdir(dir))) {
+		char w[64] = "", p2[384], line[256];
 		FILE *f;
+		int k = 0;
 
 		if (d->d_name[0] == '.')
 			continue;
@@ -208,8 +180,18 @@ static inline void wchans(pid_t pid, char *out, size_t n)
 				w[0] = '\0';
 			fclose(f);
 		}
-		used += snprintf(out + used, n - used, "%s%s:%s",
-				 used ? " " : "", d->d_name, w[0] ? w : "?");
+		if (used + 64 < n)
+			used += snprintf(out + used, n - used, "%s%s:%s",
+					 used ? " " : "", d->d_name,
+					 w[0] ? w : "?");
+		snprintf(p2, sizeof(p2), "%s/%s/stack", path, d->d_name);
+		f = fopen(p2, "r");
+		if (!f)
+			continue;
+		fprintf(stderr, "# thread %s kernel stack:\n", d->d_name);
+		while (k++ < 24 && fgets(line, sizeof(line), f))
+			fprintf(stderr, "#   %s", line);
+		fclose(f);
 	}
 	closedir(dir);
 }
@@ -323,8 +305,7 @@ static inline int run_cases(const struct kcase *cases, int n, const char *only,
 		if (!done) {
 			char w[700];
 
-			wchans(pid, w, sizeof(w));
-			kstacks(pid);
+			thread_report(pid, w, sizeof(w));
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			if (kh_wait(pid, pidfd, wedged ? 5.0 : 20.0, &status)) {
