@@ -31,6 +31,13 @@ KDAT_TIMEOUT=${KDAT_TIMEOUT:-400}
 : >"$RESULTS"
 pass() { echo "PASS: $*" | tee -a "$RESULTS"; }
 fail() { echo "FAIL: $*" | tee -a "$RESULTS"; }
+# Where kdat's code is, for the host's stall watch (guest-run.sh resolves
+# the RIPs of a guest that stopped making progress against it).
+note_kdat() {
+	[ -n "${RIG_OUT:-}" ] || return 0
+	echo "kdat $(cat /sys/module/kdat/sections/.text 2>/dev/null) $(readlink -f "$KDAT_KO")" \
+		>>"$RIG_OUT/.rig-modules"
+}
 objects() { awk '$1 == "total" { print $2 }' /sys/kernel/debug/kdat/objects 2>/dev/null; }
 no_live_objects() {	# no_live_objects NAME
 	local n
@@ -116,6 +123,7 @@ if ! insmod "$KDAT_KO"; then
 	fail "module_loads ($KDAT_KO)"
 	exit 1
 fi
+note_kdat
 pass "module_loads"
 grep -q "kdat: IA rxe0 registered" <<<"$(dmesg)" && pass "ia_appears_with_ib_device" ||
 	fail "ia_appears_with_ib_device"

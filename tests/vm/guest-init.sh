@@ -104,6 +104,9 @@ bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rigout "$RIG_OUT"
 OUT_MOUNTED=1
 # the host's boot watchdog (guest-run.sh) waits for this
 : >"$RIG_OUT/booted"
+# the running kernel's _text (KASLR): the host's stall watch (guest-run.sh)
+# resolves a hung guest's RIPs with it
+bb grep -m1 ' _text$' /proc/kallsyms >"$RIG_OUT/.rig-text" 2>/dev/null || :
 mapfile -d '' -t CMD <"$RIG_OUT/.rig-cmd"
 [[ ${#CMD[@]} -gt 0 ]] || { log "empty command"; exit 1; }
 echo rig-guest >/proc/sys/kernel/hostname

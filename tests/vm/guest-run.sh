@@ -384,8 +384,16 @@ fi
 # off line wrapping in the terminal of whoever runs this.
 # RIG_MONITOR=PATH: QEMU's monitor on a unix socket there (to look at a hung
 # guest: info registers -a, info lapic)
-MONITOR=none
-[[ -z ${RIG_MONITOR:-} ]] || MONITOR="unix:$RIG_MONITOR,server,nowait"
+# Otherwise the monitor is a FIFO pair (MONDIR/mon.in, mon.out) that the
+# stall watch below reads through vcpu-sample.py.
+MONDIR=$(mktemp -d "$BUILD_DIR/mon.XXXXXX")
+trap 'rm -rf "$MONDIR"' EXIT
+if [[ -n ${RIG_MONITOR:-} ]]; then
+	MONITOR="unix:$RIG_MONITOR,server,nowait"
+else
+	mkfifo "$MONDIR/mon.in" "$MONDIR/mon.out"
+	MONITOR="pipe:$MONDIR/mon"
+fi
 QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -display none -vga none -no-reboot -nic none
 	-kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS"
 	"${CONSOLE[@]}" -serial chardev:con -monitor "$MONITOR"
@@ -416,6 +424,49 @@ else
 	BOOT_TRIES=${RIG_BOOT_TRIES:-3}
 	SMP_TIMEOUT=0
 fi
+# Stall watch: a booted guest that wrote nothing to OUTDIR for STALL_S, or
+# is about to be killed at the time limit, has its vCPUs sampled through
+# the monitor (vcpu-sample.py: RIPs, interrupt flag, HLT, resolved against
+# the kernel's System.map and the modules in OUTDIR/.rig-modules) into
+# OUTDIR/vcpu-samples.txt.  For the stall no guest-side watchdog can see:
+# both CPUs busy, no timer waking anyone, nothing on the console.  At most
+# STALL_SAMPLES quiet samples, STALL_S apart, plus one before the kill.
+STALL_S=${RIG_STALL_S:-$([[ $DEBUG_KERNEL == 1 ]] && echo 600 || echo 300)}
+STALL_SAMPLES=2
+if [[ $DEBUG_KERNEL == 1 ]]; then
+	SYSTEM_MAP=$RIG_KERNEL_DIR/src/System.map
+else
+	SYSTEM_MAP=/boot/System.map-$KVER
+fi
+rm -f "$OUTDIR/vcpu-samples.txt" "$OUTDIR/.rig-text" "$OUTDIR/.rig-modules"
+vcpu_sample() {
+	[[ -p $MONDIR/mon.in ]] || return 0
+	python3 "$SCRIPT_DIR/vcpu-sample.py" --mon "$MONDIR/mon" \
+		--out "$OUTDIR/vcpu-samples.txt" --why "$1" --map "$SYSTEM_MAP" \
+		--text "$OUTDIR/.rig-text" --modules "$OUTDIR/.rig-modules" \
+		>/dev/null 2>&1 || true
+}
+stall_watch() {
+	local quiet_since now last n=0 final=0
+	quiet_since=$(date +%s)
+	while kill -0 "$qemu_pid" 2>/dev/null; do
+		sleep 5
+		now=$(date +%s)
+		last=$(find "$OUTDIR" -maxdepth 1 -type f -printf '%T@\n' 2>/dev/null |
+			sort -n | tail -n 1)
+		last=${last%.*}
+		((${last:-0} > quiet_since)) && quiet_since=$last
+		if ((n < STALL_SAMPLES && now - quiet_since >= STALL_S)); then
+			n=$((n + 1))
+			vcpu_sample "nothing written to OUTDIR for $((now - quiet_since)) s"
+			quiet_since=$(date +%s)
+		fi
+		if ((!final && now - start >= TIMEOUT - 25)); then
+			final=1
+			vcpu_sample "the VM is killed at ${TIMEOUT}s"
+		fi
+	done
+}
 start=$(date +%s)
 set +e
 for ((try = 1; ; try++)); do
@@ -442,6 +493,8 @@ for ((try = 1; ; try++)); do
 	if [[ ! -e $OUTDIR/booted ]] && kill -0 "$qemu_pid" 2>/dev/null; then
 		boot_hung=1
 		kill -TERM "$qemu_pid"
+	else
+		stall_watch
 	fi
 	wait "$qemu_pid"
 	qemu_rc=$?
@@ -458,7 +511,14 @@ done
 set -e
 elapsed=$(($(date +%s) - start))
 
+# a run that failed for want of time: where the stall watch found the vCPUs
+report_samples() {
+	[[ -s $OUTDIR/vcpu-samples.txt ]] || return 0
+	echo "guest-run: where the vCPUs were ($OUTDIR/vcpu-samples.txt):" >&2
+	grep -E '^(===|vCPU)' "$OUTDIR/vcpu-samples.txt" | head -n 40 >&2
+}
 if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
+	report_samples
 	echo "guest-run: TIMEOUT: VM killed after ${TIMEOUT}s (see $OUTDIR/console.log)" >&2
 	exit 124
 fi
@@ -469,11 +529,13 @@ if [[ ! -s $OUTDIR/status && $qemu_rc != 0 ]]; then
 	exit 125
 fi
 if [[ ! -s $OUTDIR/status ]]; then
+	report_samples
 	echo "guest-run: FAILED: guest wrote no status (qemu exit $qemu_rc after ${elapsed}s); see $OUTDIR/console.log" >&2
 	exit 124
 fi
 status=$(tr -d '[:space:]' <"$OUTDIR/status")
 [[ $status =~ ^[0-9]+$ ]] || { echo "guest-run: FAILED: bad status '$status'" >&2; exit 124; }
+[[ $status != 124 ]] || report_samples
 echo "guest-run: command exited $status (VM ${elapsed}s, guest init after ~${boot_s}s, $try boot(s), kernel $KVER)" >&2
 
 if [[ $CHECK_LOG == 1 ]]; then
