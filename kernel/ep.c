@@ -496,7 +496,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	INIT_WORK(&ep->free_work, kdat_ep_free_work);
 	spin_lock_init(&ep->lock);
 	spin_lock_init(&ep->sring_lock);
-	INIT_WORK(&ep->sring_work, kdat_ep_sring_work);
+	INIT_DELAYED_WORK(&ep->sring_work, kdat_ep_sring_work);
 	ep->state = DAT_EP_STATE_UNCONNECTED;
 	ep->attr = a;
 	if (kdat_ring_init(ep, &ep->sq, a.max_request_dtos,
@@ -1874,7 +1874,7 @@ again:
 	 */
 	if (more && idle && !ep->sring_dead) {
 		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_EP]);
-		kdat_obj_queue_work(&ep->obj, kdat_ring_wq, &ep->sring_work);
+		kdat_obj_queue_drain(&ep->obj, kdat_ring_wq, &ep->sring_work);
 	}
 	spin_unlock_irqrestore(&ep->sring_lock, irqflags);
 }
@@ -1882,7 +1882,8 @@ again:
 /* What a drain left when it used up its budget; holds a reference. */
 static void kdat_ep_sring_work(struct work_struct *w)
 {
-	struct kdat_ep *ep = container_of(w, struct kdat_ep, sring_work);
+	struct kdat_ep *ep = container_of(to_delayed_work(w), struct kdat_ep,
+					  sring_work);
 
 	kdat_ep_ring_drain(ep);
 	kdat_obj_put(&ep->obj);
@@ -2238,7 +2239,7 @@ static void kdat_ep_free_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
 	kdat_ep_flush_pending(ep);
 	kdat_ep_ring_close(ep);
 	/* the ring is dead: a drain handed on before ends here, not later */
-	kdat_obj_cancel_work_sync(&ep->obj, &ep->sring_work);
+	kdat_obj_cancel_drain_sync(&ep->obj, &ep->sring_work);
 	if (cr)
 		kdat_obj_put(&cr->obj);
 

@@ -123,6 +123,28 @@ static inline void kdat_obj_cancel_work_sync(struct kdat_obj *obj,
 	if (cancel_work_sync(w))
 		kdat_obj_put(obj);
 }
+/*
+ * The rest of a ring drain that used up its budget (drain_work,
+ * sring_work).  Handed on by a kick or a completion: at once.  By that
+ * work itself (the user refilled the ring as fast as it was read, or
+ * keeps rewriting its tail): a jiffy later, so a user cannot keep a
+ * kernel worker busy without a pause, which starved every user task of
+ * the debug kernel's guest.
+ */
+static inline void kdat_obj_queue_drain(struct kdat_obj *obj,
+					struct workqueue_struct *wq,
+					struct delayed_work *dw)
+{
+	kdat_obj_hold(obj);
+	if (!queue_delayed_work(wq, dw, current_work() == &dw->work ? 1 : 0))
+		kdat_obj_put(obj);
+}
+static inline void kdat_obj_cancel_drain_sync(struct kdat_obj *obj,
+					      struct delayed_work *dw)
+{
+	if (cancel_delayed_work_sync(dw))
+		kdat_obj_put(obj);
+}
 /* An object's address as a compact xarray index (linear map, 8-aligned). */
 static inline unsigned long kdat_obj_key(const struct kdat_obj *obj)
 {
@@ -412,7 +434,7 @@ struct kdat_srq {
 	u32 hw_limit;			/* resize_lock; 0: not armed */
 	struct work_struct limit_work;
 	/* drains on what one drain call left in the post ring (its budget) */
-	struct work_struct drain_work;
+	struct delayed_work drain_work;
 	/*
 	 * Receives charged to each recv EVD's CQ and to recv_cq (never
 	 * shrinks); written under resize_lock and ia->lock.
@@ -566,7 +588,7 @@ struct kdat_ep {
 	 */
 	struct kdat_uring *sring;
 	/* drains on what one drain call left in the ring (its budget) */
-	struct work_struct sring_work;
+	struct delayed_work sring_work;
 	spinlock_t sring_lock;
 	u32 sring_head;
 	u32 sring_retired;

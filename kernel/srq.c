@@ -369,7 +369,8 @@ static void kdat_srq_cq_free_work(struct work_struct *w)
  */
 static void kdat_srq_drain_work(struct work_struct *w)
 {
-	struct kdat_srq *srq = container_of(w, struct kdat_srq, drain_work);
+	struct kdat_srq *srq = container_of(to_delayed_work(w), struct kdat_srq,
+					    drain_work);
 	bool alive;
 
 	mutex_lock(&srq->resize_lock);
@@ -552,7 +553,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_lock_init(&srq->ring_lock);
 	mutex_init(&srq->resize_lock);
 	INIT_WORK(&srq->limit_work, kdat_srq_limit_work);
-	INIT_WORK(&srq->drain_work, kdat_srq_drain_work);
+	INIT_DELAYED_WORK(&srq->drain_work, kdat_srq_drain_work);
 	INIT_WORK(&srq->cq_free_work, kdat_srq_cq_free_work);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
@@ -838,7 +839,7 @@ again:
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
 	if (more) {
 		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_SRQ]);
-		kdat_obj_queue_work(&srq->obj, kdat_ring_wq, &srq->drain_work);
+		kdat_obj_queue_drain(&srq->obj, kdat_ring_wq, &srq->drain_work);
 	}
 	return posted;
 }
@@ -1129,7 +1130,7 @@ DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
 	 * for one that runs (it finds the SRQ gone or drains first), drop
 	 * one not started.  No lock held: the work takes resize_lock.
 	 */
-	kdat_obj_cancel_work_sync(&srq->obj, &srq->drain_work);
+	kdat_obj_cancel_drain_sync(&srq->obj, &srq->drain_work);
 	atomic_dec(&srq->pz->users);
 	return DAT_SUCCESS;
 }
