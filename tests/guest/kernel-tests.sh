@@ -322,6 +322,7 @@ if exec 3</dev/kdat; then
 		fail "rmmod_refused_while_dev_kdat_open (it unloaded)"
 		exec 3<&-
 		insmod "$KDAT_KO" || { fail "module_reloads"; exit 1; }
+		note_kdat
 	else
 		pass "rmmod_refused_while_dev_kdat_open"
 	fi
@@ -389,6 +390,7 @@ orphan_unload() {
 		lsmod | grep kdat
 		return
 	fi
+	note_kdat
 	# a removal has returned: its upcalls are done
 	mark2=$(dmesg | wc -l)
 	if ! rmmod kdat_test || ! rmmod kdat; then

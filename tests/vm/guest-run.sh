@@ -438,19 +438,25 @@ if [[ $DEBUG_KERNEL == 1 ]]; then
 else
 	SYSTEM_MAP=/boot/System.map-$KVER
 fi
-rm -f "$OUTDIR/vcpu-samples.txt" "$OUTDIR/.rig-text" "$OUTDIR/.rig-modules"
+rm -f "$OUTDIR/vcpu-samples.txt" "$OUTDIR/vcpu-sample.log" "$OUTDIR/.rig-text" \
+	"$OUTDIR/.rig-modules"
 vcpu_sample() {
 	[[ -p $MONDIR/mon.in ]] || return 0
 	python3 "$SCRIPT_DIR/vcpu-sample.py" --mon "$MONDIR/mon" \
 		--out "$OUTDIR/vcpu-samples.txt" --why "$1" --map "$SYSTEM_MAP" \
 		--text "$OUTDIR/.rig-text" --modules "$OUTDIR/.rig-modules" \
-		>/dev/null 2>&1 || true
+		>>"$OUTDIR/vcpu-sample.log" 2>&1 || true
 }
 stall_watch() {
-	local quiet_since now last n=0 final=0
+	local quiet_since now last n=0 final=0 k
 	quiet_since=$(date +%s)
+	# no final sample for a short run: it would only delay a healthy end
+	((TIMEOUT >= 120)) || final=1
 	while kill -0 "$qemu_pid" 2>/dev/null; do
-		sleep 5
+		for ((k = 0; k < 5; k++)); do
+			sleep 1
+			kill -0 "$qemu_pid" 2>/dev/null || return 0
+		done
 		now=$(date +%s)
 		last=$(find "$OUTDIR" -maxdepth 1 -type f -printf '%T@\n' 2>/dev/null |
 			sort -n | tail -n 1)
@@ -515,7 +521,7 @@ elapsed=$(($(date +%s) - start))
 report_samples() {
 	[[ -s $OUTDIR/vcpu-samples.txt ]] || return 0
 	echo "guest-run: where the vCPUs were ($OUTDIR/vcpu-samples.txt):" >&2
-	grep -E '^(===|vCPU)' "$OUTDIR/vcpu-samples.txt" | head -n 40 >&2
+	grep -m 40 -E '^(===|vCPU)' "$OUTDIR/vcpu-samples.txt" >&2 || true
 }
 if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
 	report_samples

@@ -99,27 +99,41 @@ def kernel_symbols(map_path, text_file):
     return syms
 
 
+def readelf(args, ko):
+    return subprocess.run(["readelf", "-W"] + args + [ko],
+                          capture_output=True, text=True).stdout
+
+
 def module_symbols(path):
-    """[(text_start, text_end, name, Symbols)] from "name addr ko" lines."""
-    mods = []
+    """[(text_start, text_end, name, Symbols)] from "name addr ko" lines
+    (the last line of a module wins: it was loaded again).  Only the
+    functions of its .text section, which is where that address points."""
+    last = {}
     if not path or not os.path.exists(path):
-        return mods
+        return []
     with open(path) as f:
         for line in f:
             p = line.split()
-            if len(p) != 3 or not os.path.exists(p[2]):
-                continue
-            base = int(p[1], 16)
-            nm = subprocess.run(["nm", "-n", p[2]], capture_output=True,
-                                text=True).stdout
-            s, top = Symbols(), 0
-            for l in nm.splitlines():
-                q = l.split()
-                if len(q) == 3 and q[1] in "tT":
-                    s.add(base + int(q[0], 16), q[2])
-                    top = max(top, int(q[0], 16))
-            s.done()
-            mods.append((base, base + top + 0x10000, p[0], s))
+            if len(p) == 3 and os.path.exists(p[2]):
+                last[p[0]] = p
+    mods = []
+    for name, (_, addr, ko) in last.items():
+        base = int(addr, 16)
+        idx, size = None, 0
+        for l in readelf(["-S"], ko).splitlines():
+            m = re.match(r"\s*\[\s*(\d+)\]\s+\.text\s+\S+\s+\S+\s+\S+\s+([0-9a-f]+)",
+                         l)
+            if m:
+                idx, size = m.group(1), int(m.group(2), 16)
+        if idx is None:
+            continue
+        s = Symbols()
+        for l in readelf(["-s"], ko).splitlines():
+            q = l.split()
+            if len(q) >= 8 and q[3] == "FUNC" and q[6] == idx:
+                s.add(base + int(q[1], 16), q[7])
+        s.done()
+        mods.append((base, base + size, name, s))
     return mods
 
 
@@ -143,9 +157,29 @@ def main():
     ap.add_argument("--modules")
     a = ap.parse_args()
 
+    raw, seen = [], {}
+    try:
+        sample(a, raw, seen)
+    except OSError as e:
+        # QEMU gone mid-sample: keep what came
+        raw.append("--- sampling stopped: %s\n" % e)
+    ksyms = None
+    if a.map and os.path.exists(a.map):
+        ksyms = kernel_symbols(a.map, a.text)
+    mods = module_symbols(a.modules)
+    with open(a.out, "a") as f:
+        f.write("=== %s: %s\n" % (time.strftime("%H:%M:%S"), a.why))
+        for (cpu, rip, state), n in sorted(seen.items()):
+            where = ("(user)" if "CPL=3" in state
+                     else resolve(rip, ksyms, mods))
+            f.write("vCPU %d: %2d of %d samples at %016x %s  %s\n"
+                    % (cpu, n, a.samples, rip, state, where))
+        f.write("".join(r if r.endswith("\n") else r + "\n" for r in raw))
+
+
+def sample(a, raw, seen):
     fout = os.open(a.mon + ".out", os.O_RDONLY | os.O_NONBLOCK)
     fin = os.open(a.mon + ".in", os.O_WRONLY | os.O_NONBLOCK)
-    raw, seen = [], {}
     for i in range(a.samples):
         txt = ask(fin, fout, "info registers -a")
         raw.append("--- sample %d\n%s" % (i + 1, txt))
@@ -165,24 +199,12 @@ def main():
         time.sleep(0.5)
     for c in range(8):
         txt = ask(fin, fout, "info lapic %d" % c)
-        if "CPU" not in txt and "LVT" not in txt:
+        # past the last CPU: "No CPU is selected"
+        if "LVT" not in txt:
             break
         raw.append("--- info lapic %d\n%s" % (c, txt))
     os.close(fin)
     os.close(fout)
-
-    ksyms = None
-    if a.map and os.path.exists(a.map):
-        ksyms = kernel_symbols(a.map, a.text)
-    mods = module_symbols(a.modules)
-    with open(a.out, "a") as f:
-        f.write("=== %s: %s\n" % (time.strftime("%H:%M:%S"), a.why))
-        for (cpu, rip, state), n in sorted(seen.items()):
-            where = ("(user)" if "CPL=3" in state
-                     else resolve(rip, ksyms, mods))
-            f.write("vCPU %d: %2d of %d samples at %016x %s  %s\n"
-                    % (cpu, n, a.samples, rip, state, where))
-        f.write("".join(raw))
 
 
 if __name__ == "__main__":
