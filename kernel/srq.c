@@ -423,7 +423,12 @@ int kdat_srq_init(void)
 	return 0;
 }
 
-/* Runs what is queued (each drops its SRQ reference) before unload. */
+/*
+ * Runs what is queued (each drops its SRQ reference) before unload.  A
+ * ring drain's delayed work (drain_work, sring_work) is never left with
+ * its timer armed here: only objects of a /dev/kdat file queue one, and
+ * their frees, all done before the file can close, cancel it.
+ */
 void kdat_srq_exit(void)
 {
 	destroy_workqueue(kdat_ring_wq);
