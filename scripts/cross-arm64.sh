@@ -33,8 +33,10 @@
 # The arm64 kernel tree is Debian's own linux-headers-<abi>-arm64 (the
 # arm64 kernel's .config and Module.symvers, so modpost checks every symbol
 # kdat.ko takes from ib_core and rdma_cm) with its -common part, at the
-# version of the installed linux-kbuild-6.1, whose x86 host programs
-# (fixdep, modpost) build it.  The two .debs are fetched with apt-get
+# version of the installed linux-headers-amd64 (or, while the archive has
+# not yet published that upload's arm64 build, the nearest arm64 upload:
+# same upstream kernel, else same series), built by the installed
+# linux-kbuild-6.1's x86 host programs (fixdep, modpost).  The two .debs are fetched with apt-get
 # download through a private arm64 package index and unpacked; nothing is
 # installed and the system's dpkg architectures stay as they are.  The
 # cache lives outside the clone (KDAT_ARM64_KERNEL_CACHE, default
@@ -169,10 +171,38 @@ apt_cache_arm64() {
 		-o Dir::State::status="$APT_DIR/status" "$@"
 }
 
+# arm64_headers_versions: every linux-headers-arm64 version the private
+# index lists, newest first
+arm64_headers_versions() {
+	apt_cache_arm64 madison linux-headers-arm64 2>/dev/null |
+		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -urV
+}
+
+# arm64_headers_pick VER: VER when the index has it, else the newest arm64
+# upload of the same upstream kernel, else the newest of the same 6.1
+# series (linux-kbuild-6.1's tools build any of them).  The security
+# archive publishes each architecture's build on its own: seen amd64
+# 6.1.192-3 in it while arm64 still had only -2.  Nothing when the index
+# has no 6.1 headers at all.
+arm64_headers_pick() {
+	local want=$1 v
+	local -a all
+	mapfile -t all < <(arm64_headers_versions)
+	for v in "${all[@]}"; do
+		[ "$v" = "$want" ] && { echo "$v"; return; }
+	done
+	for v in "${all[@]}"; do
+		[ "${v%-*}" = "${want%-*}" ] && { echo "$v"; return; }
+	done
+	for v in "${all[@]}"; do
+		[ "${v%.*}" = "${want%.*}" ] && { echo "$v"; return; }
+	done
+}
+
 # kernel_tree: print the arm64 kernel build tree (fetched once); messages
 # to stderr.
 kernel_tree() {
-	local ver kver key dir abi pkgs d
+	local ver want kver key dir abi pkgs d
 	kver=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || kver=
 	if [ -z "$kver" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
 		log "linux-kbuild-6.1 is not installed (apt-get install linux-headers-amd64)"
@@ -182,35 +212,45 @@ kernel_tree() {
 	# kbuild tools may be a newer upload of the same kernel (the amd64
 	# headers ask for linux-kbuild-6.1 >= theirs: seen 6.1.192-3 tools
 	# with 6.1.192-2 headers, and no arm64 headers -3 in the archive)
-	ver=$(dpkg-query -W -f='${Version}' linux-headers-amd64 2>/dev/null) || ver=
-	[ -n "$ver" ] || ver=$kver
-	# the layout of the cache, so a change to it makes a new one
-	key=$(printf '%s\n' "$ver" "$kver" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
-	dir=$CACHE_ROOT/$ver-$key
-	if [ -f "$dir/ok" ]; then
-		cat "$dir/kdir"
-		return 0
-	fi
+	want=$(dpkg-query -W -f='${Version}' linux-headers-amd64 2>/dev/null) || want=
+	[ -n "$want" ] || want=$kver
 	mkdir -p "$CACHE_ROOT" || return 1
 	exec 8>"$CACHE_ROOT/.lock"
 	flock 8 # one fetch at a time; a second caller waits and reuses it
-	if [ -f "$dir/ok" ]; then
-		cat "$dir/kdir"
-		return 0
-	fi
 	APT_DIR=$CACHE_ROOT/apt
 	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
 	: >"$APT_DIR/status"
-	# the arm64 index, refreshed when it lacks this version (its own
-	# directory: the system's apt state and architectures are untouched)
-	if ! apt_cache_arm64 show "linux-headers-arm64=$ver" >/dev/null 2>&1; then
+	# the arm64 index (its own directory: the system's apt state and
+	# architectures are untouched), refreshed when it lacks this very
+	# version: a stale index may lack an upload the archive now has, and
+	# a machine that settled for another upload takes the right one as
+	# soon as the archive has it
+	if ! arm64_headers_versions | grep -qxF "$want"; then
 		log "fetching Debian's arm64 package index into $APT_DIR"
 		apt_arm64 update >&2 || log "apt-get update reported errors (carrying on)"
+	fi
+	ver=$(arm64_headers_pick "$want")
+	if [ -z "$ver" ]; then
+		log "Debian's archive has no linux-headers-arm64 $want (the installed linux-headers-amd64) nor any other ${want%.*} kernel; it lists: $(arm64_headers_versions | tr '\n' ' ')"
+		return 1
+	fi
+	[ "$ver" = "$want" ] ||
+		log "no arm64 headers $want in the archive yet; using $ver, the nearest arm64 upload"
+	# the layout of the cache, so a change to it makes a new one
+	key=$(printf '%s\n' "$ver" "$kver" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
+	if [ "$ver" = "$want" ]; then
+		dir=$CACHE_ROOT/$ver-$key
+	else
+		dir=$CACHE_ROOT/$ver-for-$want-$key
+	fi
+	if [ -f "$dir/ok" ]; then
+		cat "$dir/kdir"
+		return 0
 	fi
 	abi=$(apt_cache_arm64 show "linux-headers-arm64=$ver" 2>/dev/null |
 		sed -n 's/^Depends: .*linux-headers-\([0-9.]*-[0-9]*\)-arm64 .*/\1/p' | head -n1)
 	if [ -z "$abi" ]; then
-		log "Debian's archive has no linux-headers-arm64 $ver (the installed linux-headers-amd64); apt-get install linux-headers-amd64 for the current one"
+		log "cannot read the ABI name from linux-headers-arm64 $ver"
 		return 1
 	fi
 	pkgs=("linux-headers-$abi-arm64=$ver" "linux-headers-$abi-common=$ver")
