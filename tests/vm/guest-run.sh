@@ -362,6 +362,18 @@ if [[ $DEBUG_KERNEL == 1 ]]; then
 	# KERN_INFO on the console until guest-init.sh lowers it again: the
 	# boot watchdog below waits for "smp: Brought up"
 	APPEND+=" loglevel=7"
+	# No preemption in the kernel, which closes a deadlock of 6.1's
+	# RCU-tasks boot self test (PROVE_RCU) that hung most debug boots
+	# under TCG: rcu_tasks_kthread takes tasks_gp_mutex and sleeps with
+	# it until a callback comes, so if it first runs between the boot
+	# thread's synchronize_rcu_tasks() finding no kthread and taking
+	# that mutex (a reschedule lockdep's first acquire makes likely),
+	# the boot thread blocks on the mutex for good; seen in gdb on hung
+	# boots (tests/vm/README.md).  A PREEMPT_DYNAMIC kernel can choose
+	# the model only at boot here (no SCHED_DEBUG), so "none" holds for
+	# the whole run: cond_resched() still yields, might_sleep() no
+	# longer does.
+	APPEND+=" preempt=none"
 fi
 # RIG_APPEND: extra kernel parameters (debugging, e.g. loglevel=8; later
 # ones win).
@@ -403,13 +415,12 @@ QEMU=(qemu-system-x86_64 -accel tcg -smp 2 -m "$MEM" -display none -vga none -no
 # Boot watchdog: guest-init.sh writes OUTDIR/booted as soon as it has
 # mounted OUTDIR.  A guest that has not got there within BOOT_TIMEOUT is
 # stuck in early boot, and is killed and booted again, up to BOOT_TRIES
-# times in all.  Seen with the debug kernel under TCG with 2 vCPUs: about
-# one boot in four stops for good right after "Running RCU-tasks wait API
-# self tests" (CPU 0 halted with interrupts on, waiting for a timer
-# interrupt that never comes; a healthy boot reaches init in 25-160 s);
-# nohz=off, -cpu max and thread=single TCG all still hit it
-# (tests/vm/README.md).  The guest's own time limits start only once it
-# runs the command, so this costs nothing to a slow test.
+# times in all.  Seen with the debug kernel under TCG: up to two boots in
+# three stopped for good right after "Running RCU-tasks wait API self
+# tests", a deadlock in the kernel that preempt=none (above) closes; the
+# watchdog stays for anything else that hangs a boot (tests/vm/README.md).
+# The guest's own time limits start only once it runs the command, so
+# this costs nothing to a slow test.
 #
 # The hang comes before the second CPU is brought up, which a healthy debug
 # boot does 5-11 s after QEMU starts (measured, idle host): a guest whose
