@@ -33,19 +33,22 @@
 # The arm64 kernel tree is Debian's own linux-headers-<abi>-arm64 (the
 # arm64 kernel's .config and Module.symvers, so modpost checks every symbol
 # kdat.ko takes from ib_core and rdma_cm) with its -common part, at the
-# version of the installed linux-headers-amd64 (or, while the archive has
-# not yet published that upload's arm64 build, the nearest arm64 upload:
-# same upstream kernel, else same series), built by the installed
-# linux-kbuild-6.1's x86 host programs (fixdep, modpost).  The two .debs are fetched with apt-get
-# download through a private arm64 package index and unpacked; nothing is
-# installed and the system's dpkg architectures stay as they are.  The
+# version of the installed linux-headers-amd64 (or, when Debian's arm64
+# index lacks that upload, the newest arm64 upload of the same upstream
+# version, else of the same 6.1 series), built by the installed
+# linux-kbuild-6.1's x86 host programs (fixdep, modpost).  The two .debs
+# are fetched with apt-get download through a private arm64 package index
+# and unpacked; nothing is installed and the system's dpkg architectures
+# stay as they are.  The
 # cache lives outside the clone (KDAT_ARM64_KERNEL_CACHE, default
-# /var/cache/kdat/arm64-kernel/<version>-<hash>), ~80 MB, "ok" written last.
+# /var/cache/kdat/arm64-kernel/<version>-<hash>, or <version>-for-<amd64
+# version>-<hash> for another upload), ~80 MB each, "ok" written last.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 CACHE_ROOT=${KDAT_ARM64_KERNEL_CACHE:-/var/cache/kdat/arm64-kernel}
+KBUILD_VER=
 JOBS=${JOBS:-2}
 PATH=$PATH:/usr/sbin:/sbin # modinfo
 
@@ -172,18 +175,19 @@ apt_cache_arm64() {
 }
 
 # arm64_headers_versions: every linux-headers-arm64 version the private
-# index lists, newest first
+# index lists, newest first (binary lines only: with deb-src entries
+# madison lists source versions too)
 arm64_headers_versions() {
 	apt_cache_arm64 madison linux-headers-arm64 2>/dev/null |
-		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -urV
+		awk -F'|' '$3 ~ /Packages/ { gsub(/ /, "", $2); print $2 }' | sort -urV
 }
 
 # arm64_headers_pick VER: VER when the index has it, else the newest arm64
-# upload of the same upstream kernel, else the newest of the same 6.1
-# series (linux-kbuild-6.1's tools build any of them).  The security
+# upload of the same upstream version, else the newest of the same series
+# (6.1.x, built by the installed linux-kbuild-6.1's tools).  The security
 # archive publishes each architecture's build on its own: seen amd64
 # 6.1.192-3 in it while arm64 still had only -2.  Nothing when the index
-# has no 6.1 headers at all.
+# has no headers of that series at all.
 arm64_headers_pick() {
 	local want=$1 v
 	local -a all
@@ -199,12 +203,25 @@ arm64_headers_pick() {
 	done
 }
 
+# tree_dir VER WANT: the cache directory of arm64 headers VER fetched for
+# the installed amd64 headers WANT
+tree_dir() {
+	local key
+	# the layout of the cache, so a change to it makes a new one
+	key=$(printf '%s\n' "$1" "$KBUILD_VER" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
+	if [ "$1" = "$2" ]; then
+		echo "$CACHE_ROOT/$1-$key"
+	else
+		echo "$CACHE_ROOT/$1-for-$2-$key"
+	fi
+}
+
 # kernel_tree: print the arm64 kernel build tree (fetched once); messages
 # to stderr.
 kernel_tree() {
-	local ver want kver key dir abi pkgs d
-	kver=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || kver=
-	if [ -z "$kver" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
+	local ver want dir abi pkgs d
+	KBUILD_VER=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || KBUILD_VER=
+	if [ -z "$KBUILD_VER" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
 		log "linux-kbuild-6.1 is not installed (apt-get install linux-headers-amd64)"
 		return 1
 	fi
@@ -213,36 +230,42 @@ kernel_tree() {
 	# headers ask for linux-kbuild-6.1 >= theirs: seen 6.1.192-3 tools
 	# with 6.1.192-2 headers, and no arm64 headers -3 in the archive)
 	want=$(dpkg-query -W -f='${Version}' linux-headers-amd64 2>/dev/null) || want=
-	[ -n "$want" ] || want=$kver
+	[ -n "$want" ] || want=$KBUILD_VER
+	# fetched before: no index, no network
+	dir=$(tree_dir "$want" "$want")
+	if [ -f "$dir/ok" ]; then
+		cat "$dir/kdir"
+		return 0
+	fi
 	mkdir -p "$CACHE_ROOT" || return 1
 	exec 8>"$CACHE_ROOT/.lock"
 	flock 8 # one fetch at a time; a second caller waits and reuses it
+	if [ -f "$dir/ok" ]; then
+		cat "$dir/kdir"
+		return 0
+	fi
 	APT_DIR=$CACHE_ROOT/apt
 	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
 	: >"$APT_DIR/status"
 	# the arm64 index (its own directory: the system's apt state and
 	# architectures are untouched), refreshed when it lacks this very
-	# version: a stale index may lack an upload the archive now has, and
-	# a machine that settled for another upload takes the right one as
-	# soon as the archive has it
-	if ! arm64_headers_versions | grep -qxF "$want"; then
+	# version and is more than an hour old: a stale index may lack an
+	# upload the archive now has, and a machine that made do with another
+	# upload takes the right one once the archive has it, without asking
+	# the archive on every run meanwhile
+	if ! arm64_headers_versions | grep -qxF "$want" &&
+		[ -z "$(find "$APT_DIR/lists" -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null)" ]; then
 		log "fetching Debian's arm64 package index into $APT_DIR"
 		apt_arm64 update >&2 || log "apt-get update reported errors (carrying on)"
 	fi
 	ver=$(arm64_headers_pick "$want")
 	if [ -z "$ver" ]; then
-		log "Debian's archive has no linux-headers-arm64 $want (the installed linux-headers-amd64) nor any other ${want%.*} kernel; it lists: $(arm64_headers_versions | tr '\n' ' ')"
+		log "Debian's arm64 index has no linux-headers-arm64 $want (the installed linux-headers-amd64) nor any other ${want%.*} kernel; it lists: $(arm64_headers_versions | tr '\n' ' ')"
 		return 1
 	fi
 	[ "$ver" = "$want" ] ||
-		log "no arm64 headers $want in the archive yet; using $ver, the nearest arm64 upload"
-	# the layout of the cache, so a change to it makes a new one
-	key=$(printf '%s\n' "$ver" "$kver" "debian-headers-arm64 v1" | sha256sum | cut -c1-16)
-	if [ "$ver" = "$want" ]; then
-		dir=$CACHE_ROOT/$ver-$key
-	else
-		dir=$CACHE_ROOT/$ver-for-$want-$key
-	fi
+		log "linux-headers-arm64 $want is not in Debian's arm64 index; using $ver, the newest arm64 upload of ${want%-*} or else of ${want%.*}"
+	dir=$(tree_dir "$ver" "$want")
 	if [ -f "$dir/ok" ]; then
 		cat "$dir/kdir"
 		return 0

@@ -362,17 +362,20 @@ if [[ $DEBUG_KERNEL == 1 ]]; then
 	# KERN_INFO on the console until guest-init.sh lowers it again: the
 	# boot watchdog below waits for "smp: Brought up"
 	APPEND+=" loglevel=7"
-	# No preemption in the kernel, which closes a deadlock of 6.1's
-	# RCU-tasks boot self test (PROVE_RCU) that hung most debug boots
-	# under TCG: rcu_tasks_kthread takes tasks_gp_mutex and sleeps with
-	# it until a callback comes, so if it first runs between the boot
-	# thread's synchronize_rcu_tasks() finding no kthread and taking
-	# that mutex (a reschedule lockdep's first acquire makes likely),
-	# the boot thread blocks on the mutex for good; seen in gdb on hung
-	# boots (tests/vm/README.md).  A PREEMPT_DYNAMIC kernel can choose
-	# the model only at boot here (no SCHED_DEBUG), so "none" holds for
-	# the whole run: cond_resched() still yields, might_sleep() no
-	# longer does.
+	# No involuntary preemption and no reschedule in might_sleep()
+	# (cond_resched() still yields): this closes a deadlock of 6.1's
+	# RCU-tasks boot self test (PROVE_RCU) that hung a quarter to two
+	# thirds of the debug boots under TCG.  rcu_tasks_kthread takes
+	# tasks_gp_mutex and sleeps holding it until a callback comes; the
+	# boot thread's synchronize_rcu_tasks() reads kthread_ptr, finds no
+	# kthread yet and goes for that mutex itself.  With a reschedule
+	# pending from before (the kthread's wakeup, a tick during the
+	# KERN_INFO line on the serial console), mutex_lock()'s might_sleep()
+	# lets the kthread run first, and the boot thread waits for it for
+	# good; seen in gdb on hung boots (tests/vm/README.md).  Fixed
+	# upstream in 6.6 ("rcu-tasks: Fix boot-time RCU tasks debug-only
+	# deadlock"); without SCHED_DEBUG the model is chosen at boot only,
+	# so "none" holds for the whole run.
 	APPEND+=" preempt=none"
 fi
 # RIG_APPEND: extra kernel parameters (debugging, e.g. loglevel=8; later
