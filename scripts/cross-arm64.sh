@@ -182,25 +182,28 @@ arm64_headers_versions() {
 		awk -F'|' '$3 ~ /Packages/ { gsub(/ /, "", $2); print $2 }' | sort -urV
 }
 
-# arm64_headers_pick VER: VER when the index has it, else the newest arm64
-# upload of the same upstream version, else the newest of the same series
-# (6.1.x, built by the installed linux-kbuild-6.1's tools).  The security
-# archive publishes each architecture's build on its own: seen amd64
-# 6.1.192-3 in it while arm64 still had only -2.  Nothing when the index
-# has no headers of that series at all.
-arm64_headers_pick() {
+# arm64_headers_candidates VER: the arm64 uploads to try, best first: VER
+# when the index has it, then every upload of the same upstream version,
+# then every one of the same series (6.1.x, built by the installed
+# linux-kbuild-6.1's tools), newest first.  The security archive publishes
+# each architecture's build on its own: seen amd64 6.1.192-3 in it while
+# arm64 still had only -2.  Nothing when the index has no headers of that
+# series at all.
+arm64_headers_candidates() {
 	local want=$1 v
 	local -a all
 	mapfile -t all < <(arm64_headers_versions)
-	for v in "${all[@]}"; do
-		[ "$v" = "$want" ] && { echo "$v"; return; }
-	done
-	for v in "${all[@]}"; do
-		[ "${v%-*}" = "${want%-*}" ] && { echo "$v"; return; }
-	done
-	for v in "${all[@]}"; do
-		[ "${v%.*}" = "${want%.*}" ] && { echo "$v"; return; }
-	done
+	{
+		for v in "${all[@]}"; do
+			[ "$v" = "$want" ] && echo "$v"
+		done
+		for v in "${all[@]}"; do
+			[ "${v%-*}" = "${want%-*}" ] && echo "$v"
+		done
+		for v in "${all[@]}"; do
+			[ "${v%.*}" = "${want%.*}" ] && echo "$v"
+		done
+	} | awk '!seen[$0]++'
 }
 
 # tree_dir VER WANT: the cache directory of arm64 headers VER fetched for
@@ -219,7 +222,8 @@ tree_dir() {
 # kernel_tree: print the arm64 kernel build tree (fetched once); messages
 # to stderr.
 kernel_tree() {
-	local ver want dir abi pkgs d
+	local ver want dir
+	local -a cands
 	KBUILD_VER=$(dpkg-query -W -f='${Version}' linux-kbuild-6.1 2>/dev/null) || KBUILD_VER=
 	if [ -z "$KBUILD_VER" ] || ! [ -x /usr/lib/linux-kbuild-6.1/scripts/mod/modpost ]; then
 		log "linux-kbuild-6.1 is not installed (apt-get install linux-headers-amd64)"
@@ -258,13 +262,25 @@ kernel_tree() {
 		log "fetching Debian's arm64 package index into $APT_DIR"
 		apt_arm64 update >&2 || log "apt-get update reported errors (carrying on)"
 	fi
-	ver=$(arm64_headers_pick "$want")
-	if [ -z "$ver" ]; then
+	mapfile -t cands < <(arm64_headers_candidates "$want")
+	if [ "${#cands[@]}" = 0 ]; then
 		log "Debian's arm64 index has no linux-headers-arm64 $want (the installed linux-headers-amd64) nor any other ${want%.*} kernel; it lists: $(arm64_headers_versions | tr '\n' ' ')"
 		return 1
 	fi
-	[ "$ver" = "$want" ] ||
-		log "linux-headers-arm64 $want is not in Debian's arm64 index; using $ver, the newest arm64 upload of ${want%-*} or else of ${want%.*}"
+	for ver in "${cands[@]}"; do
+		[ "$ver" = "$want" ] ||
+			log "no linux-headers-arm64 $want in Debian's arm64 index, or it did not download; trying $ver (uploads of ${want%-*} first, then of ${want%.*}, newest first)"
+		fetch_tree "$ver" "$want" && return 0
+	done
+	return 1
+}
+
+# fetch_tree VER WANT: print the tree of arm64 headers VER (for the amd64
+# headers WANT), fetched and unpacked unless the cache has it; on failure
+# nothing is left in the cache
+fetch_tree() {
+	local ver=$1 want=$2 dir abi d
+	local -a pkgs
 	dir=$(tree_dir "$ver" "$want")
 	if [ -f "$dir/ok" ]; then
 		cat "$dir/kdir"
@@ -280,15 +296,20 @@ kernel_tree() {
 	rm -rf "$dir"
 	mkdir -p "$dir/debs" "$dir/root"
 	log "fetching ${pkgs[*]} into $dir"
-	(cd "$dir/debs" && apt_arm64 -o APT::Sandbox::User=root download "${pkgs[@]}") >&2 ||
+	if ! (cd "$dir/debs" && apt_arm64 -o APT::Sandbox::User=root download "${pkgs[@]}") >&2; then
+		rm -rf "$dir"
 		return 1
+	fi
 	for d in "$dir"/debs/*.deb; do
-		dpkg-deb -x "$d" "$dir/root" || return 1
+		dpkg-deb -x "$d" "$dir/root" || { rm -rf "$dir"; return 1; }
 	done
 	# the -arm64 part includes the -common part's Makefile by absolute
 	# path; scripts/ and tools/ are links to the build machine's kbuild
-	sed -i "s#^include /usr/src/#include $dir/root/usr/src/#" \
-		"$dir/root/usr/src/linux-headers-$abi-arm64/Makefile" || return 1
+	if ! sed -i "s#^include /usr/src/#include $dir/root/usr/src/#" \
+		"$dir/root/usr/src/linux-headers-$abi-arm64/Makefile"; then
+		rm -rf "$dir"
+		return 1
+	fi
 	mkdir -p "$dir/root/usr/lib"
 	ln -sfn /usr/lib/linux-kbuild-6.1 "$dir/root/usr/lib/linux-kbuild-6.1"
 	rm -rf "$dir/debs"
