@@ -34,8 +34,10 @@
 # arm64 kernel's .config and Module.symvers, so modpost checks every symbol
 # kdat.ko takes from ib_core and rdma_cm) with its -common part, at the
 # version of the installed linux-headers-amd64 (or, when Debian's arm64
-# index lacks that upload, the newest arm64 upload of the same upstream
-# version, else of the same 6.1 series), built by the installed
+# index lacks that upload or it cannot be fetched, the other arm64
+# uploads of the same upstream version, then of the same 6.1 series,
+# newest first, each in turn; a failed fetch leaves nothing in the
+# cache), built by the installed
 # linux-kbuild-6.1's x86 host programs (fixdep, modpost).  The two .debs
 # are fetched with apt-get download through a private arm64 package index
 # and unpacked; nothing is installed and the system's dpkg architectures
@@ -203,6 +205,7 @@ arm64_headers_candidates() {
 		for v in "${all[@]}"; do
 			[ "${v%.*}" = "${want%.*}" ] && echo "$v"
 		done
+		true
 	} | awk '!seen[$0]++'
 }
 
@@ -267,19 +270,29 @@ kernel_tree() {
 		log "Debian's arm64 index has no linux-headers-arm64 $want (the installed linux-headers-amd64) nor any other ${want%.*} kernel; it lists: $(arm64_headers_versions | tr '\n' ' ')"
 		return 1
 	fi
+	[ "${cands[0]}" = "$want" ] ||
+		log "no linux-headers-arm64 $want in Debian's arm64 index; trying the uploads of ${want%-*}, then of ${want%.*}, newest first"
 	for ver in "${cands[@]}"; do
-		[ "$ver" = "$want" ] ||
-			log "no linux-headers-arm64 $want in Debian's arm64 index, or it did not download; trying $ver (uploads of ${want%-*} first, then of ${want%.*}, newest first)"
+		[ "$ver" = "$want" ] || log "trying linux-headers-arm64 $ver"
 		fetch_tree "$ver" "$want" && return 0
 	done
 	return 1
 }
 
+# unpack_debs DIR ROOT: every .deb in DIR unpacked into ROOT
+unpack_debs() {
+	local d
+	for d in "$1"/*.deb; do
+		dpkg-deb -x "$d" "$2" || return 1
+	done
+}
+
 # fetch_tree VER WANT: print the tree of arm64 headers VER (for the amd64
-# headers WANT), fetched and unpacked unless the cache has it; on failure
-# nothing is left in the cache
+# headers WANT), fetched and unpacked unless the cache has it.  Built in
+# DIR.tmp and renamed into place when whole, so a failed or killed fetch
+# never leaves a DIR behind.
 fetch_tree() {
-	local ver=$1 want=$2 dir abi d
+	local ver=$1 want=$2 dir tmp abi
 	local -a pkgs
 	dir=$(tree_dir "$ver" "$want")
 	if [ -f "$dir/ok" ]; then
@@ -293,29 +306,28 @@ fetch_tree() {
 		return 1
 	fi
 	pkgs=("linux-headers-$abi-arm64=$ver" "linux-headers-$abi-common=$ver")
-	rm -rf "$dir"
-	mkdir -p "$dir/debs" "$dir/root"
+	tmp=$dir.tmp
+	rm -rf "$dir" "$tmp"
+	mkdir -p "$tmp/debs" "$tmp/root" || return 1
 	log "fetching ${pkgs[*]} into $dir"
-	if ! (cd "$dir/debs" && apt_arm64 -o APT::Sandbox::User=root download "${pkgs[@]}") >&2; then
-		rm -rf "$dir"
-		return 1
-	fi
-	for d in "$dir"/debs/*.deb; do
-		dpkg-deb -x "$d" "$dir/root" || { rm -rf "$dir"; return 1; }
-	done
 	# the -arm64 part includes the -common part's Makefile by absolute
-	# path; scripts/ and tools/ are links to the build machine's kbuild
-	if ! sed -i "s#^include /usr/src/#include $dir/root/usr/src/#" \
-		"$dir/root/usr/src/linux-headers-$abi-arm64/Makefile"; then
-		rm -rf "$dir"
-		return 1
+	# path (rewritten to where the tree will be); scripts/ and tools/ are
+	# links to the build machine's kbuild
+	if (cd "$tmp/debs" && apt_arm64 -o APT::Sandbox::User=root download "${pkgs[@]}") >&2 &&
+		unpack_debs "$tmp/debs" "$tmp/root" &&
+		sed -i "s#^include /usr/src/#include $dir/root/usr/src/#" \
+			"$tmp/root/usr/src/linux-headers-$abi-arm64/Makefile" &&
+		mkdir -p "$tmp/root/usr/lib" &&
+		ln -sfn /usr/lib/linux-kbuild-6.1 "$tmp/root/usr/lib/linux-kbuild-6.1" &&
+		rm -rf "$tmp/debs" &&
+		echo "$dir/root/usr/src/linux-headers-$abi-arm64" >"$tmp/kdir" &&
+		touch "$tmp/ok" && mv "$tmp" "$dir"; then
+		cat "$dir/kdir"
+		return 0
 	fi
-	mkdir -p "$dir/root/usr/lib"
-	ln -sfn /usr/lib/linux-kbuild-6.1 "$dir/root/usr/lib/linux-kbuild-6.1"
-	rm -rf "$dir/debs"
-	echo "$dir/root/usr/src/linux-headers-$abi-arm64" >"$dir/kdir"
-	touch "$dir/ok"
-	cat "$dir/kdir"
+	log "could not fetch or unpack linux-headers-arm64 $ver"
+	rm -rf "$tmp"
+	return 1
 }
 
 part_module() {

@@ -35,7 +35,8 @@ BAD=$(IFS='|'; echo "${BAD_RE[*]}")
 # matrix of rxe-pair-check.sh print nothing that matches; the near misses
 # ("... report a bug", "This is not a bug.") are lower case.  The debug
 # kernel (guest-run.sh with RIG_KERNEL_DIR) prints the two below on every
-# boot; its ACPI "AE_AML_LOOP_TIMEOUT" errors match nothing.
+# boot (and, without acpi=noirq, ACPI "AE_AML_LOOP_TIMEOUT" errors, which
+# match nothing).
 # Add an exception only for a line actually seen, matched as narrowly as
 # possible, with a comment saying why it is harmless.
 BENIGN=(

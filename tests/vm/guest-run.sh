@@ -377,11 +377,11 @@ if [[ $DEBUG_KERNEL == 1 ]]; then
 	# deadlock"); without SCHED_DEBUG the model is chosen at boot only,
 	# so "none" holds for the whole run.
 	APPEND+=" preempt=none"
-	# PCI interrupt routing from the BIOS's $PIR table, not ACPI: the
-	# debug kernel's AML interpreter runs the i440FX DSDT's _PRT loop
-	# into ACPICA's 30 s loop timeout, once per virtio device (a minute
-	# of every boot), and under preempt=none that minute without a
-	# reschedule is reported as an RCU stall and a soft lockup
+	# The I/O APIC and PCI INTx routing from SeaBIOS's MP table, not
+	# ACPI: the debug kernel's AML interpreter runs the i440FX DSDT's
+	# _PRT into ACPICA's 30 s loop timeout, once per virtio device (a
+	# minute of every boot), and under preempt=none that minute without
+	# a reschedule is reported as an RCU stall and a soft lockup
 	APPEND+=" acpi=noirq"
 fi
 # RIG_APPEND: extra kernel parameters (debugging, e.g. loglevel=8; later
