@@ -37,11 +37,10 @@
 # index lacks that upload or it cannot be fetched, the other arm64
 # uploads of the same upstream version, then of the same 6.1 series,
 # newest first, each in turn; a failed fetch leaves nothing in the
-# cache), built by the installed
-# linux-kbuild-6.1's x86 host programs (fixdep, modpost).  The two .debs
-# are fetched with apt-get download through a private arm64 package index
-# and unpacked; nothing is installed and the system's dpkg architectures
-# stay as they are.  The
+# cache), built by the installed linux-kbuild-6.1's x86 host programs
+# (fixdep, modpost).  The two .debs are fetched with apt-get download
+# through a private arm64 package index and unpacked; nothing is
+# installed and the system's dpkg architectures stay as they are.  The
 # cache lives outside the clone (KDAT_ARM64_KERNEL_CACHE, default
 # /var/cache/kdat/arm64-kernel/<version>-<hash>, or <version>-for-<amd64
 # version>-<hash> for another upload), ~80 MB each, "ok" written last.
@@ -192,21 +191,23 @@ arm64_headers_versions() {
 # arm64 still had only -2.  Nothing when the index has no headers of that
 # series at all.
 arm64_headers_candidates() {
-	local want=$1 v
+	local want=$1 v pat
 	local -a all
 	mapfile -t all < <(arm64_headers_versions)
-	{
+	# the whole version, then without the Debian revision, then without
+	# the upstream patch level (pat is a pattern on purpose)
+	# shellcheck disable=SC2295
+	for pat in '' '-*' '.*'; do
 		for v in "${all[@]}"; do
-			[ "$v" = "$want" ] && echo "$v"
+			[ "${v%$pat}" = "${want%$pat}" ] || continue
+			echo "$v"
 		done
-		for v in "${all[@]}"; do
-			[ "${v%-*}" = "${want%-*}" ] && echo "$v"
-		done
-		for v in "${all[@]}"; do
-			[ "${v%.*}" = "${want%.*}" ] && echo "$v"
-		done
-		true
-	} | awk '!seen[$0]++'
+	done | awk '!seen[$0]++'
+}
+
+# cached_tree DIR: print DIR's kernel tree if DIR was fetched whole
+cached_tree() {
+	[ -f "$1/ok" ] && cat "$1/kdir"
 }
 
 # tree_dir VER WANT: the cache directory of arm64 headers VER fetched for
@@ -240,17 +241,11 @@ kernel_tree() {
 	[ -n "$want" ] || want=$KBUILD_VER
 	# fetched before: no index, no network
 	dir=$(tree_dir "$want" "$want")
-	if [ -f "$dir/ok" ]; then
-		cat "$dir/kdir"
-		return 0
-	fi
+	cached_tree "$dir" && return 0
 	mkdir -p "$CACHE_ROOT" || return 1
 	exec 8>"$CACHE_ROOT/.lock"
 	flock 8 # one fetch at a time; a second caller waits and reuses it
-	if [ -f "$dir/ok" ]; then
-		cat "$dir/kdir"
-		return 0
-	fi
+	cached_tree "$dir" && return 0
 	APT_DIR=$CACHE_ROOT/apt
 	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
 	: >"$APT_DIR/status"
@@ -295,10 +290,7 @@ fetch_tree() {
 	local ver=$1 want=$2 dir tmp abi
 	local -a pkgs
 	dir=$(tree_dir "$ver" "$want")
-	if [ -f "$dir/ok" ]; then
-		cat "$dir/kdir"
-		return 0
-	fi
+	cached_tree "$dir" && return 0
 	abi=$(apt_cache_arm64 show "linux-headers-arm64=$ver" 2>/dev/null |
 		sed -n 's/^Depends: .*linux-headers-\([0-9.]*-[0-9]*\)-arm64 .*/\1/p' | head -n1)
 	if [ -z "$abi" ]; then

@@ -363,18 +363,10 @@ if [[ $DEBUG_KERNEL == 1 ]]; then
 	# boot watchdog below waits for "smp: Brought up"
 	APPEND+=" loglevel=7"
 	# No involuntary preemption and no reschedule in might_sleep()
-	# (cond_resched() still yields): this closes a deadlock of 6.1's
-	# RCU-tasks boot self test (PROVE_RCU) that hung a quarter to two
-	# thirds of the debug boots under TCG.  rcu_tasks_kthread takes
-	# tasks_gp_mutex and sleeps holding it until a callback comes; the
-	# boot thread's synchronize_rcu_tasks() reads kthread_ptr, finds no
-	# kthread yet and goes for that mutex itself.  With a reschedule
-	# pending from before (the kthread's wakeup, a tick during the
-	# KERN_INFO line on the serial console), mutex_lock()'s might_sleep()
-	# lets the kthread run first, and the boot thread waits for it for
-	# good; seen in gdb on hung boots (tests/vm/README.md).  Fixed
-	# upstream in 6.6 ("rcu-tasks: Fix boot-time RCU tasks debug-only
-	# deadlock"); without SCHED_DEBUG the model is chosen at boot only,
+	# (cond_resched() still yields): closes a deadlock of 6.1's RCU-tasks
+	# boot self test, fixed upstream in 6.6, that hung up to two debug
+	# boots in three under TCG (tests/vm/README.md has the mechanism, as
+	# seen in gdb).  Without SCHED_DEBUG the model is chosen at boot only,
 	# so "none" holds for the whole run.
 	APPEND+=" preempt=none"
 	# The I/O APIC and PCI INTx routing from SeaBIOS's MP table, not
