@@ -17,6 +17,7 @@
  * is full.
  */
 #include <linux/slab.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/irq_poll.h>
 
@@ -518,6 +519,40 @@ static void kdat_evd_quiesce(struct kdat_evd *evd)
 	if (READ_ONCE(evd->upcall_task) == current)
 		return;
 	wait_event(evd->upcall_wq, !READ_ONCE(evd->in_upcall));
+}
+
+/*
+ * Whether kernel EVD @evd's upcall is on and, with @mod, its function
+ * lies in module @mod (a consumer that unloads: ia.c).
+ */
+bool kdat_evd_upcall_in(struct kdat_evd *evd, const struct module *mod)
+{
+	unsigned long fn = (unsigned long)evd->upcall.upcall_func;
+
+	lockdep_assert_held(&evd->lock);
+	return !evd->uring && (evd->policy == DAT_UPCALL_SINGLE_INSTANCE ||
+			       evd->policy == DAT_UPCALL_MANY) &&
+	       (!mod || within_module(fn, mod));
+}
+
+/*
+ * Turn @evd's upcall off, as DAT_UPCALL_TEARDOWN does, if
+ * kdat_evd_upcall_in(@evd, @mod); true if it did.  Returns once no upcall
+ * of @evd runs.
+ */
+bool kdat_evd_upcall_off(struct kdat_evd *evd, const struct module *mod)
+{
+	unsigned long flags;
+	bool off;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	off = kdat_evd_upcall_in(evd, mod);
+	if (off)
+		evd->policy = DAT_UPCALL_DISABLE;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (off)
+		kdat_evd_quiesce(evd);
+	return off;
 }
 
 DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,

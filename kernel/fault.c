@@ -28,6 +28,7 @@
 
 DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
 DEFINE_STATIC_KEY_FALSE(kdat_fault_cm_key);
+DEFINE_STATIC_KEY_FALSE(kdat_fault_no_opener);
 
 struct kdat_fault_switch {
 	struct static_key_false *key;
@@ -41,6 +42,9 @@ static struct kdat_fault_switch kdat_fault_ring_sw = {
 };
 static struct kdat_fault_switch kdat_fault_cm_sw = {
 	.key = &kdat_fault_cm_key, .max = 2,
+};
+static struct kdat_fault_switch kdat_fault_opener_sw = {
+	.key = &kdat_fault_no_opener, .max = 1,
 };
 static DEFINE_MUTEX(kdat_fault_lock);	/* every switch's val and owner */
 static atomic_t kdat_fault_cm_parked, kdat_fault_cm_resumed;
@@ -153,4 +157,6 @@ void kdat_fault_debugfs_init(struct dentry *dir)
 			    &kdat_fault_fops);
 	debugfs_create_file("fault_cm_hold", 0600, dir, &kdat_fault_cm_sw,
 			    &kdat_fault_fops);
+	debugfs_create_file("fault_no_opener", 0600, dir,
+			    &kdat_fault_opener_sw, &kdat_fault_fops);
 }

@@ -773,6 +773,182 @@ void kdat_close_leaked_ias(void)
 	}
 }
 
+/* ---- kernel consumers that unload ------------------------------------ */
+
+/*
+ * A kernel consumer module that unloads with an IA open would leave
+ * upcalls into code that is gone, and the device writing into buffers
+ * that may be gone with it.  kdat learns which module opened an IA from
+ * where its dat_ia_openv returned to (kdat_ia_set_opener).  A module's
+ * init text is freed once it is live, so an IA opened from there is
+ * adopted by that module at MODULE_STATE_LIVE.  At the module's
+ * MODULE_STATE_GOING (its exit has run, its memory is not freed yet)
+ * kdat closes the IAs it opened, their upcalls turned off first, and on
+ * every other kernel IA turns off the upcalls whose function lies in it.
+ * What no module can be found for is closed at kdat's own unload, as
+ * before (kdat_close_leaked_ias).
+ */
+static DEFINE_MUTEX(kdat_consumers_lock);	/* one notifier pass at a time */
+static unsigned long kdat_consumers_pass;	/* under it */
+
+void kdat_ia_set_opener(DAT_IA_HANDLE h, unsigned long ip)
+{
+	struct kdat_ia *ia = h;
+
+	/* the race tests' stand-in for an opener kdat cannot place */
+	if (static_branch_unlikely(&kdat_fault_no_opener))
+		ip = 0;
+	WRITE_ONCE(ia->opener_ip, ip);
+}
+
+/*
+ * Under kdat_consumers_lock: the next kernel IA, not closing, that pass
+ * @pass has not visited yet, with a reference; or NULL.
+ */
+static struct kdat_ia *kdat_next_kernel_ia(unsigned long pass)
+{
+	struct kdat_device *kdev;
+	struct kdat_ia *ia, *found = NULL;
+
+	lockdep_assert_held(&kdat_consumers_lock);
+	mutex_lock(&kdat_devices_lock);
+	list_for_each_entry(kdev, &kdat_devices, node) {
+		mutex_lock(&kdev->lock);
+		list_for_each_entry(ia, &kdev->ias, dev_node) {
+			if (ia->uops || ia->consumer_pass == pass ||
+			    READ_ONCE(ia->closing))
+				continue;
+			ia->consumer_pass = pass;
+			if (kref_get_unless_zero(&ia->obj.ref)) {
+				found = ia;
+				break;
+			}
+		}
+		mutex_unlock(&kdev->lock);
+		if (found)
+			break;
+	}
+	mutex_unlock(&kdat_devices_lock);
+	return found;
+}
+
+/*
+ * Turn off the upcalls of @ia's EVDs (with @mod, those whose function
+ * lies in @mod); the number turned off.  Each returns once its upcall no
+ * longer runs, which is not under the IA lock: an upcall may take it.
+ */
+static int kdat_ia_upcalls_off(struct kdat_ia *ia, const struct module *mod)
+{
+	struct kdat_evd *evd, *found;
+	struct kdat_obj *obj;
+	unsigned long flags;
+	int n = 0;
+
+	do {
+		found = NULL;
+		mutex_lock(&ia->lock);
+		list_for_each_entry(obj, &ia->objs, ia_node) {
+			if (obj->type != DAT_HANDLE_TYPE_EVD)
+				continue;
+			evd = container_of(obj, struct kdat_evd, obj);
+			spin_lock_irqsave(&evd->lock, flags);
+			if (kdat_evd_upcall_in(evd, mod))
+				found = evd;
+			spin_unlock_irqrestore(&evd->lock, flags);
+			if (found) {
+				kdat_obj_hold(obj);
+				break;
+			}
+		}
+		mutex_unlock(&ia->lock);
+		if (found) {
+			n += kdat_evd_upcall_off(found, mod);
+			kdat_obj_put(&found->obj);
+		}
+	} while (found);
+	return n;
+}
+
+static void kdat_consumer_live(struct module *mod)
+{
+	unsigned long pass = ++kdat_consumers_pass;
+	struct kdat_ia *ia;
+
+	while ((ia = kdat_next_kernel_ia(pass))) {
+		if (within_module_init(READ_ONCE(ia->opener_ip), mod)) {
+			WRITE_ONCE(ia->owner, mod);
+			WRITE_ONCE(ia->opener_ip, 0);
+		}
+		kdat_obj_put(&ia->obj);
+	}
+}
+
+/*
+ * First every upcall into @mod goes, on every kernel IA (and every upcall
+ * of the IAs @mod opened); only then do those IAs close.  Closing one
+ * disconnects its peers, whose events would otherwise still reach @mod
+ * through an IA closed later, or never.
+ */
+static void kdat_consumer_going(struct module *mod)
+{
+	unsigned long pass = ++kdat_consumers_pass;
+	struct kdat_ia *ia;
+	bool owned;
+	int n;
+
+	while ((ia = kdat_next_kernel_ia(pass))) {
+		owned = READ_ONCE(ia->owner) == mod ||
+			within_module(READ_ONCE(ia->opener_ip), mod);
+		if (owned)
+			WRITE_ONCE(ia->owner, mod);
+		n = kdat_ia_upcalls_off(ia, owned ? NULL : mod);
+		if (n && !owned)
+			pr_warn("kdat: IA %s: %d upcall%s into %s turned off at its unload\n",
+				ia->dev->info.ia_name, n, n == 1 ? "" : "s",
+				mod->name);
+		kdat_obj_put(&ia->obj);
+	}
+	pass = ++kdat_consumers_pass;
+	while ((ia = kdat_next_kernel_ia(pass))) {
+		if (READ_ONCE(ia->owner) == mod) {
+			pr_warn("kdat: IA %s left open by %s, closed at its unload\n",
+				ia->dev->info.ia_name, mod->name);
+			kdat_ia_close(ia, 0);
+		}
+		kdat_obj_put(&ia->obj);
+	}
+}
+
+static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
+			      void *data)
+{
+	struct module *mod = data;
+
+	if (state != MODULE_STATE_LIVE && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&kdat_consumers_lock);
+	if (state == MODULE_STATE_LIVE)
+		kdat_consumer_live(mod);
+	else
+		kdat_consumer_going(mod);
+	mutex_unlock(&kdat_consumers_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block kdat_module_nb = {
+	.notifier_call = kdat_module_notify,
+};
+
+int kdat_consumers_init(void)
+{
+	return register_module_notifier(&kdat_module_nb);
+}
+
+void kdat_consumers_exit(void)
+{
+	unregister_module_notifier(&kdat_module_nb);
+}
+
 struct ib_client kdat_ib_client = {
 	.name = "kdat",
 	.add = kdat_ib_add_one,

@@ -173,6 +173,7 @@ void kdat_fault_debugfs_init(struct dentry *dir);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event);
 void kdat_fault_cm_resume(void);
+DECLARE_STATIC_KEY_FALSE(kdat_fault_no_opener);
 
 /* An EP's CM handler, before it acts on @event: park if told (fault.c). */
 static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
@@ -251,12 +252,24 @@ struct kdat_ia {
 	const struct kdat_uops *uops;	/* its ops, or NULL */
 	struct net *net;		/* the opener's network namespace */
 	u32 flags;			/* KDAT_IA_OPEN_* (READ_ONCE) */
+	/*
+	 * A kernel IA's opener (ia.c, "kernel consumers that unload"):
+	 * where its dat_ia_openv returned to, until the module whose init
+	 * text that was adopts it as @owner.  READ_ONCE: the module
+	 * notifier reads them; @consumer_pass only under its lock.
+	 */
+	unsigned long opener_ip;
+	struct module *owner;
+	unsigned long consumer_pass;
 };
 
 extern struct ib_client kdat_ib_client;
 /* module exit: remove_one closes the IAs kernel consumers left open */
 extern bool kdat_unloading;
 void kdat_close_leaked_ias(void);
+void kdat_ia_set_opener(DAT_IA_HANDLE h, unsigned long ip);
+int kdat_consumers_init(void);
+void kdat_consumers_exit(void);
 extern const DAT_PROVIDER kdat_ib_provider_template;
 void kdat_ia_fill_addr(struct kdat_ia *ia);
 void kdat_ia_async_error(struct kdat_ia *ia, DAT_EVENT_NUMBER num,
@@ -676,6 +689,8 @@ DAT_RETURN kdat_cno_wait(struct kdat_cno *cno, u32 timeout_us, u32 *evd);
 DAT_RETURN kdat_evd_set_cno(struct kdat_evd *evd, struct kdat_cno *cno,
 			    bool enabled);
 void kdat_evd_drop_cno(struct kdat_evd *evd);
+bool kdat_evd_upcall_in(struct kdat_evd *evd, const struct module *mod);
+bool kdat_evd_upcall_off(struct kdat_evd *evd, const struct module *mod);
 void kdat_cno_evd_posted(struct kdat_evd *evd);
 void kdat_cno_evd_wait(struct kdat_evd *evd, bool begin);
 void kdat_cno_wake_ia(struct kdat_ia *ia);

@@ -24,9 +24,12 @@ static int __init kdat_init(void)
 	ret = kdat_srq_init();
 	if (ret)
 		goto err_debugfs;
-	ret = ib_register_client(&kdat_ib_client);
+	ret = kdat_consumers_init();
 	if (ret)
 		goto err_srq;
+	ret = ib_register_client(&kdat_ib_client);
+	if (ret)
+		goto err_consumers;
 	ret = kdat_chardev_init();
 	if (ret)
 		goto err_client;
@@ -34,6 +37,8 @@ static int __init kdat_init(void)
 
 err_client:
 	ib_unregister_client(&kdat_ib_client);
+err_consumers:
+	kdat_consumers_exit();
 err_srq:
 	kdat_srq_exit();
 err_debugfs:
@@ -49,6 +54,7 @@ err_registry:
 static void __exit kdat_exit(void)
 {
 	kdat_chardev_exit();
+	kdat_consumers_exit();	/* no consumer module is left to unload */
 	/*
 	 * Before the work queues go: closing an IA a kernel consumer left
 	 * open queues teardown work on them (remove_one).

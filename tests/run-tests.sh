@@ -245,6 +245,13 @@ stage_debug() {
 	t3=$(date +%s)
 	sed 's/^\(PASS\|FAIL\): /\1: debug_/' "$OUT/dvm/guest.txt" >>"$r" 2>/dev/null
 	guest_verdict debug_ "$st" "$OUT/dvm" >>"$r"
+	# the boot line's preempt=none closes 6.1's RCU-tasks boot deadlock
+	# (guest-run.sh); a kernel that ignored it would hang boots again
+	if grep -q "Dynamic Preempt: none" "$OUT/dvm/console.log" 2>/dev/null; then
+		echo "PASS: debug_kernel_preempt_none" >>"$r"
+	else
+		echo "FAIL: debug_kernel_preempt_none (no 'Dynamic Preempt: none' in $OUT/dvm/console.log)" >>"$r"
+	fi
 	printf 'debug stage: %d s (kernel build or cache %d s, module build %d s, guest %d s)\n' \
 		$((t3 - t0)) "$kbuild_s" $((t2 - t1)) $((t3 - t2)) | tee -a "$OUT/times.log"
 	grep -E "$FAIL_REPORT" "$r" || true

@@ -370,22 +370,35 @@ fi
 grep -q "kdat: leak" <<<"$(dmesg)" && fail "no_leak_report_at_unload" ||
 	pass "no_leak_report_at_unload"
 
-# --- unload after a kernel consumer left its IAs open --------------------
+# --- a kernel consumer that unloads with its IAs open ---------------------
 # orphan_unload NAME [DEVICE]: kdat_test mode=orphan leaves both IAs open
 # (connected EPs, an SRQ, a posted receive, an upcall into its own code);
 # with DEVICE, that device is removed while the consumer is still loaded
-# (its IA turns dead; the catastrophe's upcalls run in kdat_test, and no
-# remove_one runs for it at unload).  Then both modules unload: rmmod
-# kdat must close both IAs (the upcall must not run: its code is gone)
-# and unload with nothing left and a clean log.  rxe1 comes back first:
-# the device-removal part above deleted it.
+# (its IA turns dead; the catastrophe's upcalls run in kdat_test).  rmmod
+# kdat_test must close both IAs, at its own unload (kdat knows which
+# module opened them), with no upcall run after that point and nothing
+# left; then kdat unloads with nothing to close and a clean log.  rxe1
+# comes back first: the device-removal part above deleted it.
+rxe1_back() { [ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1; }
+# orphan_load [DEVICE] [FAULT]: with FAULT, that debugfs switch is held on
+# while kdat_test loads
+orphan_load() {
+	local st
+	insmod "$KDAT_KO" remote_access=1 || return 1
+	if [ -n "${2:-}" ]; then
+		exec 8>"/sys/kernel/debug/kdat/$2" || return 1
+		echo 1 >&8
+	fi
+	insmod "$KDAT_TEST_KO" mode=orphan
+	st=$?
+	[ -z "${2:-}" ] || exec 8>&-
+	[ "$st" = 0 ] && { [ -z "${1:-}" ] || rdma link delete "$1"; }
+}
 orphan_unload() {
-	local name=$1 dev=${2:-} mark mark2 n
-	[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
+	local name=$1 dev=${2:-} mark mark2 n left
+	rxe1_back
 	mark=$(dmesg | wc -l)
-	if ! insmod "$KDAT_KO" remote_access=1 ||
-		! insmod "$KDAT_TEST_KO" mode=orphan ||
-		{ [ -n "$dev" ] && ! rdma link delete "$dev"; }; then
+	if ! orphan_load "$dev"; then
 		fail "$name (load or removal failed)"
 		lsmod | grep kdat
 		return
@@ -393,25 +406,63 @@ orphan_unload() {
 	note_kdat
 	# a removal has returned: its upcalls are done
 	mark2=$(dmesg | wc -l)
-	if ! rmmod kdat_test || ! rmmod kdat; then
-		fail "$name (unload failed)"
-		lsmod | grep kdat
-		return
-	fi
+	rmmod kdat_test || { fail "$name (rmmod kdat_test failed)"; return; }
+	left=$(objects)
+	rmmod kdat || { fail "$name (rmmod kdat failed)"; return; }
 	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
 	dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
-	n=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan-unload.log)
-	if [ "$n" = 2 ] && grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
+	n=$(grep -c "kdat: IA rxe[01] left open by kdat_test, closed at its unload" /tmp/orphan-unload.log)
+	if [ "$n" = 2 ] && [ "$left" = 0 ] &&
+		grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
 		{ [ -z "$dev" ] || grep -q "kdat: IA $dev removed" /tmp/orphan.log; } &&
-		! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan-unload.log &&
+		! grep -q "kdat_test: orphan: upcall\|kdat: leak\|closed at unload" /tmp/orphan-unload.log &&
 		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
 		pass "$name"
 	else
-		fail "$name ($n closed)"
+		fail "$name ($n closed, ${left:-no counter} objects left)"
 		grep "kdat" /tmp/orphan.log | tail -20
 	fi
 }
-orphan_unload unload_closes_ias_a_kernel_consumer_left_open
-orphan_unload unload_closes_ias_left_open_on_a_removed_device rxe1
-[ -e /sys/class/infiniband/rxe1 ] || rdma link add rxe1 type rxe netdev v1
+orphan_unload consumer_unload_closes_the_ias_it_left_open
+orphan_unload consumer_unload_closes_ias_left_open_on_a_removed_device rxe1
+
+# The same consumer, but kdat cannot tell which module opened its IAs
+# (debugfs fault_no_opener, held on while it loads).  At its unload kdat
+# turns off the one upcall into its code (the client's DTO EVD).  Removing
+# rxe1 then flushes the client EP's posted receive into that EVD: without
+# the turn-off its upcall would run in freed module memory.  kdat's own
+# unload then closes both IAs, as it did for every orphan before.
+orphan_unplaced() {
+	local name=consumer_unload_turns_off_upcalls_into_it mark mark2 n m
+	rxe1_back
+	mark=$(dmesg | wc -l)
+	if ! orphan_load "" fault_no_opener; then
+		fail "$name (load failed)"
+		lsmod | grep kdat
+		return
+	fi
+	note_kdat
+	mark2=$(dmesg | wc -l)
+	if ! rmmod kdat_test || ! rdma link delete rxe1 || ! rmmod kdat; then
+		fail "$name (unload or removal failed)"
+		lsmod | grep kdat
+		return
+	fi
+	alive_after consumer_unload_and_removal
+	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
+	dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
+	n=$(grep -c "kdat: IA rxe1: 1 upcall into kdat_test turned off at its unload" /tmp/orphan-unload.log)
+	m=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan-unload.log)
+	if [ "$n" = 1 ] && [ "$m" = 2 ] &&
+		grep -q "kdat: IA rxe1 removed" /tmp/orphan-unload.log &&
+		! grep -q "kdat_test: orphan: upcall\|kdat: leak\|left open by kdat_test" /tmp/orphan-unload.log &&
+		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
+		pass "$name"
+	else
+		fail "$name ($n turned off, $m closed at kdat's unload)"
+		grep "kdat" /tmp/orphan.log | tail -20
+	fi
+}
+orphan_unplaced
+rxe1_back
 exit 0

@@ -16,8 +16,10 @@
  *
  * mode=orphan leaves both IAs open with connected EPs, an SRQ, a posted
  * receive and an upcall into this module, and its exit closes nothing:
- * a consumer that forgot its IAs.  `rmmod kdat` after it must close them
- * (the upcall must not run: its code is gone) and unload cleanly.
+ * a consumer that forgot its IAs.  kdat must close them at this module's
+ * unload (the upcall must not run after its exit), or, when it cannot
+ * tell who opened them (debugfs fault_no_opener), turn the upcall off
+ * then and close them at its own unload.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -5176,9 +5178,9 @@ static void __exit kdat_test_exit(void)
 	if (cat_task)
 		kthread_stop(cat_task);
 	/*
-	 * mode=orphan: the buffers stay, as the objects do (freed, they
-	 * would still be DMA-mapped and posted until kdat's unload); leaked
-	 * on purpose, so kmemleak is told.
+	 * mode=orphan: the buffers stay, as the objects do (freed here, they
+	 * would still be DMA-mapped and posted until kdat closes the IAs,
+	 * after this exit); leaked on purpose, so kmemleak is told.
 	 */
 	if (orphan_pair.s.buf)
 		kmemleak_not_leak(orphan_pair.s.buf);
