@@ -394,8 +394,27 @@ orphan_load() {
 	[ -z "${2:-}" ] || exec 8>&-
 	[ "$st" = 0 ] && { [ -z "${1:-}" ] || rdma link delete "$1"; }
 }
+# orphan_verdict NAME MARK MARK2 CHECK: the kernel log since MARK (the load)
+# and since MARK2 (the unload) into /tmp/orphan.log and orphan-unload.log;
+# NAME passes when the function CHECK (which sets $why) returns 0 on them,
+# the consumer got ready, no upcall into it ran and nothing leaked after
+# MARK2, and the log is clean.
+orphan_verdict() {
+	local name=$1 check=$4
+	why=
+	dmesg | tail -n +"$(($2 + 1))" >/tmp/orphan.log
+	dmesg | tail -n +"$(($3 + 1))" >/tmp/orphan-unload.log
+	if "$check" && grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
+		! grep -q "kdat_test: orphan: upcall\|kdat: leak" /tmp/orphan-unload.log &&
+		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
+		pass "$name"
+	else
+		fail "$name ($why)"
+		grep "kdat" /tmp/orphan.log | tail -20
+	fi
+}
 orphan_unload() {
-	local name=$1 dev=${2:-} mark mark2 n left
+	local name=$1 dev=${2:-} mark mark2
 	rxe1_back
 	mark=$(dmesg | wc -l)
 	if ! orphan_load "$dev"; then
@@ -407,21 +426,17 @@ orphan_unload() {
 	# a removal has returned: its upcalls are done
 	mark2=$(dmesg | wc -l)
 	rmmod kdat_test || { fail "$name (rmmod kdat_test failed)"; return; }
-	left=$(objects)
+	orphan_left=$(objects) orphan_dev=$dev
 	rmmod kdat || { fail "$name (rmmod kdat failed)"; return; }
-	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
-	dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
+	orphan_verdict "$name" "$mark" "$mark2" closed_at_its_unload
+}
+closed_at_its_unload() {
+	local n
 	n=$(grep -c "kdat: IA rxe[01] left open by kdat_test, closed at its unload" /tmp/orphan-unload.log)
-	if [ "$n" = 2 ] && [ "$left" = 0 ] &&
-		grep -q "kdat_test: orphan: ready" /tmp/orphan.log &&
-		{ [ -z "$dev" ] || grep -q "kdat: IA $dev removed" /tmp/orphan.log; } &&
-		! grep -q "kdat_test: orphan: upcall\|kdat: leak\|closed at unload" /tmp/orphan-unload.log &&
-		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
-		pass "$name"
-	else
-		fail "$name ($n closed, ${left:-no counter} objects left)"
-		grep "kdat" /tmp/orphan.log | tail -20
-	fi
+	why="$n closed, ${orphan_left:-no counter} objects left"
+	[ "$n" = 2 ] && [ "$orphan_left" = 0 ] &&
+		{ [ -z "$orphan_dev" ] || grep -q "kdat: IA $orphan_dev removed" /tmp/orphan.log; } &&
+		! grep -q "closed at unload" /tmp/orphan-unload.log
 }
 orphan_unload consumer_unload_closes_the_ias_it_left_open
 orphan_unload consumer_unload_closes_ias_left_open_on_a_removed_device rxe1
@@ -433,7 +448,7 @@ orphan_unload consumer_unload_closes_ias_left_open_on_a_removed_device rxe1
 # the turn-off its upcall would run in freed module memory.  kdat's own
 # unload then closes both IAs, as it did for every orphan before.
 orphan_unplaced() {
-	local name=consumer_unload_turns_off_upcalls_into_it mark mark2 n m
+	local name=consumer_unload_turns_off_upcalls_into_it mark mark2
 	rxe1_back
 	mark=$(dmesg | wc -l)
 	if ! orphan_load "" fault_no_opener; then
@@ -449,19 +464,16 @@ orphan_unplaced() {
 		return
 	fi
 	alive_after consumer_unload_and_removal
-	dmesg | tail -n +"$((mark + 1))" >/tmp/orphan.log
-	dmesg | tail -n +"$((mark2 + 1))" >/tmp/orphan-unload.log
+	orphan_verdict "$name" "$mark" "$mark2" upcalls_off_then_closed_at_unload
+}
+upcalls_off_then_closed_at_unload() {
+	local n m
 	n=$(grep -c "kdat: IA rxe1: 1 upcall into kdat_test turned off at its unload" /tmp/orphan-unload.log)
 	m=$(grep -c "kdat: IA rxe[01] left open by a kernel consumer, closed at unload" /tmp/orphan-unload.log)
-	if [ "$n" = 1 ] && [ "$m" = 2 ] &&
+	why="$n turned off, $m closed at kdat's unload"
+	[ "$n" = 1 ] && [ "$m" = 2 ] &&
 		grep -q "kdat: IA rxe1 removed" /tmp/orphan-unload.log &&
-		! grep -q "kdat_test: orphan: upcall\|kdat: leak\|left open by kdat_test" /tmp/orphan-unload.log &&
-		tests/vm/check-kernel-log.sh /tmp/orphan.log; then
-		pass "$name"
-	else
-		fail "$name ($n turned off, $m closed at kdat's unload)"
-		grep "kdat" /tmp/orphan.log | tail -20
-	fi
+		! grep -q "left open by kdat_test" /tmp/orphan-unload.log
 }
 orphan_unplaced
 rxe1_back
