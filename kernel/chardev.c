@@ -114,7 +114,7 @@ DEFINE_IOC(ia_open, ia_open)
 	a->name[KDAT_NAME_LEN - 1] = '\0';
 	if (a->flags & ~KDAT_IA_OPEN_FLAGS_ALL)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	ret = kdat_ia_open(a->name, a->async_qlen, c->uf, &kdat_file_uops,
+	ret = kdat_ia_open(a->name, a->async_qlen, c->uf, &kdat_file_uops, 0,
 			   &ia);
 	if (ret != DAT_SUCCESS)
 		return ret;

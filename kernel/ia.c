@@ -339,9 +339,11 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
  * IA also gets an ID in that file.  A user IA lives in the opener's network
  * namespace and sees only devices visible there.
  */
+static struct module *kdat_consumer_of(unsigned long ip);
+
 DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 			struct kdat_ufile *uf, const struct kdat_uops *uops,
-			struct kdat_ia **iap)
+			unsigned long opener_ip, struct kdat_ia **iap)
 {
 	struct net *net = uf ? current->nsproxy->net_ns : &init_net;
 	struct kdat_device *kdev = NULL;
@@ -384,6 +386,9 @@ DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 	ia->net = get_net(net);
 	ia->ufile = uf;
 	ia->uops = uops;
+	/* before the IA is on kdev->ias, where the module notifier looks */
+	if (!uf)
+		ia->owner = kdat_consumer_of(opener_ip);
 	mutex_init(&ia->lock);
 	INIT_LIST_HEAD(&ia->objs);
 	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1);
@@ -421,6 +426,15 @@ DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_handle)
 {
+	return kdat_ib_ia_open_from(name, qlen, async_evd, ia_handle, 0);
+}
+
+/* dat_ia_openv's open, for a consumer whose call returns to @opener_ip */
+DAT_RETURN kdat_ib_ia_open_from(const DAT_NAME_PTR name, DAT_COUNT qlen,
+				DAT_EVD_HANDLE *async_evd,
+				DAT_IA_HANDLE *ia_handle,
+				unsigned long opener_ip)
+{
 	struct kdat_ia *ia;
 	DAT_RETURN ret;
 
@@ -431,7 +445,7 @@ DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 	if (*async_evd != DAT_HANDLE_NULL)
 		return KDAT_ERR(DAT_INVALID_HANDLE,
 				DAT_INVALID_HANDLE_EVD_ASYNC);
-	ret = kdat_ia_open(name, qlen, NULL, NULL, &ia);
+	ret = kdat_ia_open(name, qlen, NULL, NULL, opener_ip, &ia);
 	if (ret != DAT_SUCCESS)
 		return ret;
 	*async_evd = rcu_access_pointer(ia->async_evd);
@@ -778,34 +792,56 @@ void kdat_close_leaked_ias(void)
 /*
  * A kernel consumer module that unloads with an IA open would leave
  * upcalls into code that is gone, and the device writing into buffers
- * that may be gone with it.  kdat learns which module opened an IA from
- * where its dat_ia_openv returned to (kdat_ia_set_opener).  A module's
- * init text is freed once it is live, so an IA opened from there is
- * adopted by that module at MODULE_STATE_LIVE.  At the module's
- * MODULE_STATE_GOING (its exit has run, its memory is not freed yet)
- * kdat closes the IAs it opened, their upcalls turned off first, and on
- * every other kernel IA turns off the upcalls whose function lies in it.
- * What no module can be found for is closed at kdat's own unload, as
- * before (kdat_close_leaked_ias).
+ * that may be gone with it.  Every consumer loads after kdat (it uses
+ * kdat's symbols), so a module notifier sees it come: kdat keeps a list
+ * of the modules loaded since, and an IA opened through dat_ia_openv is
+ * owned by the one whose code (init or core) that call returned to.  At
+ * the owner's MODULE_STATE_GOING (after its exit ran or its init failed,
+ * before its memory is freed) kdat first turns off, on every kernel IA,
+ * the upcalls whose function lies in that module (every upcall of the
+ * IAs it owns) and waits until none of them runs, then closes the IAs
+ * it owns.  An IA with no owner (an open kdat cannot place) keeps only
+ * the first part, and is closed at kdat's own unload
+ * (kdat_close_leaked_ias).
  */
-static DEFINE_MUTEX(kdat_consumers_lock);	/* one notifier pass at a time */
+struct kdat_consumer_mod {
+	struct list_head node;
+	struct module *mod;
+};
+
+/* modules loaded since kdat; never held across a wait */
+static LIST_HEAD(kdat_consumer_mods);
+static DEFINE_MUTEX(kdat_consumer_mods_lock);
+/* one GOING pass at a time; held while it waits, so nothing else takes it */
+static DEFINE_MUTEX(kdat_consumers_lock);
 static unsigned long kdat_consumers_pass;	/* under it */
 
-void kdat_ia_set_opener(DAT_IA_HANDLE h, unsigned long ip)
+/* The loaded module whose code @ip lies in, or NULL. */
+static struct module *kdat_consumer_of(unsigned long ip)
 {
-	struct kdat_ia *ia = h;
+	struct kdat_consumer_mod *m;
+	struct module *mod = NULL;
 
 	/* the race tests' stand-in for an opener kdat cannot place */
 	if (static_branch_unlikely(&kdat_fault_no_opener))
-		ip = 0;
-	WRITE_ONCE(ia->opener_ip, ip);
+		return NULL;
+	mutex_lock(&kdat_consumer_mods_lock);
+	list_for_each_entry(m, &kdat_consumer_mods, node) {
+		if (within_module(ip, m->mod)) {
+			mod = m->mod;
+			break;
+		}
+	}
+	mutex_unlock(&kdat_consumer_mods_lock);
+	return mod;
 }
 
 /*
- * Under kdat_consumers_lock: the next kernel IA, not closing, that pass
- * @pass has not visited yet, with a reference; or NULL.
+ * Under kdat_consumers_lock: the next kernel IA (@closing too, or only
+ * those not closing) that pass @pass has not visited yet, with a
+ * reference; or NULL.
  */
-static struct kdat_ia *kdat_next_kernel_ia(unsigned long pass)
+static struct kdat_ia *kdat_next_kernel_ia(unsigned long pass, bool closing)
 {
 	struct kdat_device *kdev;
 	struct kdat_ia *ia, *found = NULL;
@@ -816,7 +852,7 @@ static struct kdat_ia *kdat_next_kernel_ia(unsigned long pass)
 		mutex_lock(&kdev->lock);
 		list_for_each_entry(ia, &kdev->ias, dev_node) {
 			if (ia->uops || ia->consumer_pass == pass ||
-			    READ_ONCE(ia->closing))
+			    (!closing && READ_ONCE(ia->closing)))
 				continue;
 			ia->consumer_pass = pass;
 			if (kref_get_unless_zero(&ia->obj.ref)) {
@@ -869,23 +905,10 @@ static int kdat_ia_upcalls_off(struct kdat_ia *ia, const struct module *mod)
 	return n;
 }
 
-static void kdat_consumer_live(struct module *mod)
-{
-	unsigned long pass = ++kdat_consumers_pass;
-	struct kdat_ia *ia;
-
-	while ((ia = kdat_next_kernel_ia(pass))) {
-		if (within_module_init(READ_ONCE(ia->opener_ip), mod)) {
-			WRITE_ONCE(ia->owner, mod);
-			WRITE_ONCE(ia->opener_ip, 0);
-		}
-		kdat_obj_put(&ia->obj);
-	}
-}
-
 /*
- * First every upcall into @mod goes, on every kernel IA (and every upcall
- * of the IAs @mod opened); only then do those IAs close.  Closing one
+ * First every upcall into @mod goes, on every kernel IA (closing ones
+ * too: their teardown still flushes into their EVDs), with every upcall
+ * of the IAs @mod owns; only then do those IAs close.  Closing one
  * disconnects its peers, whose events would otherwise still reach @mod
  * through an IA closed later, or never.
  */
@@ -896,11 +919,8 @@ static void kdat_consumer_going(struct module *mod)
 	bool owned;
 	int n;
 
-	while ((ia = kdat_next_kernel_ia(pass))) {
-		owned = READ_ONCE(ia->owner) == mod ||
-			within_module(READ_ONCE(ia->opener_ip), mod);
-		if (owned)
-			WRITE_ONCE(ia->owner, mod);
+	while ((ia = kdat_next_kernel_ia(pass, true))) {
+		owned = ia->owner == mod;
 		n = kdat_ia_upcalls_off(ia, owned ? NULL : mod);
 		if (n && !owned)
 			pr_warn("kdat: IA %s: %d upcall%s into %s turned off at its unload\n",
@@ -909,8 +929,8 @@ static void kdat_consumer_going(struct module *mod)
 		kdat_obj_put(&ia->obj);
 	}
 	pass = ++kdat_consumers_pass;
-	while ((ia = kdat_next_kernel_ia(pass))) {
-		if (READ_ONCE(ia->owner) == mod) {
+	while ((ia = kdat_next_kernel_ia(pass, false))) {
+		if (ia->owner == mod) {
 			pr_warn("kdat: IA %s left open by %s, closed at its unload\n",
 				ia->dev->info.ia_name, mod->name);
 			kdat_ia_close(ia, 0);
@@ -923,15 +943,34 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 			      void *data)
 {
 	struct module *mod = data;
+	struct kdat_consumer_mod *m, *found = NULL;
 
-	if (state != MODULE_STATE_LIVE && state != MODULE_STATE_GOING)
+	if (state == MODULE_STATE_COMING) {
+		/* no room: that module's IAs have no owner (see above) */
+		m = kmalloc(sizeof(*m), GFP_KERNEL);
+		if (m) {
+			m->mod = mod;
+			mutex_lock(&kdat_consumer_mods_lock);
+			list_add(&m->node, &kdat_consumer_mods);
+			mutex_unlock(&kdat_consumer_mods_lock);
+		}
+		return NOTIFY_OK;
+	}
+	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&kdat_consumers_lock);
-	if (state == MODULE_STATE_LIVE)
-		kdat_consumer_live(mod);
-	else
-		kdat_consumer_going(mod);
+	kdat_consumer_going(mod);
 	mutex_unlock(&kdat_consumers_lock);
+	mutex_lock(&kdat_consumer_mods_lock);
+	list_for_each_entry(m, &kdat_consumer_mods, node) {
+		if (m->mod == mod) {
+			found = m;
+			list_del(&m->node);
+			break;
+		}
+	}
+	mutex_unlock(&kdat_consumer_mods_lock);
+	kfree(found);
 	return NOTIFY_OK;
 }
 
@@ -946,7 +985,11 @@ int kdat_consumers_init(void)
 
 void kdat_consumers_exit(void)
 {
+	struct kdat_consumer_mod *m, *next;
+
 	unregister_module_notifier(&kdat_module_nb);
+	list_for_each_entry_safe(m, next, &kdat_consumer_mods, node)
+		kfree(m);
 }
 
 struct ib_client kdat_ib_client = {

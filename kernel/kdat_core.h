@@ -253,12 +253,10 @@ struct kdat_ia {
 	struct net *net;		/* the opener's network namespace */
 	u32 flags;			/* KDAT_IA_OPEN_* (READ_ONCE) */
 	/*
-	 * A kernel IA's opener (ia.c, "kernel consumers that unload"):
-	 * where its dat_ia_openv returned to, until the module whose init
-	 * text that was adopts it as @owner.  READ_ONCE: the module
-	 * notifier reads them; @consumer_pass only under its lock.
+	 * A kernel IA's consumer module, set before the IA is listed, or
+	 * NULL; @consumer_pass under the module notifier's lock (ia.c,
+	 * "kernel consumers that unload").
 	 */
-	unsigned long opener_ip;
 	struct module *owner;
 	unsigned long consumer_pass;
 };
@@ -267,7 +265,6 @@ extern struct ib_client kdat_ib_client;
 /* module exit: remove_one closes the IAs kernel consumers left open */
 extern bool kdat_unloading;
 void kdat_close_leaked_ias(void);
-void kdat_ia_set_opener(DAT_IA_HANDLE h, unsigned long ip);
 int kdat_consumers_init(void);
 void kdat_consumers_exit(void);
 extern const DAT_PROVIDER kdat_ib_provider_template;
@@ -704,7 +701,7 @@ int kdat_registry_for_each(int (*fn)(const char *name, void *data),
 /* ---- user variants of creates (ia.c, lmr.c, srq.c) ---- */
 DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 			struct kdat_ufile *uf, const struct kdat_uops *uops,
-			struct kdat_ia **iap);
+			unsigned long opener_ip, struct kdat_ia **iap);
 void kdat_ia_close(struct kdat_ia *ia, int held);
 DAT_RETURN kdat_obj_destroy(struct kdat_obj *obj);
 DAT_RETURN kdat_lmr_create_user(struct kdat_ia *ia, DAT_PZ_HANDLE pz,
@@ -727,6 +724,9 @@ DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 /* ---- provider entry points (one per DAT call, kdat_ib_*) ---- */
 DAT_RETURN kdat_ib_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 			   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia);
+DAT_RETURN kdat_ib_ia_open_from(const DAT_NAME_PTR name, DAT_COUNT qlen,
+				DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
+				unsigned long opener_ip);
 DAT_RETURN kdat_ib_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags);
 DAT_RETURN kdat_ib_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
 			    DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,

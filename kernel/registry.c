@@ -147,7 +147,6 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 	DAT_RETURN (*open)(const DAT_NAME_PTR, DAT_COUNT, DAT_EVD_HANDLE *,
 			   DAT_IA_HANDLE *) = NULL;
 	struct kdat_reg_entry *e;
-	DAT_RETURN ret;
 
 	if (!name)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
@@ -173,11 +172,12 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 	 */
 	if (!open)
 		return KDAT_ERR(DAT_PROVIDER_NOT_FOUND, 0);
-	ret = open(name, async_evd_qlen, async_evd_handle, ia_handle);
-	/* which consumer module opened it: closed if that one unloads */
-	if (ret == DAT_SUCCESS && open == kdat_ib_ia_open)
-		kdat_ia_set_opener(*ia_handle, _RET_IP_);
-	return ret;
+	/* kdat's IA is owned by the consumer module that opens it (ia.c) */
+	if (open == kdat_ib_ia_open)
+		return kdat_ib_ia_open_from(name, async_evd_qlen,
+					    async_evd_handle, ia_handle,
+					    _RET_IP_);
+	return open(name, async_evd_qlen, async_evd_handle, ia_handle);
 }
 EXPORT_SYMBOL(dat_ia_openv);
 

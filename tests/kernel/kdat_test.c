@@ -15,7 +15,8 @@
  * that device (rdma link delete), then checks what consumers see.
  *
  * mode=orphan leaves both IAs open with connected EPs, an SRQ, a posted
- * receive and an upcall into this module, and its exit closes nothing:
+ * receive and an upcall into this module, and a third IA opened from its
+ * init text, and its exit closes nothing:
  * a consumer that forgot its IAs.  kdat must close them at this module's
  * unload (the upcall must not run after its exit), or, when it cannot
  * tell who opened them (debugfs fault_no_opener), turn the upcall off
@@ -5134,7 +5135,20 @@ static void orphan_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 	pr_info("kdat_test: orphan: upcall 0x%x\n", ev->event_number);
 }
 
-static int orphan_objects(void)
+/*
+ * A third IA, opened from this module's init text (freed once the module
+ * is live): kdat must still know it is this module's.
+ */
+static noinline int __init orphan_init_text_ia(void)
+{
+	DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL;
+	DAT_IA_HANDLE ia;
+
+	return dat_ia_open((const DAT_NAME_PTR)srv_ia, 16, &aevd, &ia) ?
+	       -EIO : 0;
+}
+
+static int __init orphan_objects(void)
 {
 	DAT_UPCALL_OBJECT up = { .upcall_func = orphan_upcall };
 	struct pair *p = &orphan_pair;
@@ -5148,6 +5162,7 @@ static int orphan_objects(void)
 	CHECK_OK(dat_ep_post_recv(p->cep[0], 1, &t, cookie(2),
 				  DAT_COMPLETION_DEFAULT_FLAG));
 	CHECK_OK(dat_evd_modify_upcall(p->c.dto_evd, DAT_UPCALL_MANY, &up));
+	CHECK(!orphan_init_text_ia(), "IA opened from init text");
 	pr_info("kdat_test: orphan: ready, %ld live objects left open\n",
 		kdat_live_objects());
 	return 0;
