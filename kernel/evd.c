@@ -48,19 +48,33 @@ void kdat_event_reaped(struct kdat_event *e)
 	}
 }
 
+/*
+ * Every dispatch runs inside it: a consumer module's unload turns off the
+ * upcalls into it, then waits here for those already running (ia.c).
+ */
+DEFINE_STATIC_SRCU(kdat_upcall_srcu);
+
+void kdat_upcalls_sync(void)
+{
+	synchronize_srcu(&kdat_upcall_srcu);
+}
+
 static void kdat_evd_dispatch(struct kdat_evd *evd)
 {
 	struct kdat_event e;
 	DAT_UPCALL_OBJECT up;
 	unsigned long flags;
 	bool more;
+	int idx;
 
+	idx = srcu_read_lock(&kdat_upcall_srcu);
 	for (;;) {
 		spin_lock_irqsave(&evd->lock, flags);
 		if (!evd->count || !kdat_upcall_on(evd)) {
 			evd->in_upcall = false;
 			evd->upcall_task = NULL;
 			spin_unlock_irqrestore(&evd->lock, flags);
+			srcu_read_unlock(&kdat_upcall_srcu, idx);
 			wake_up_all(&evd->upcall_wq);
 			return;
 		}
@@ -522,37 +536,28 @@ static void kdat_evd_quiesce(struct kdat_evd *evd)
 }
 
 /*
- * Whether kernel EVD @evd's upcall is on and, with @mod, its function
- * lies in module @mod (a consumer that unloads: ia.c).
+ * A consumer module unloads (ia.c): if @evd's upcall function lies in
+ * @mod (with @all, any upcall function), turn the upcall off and forget
+ * the function, so nothing can turn it on again.  Under the IA lock, not
+ * waiting: the caller waits for upcalls already running (kdat_upcalls_sync).
+ * True if the upcall was on.
  */
-bool kdat_evd_upcall_in(struct kdat_evd *evd, const struct module *mod)
+bool kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
+			  bool all)
 {
 	unsigned long fn = (unsigned long)evd->upcall.upcall_func;
-
-	lockdep_assert_held(&evd->lock);
-	return !evd->uring && (evd->policy == DAT_UPCALL_SINGLE_INSTANCE ||
-			       evd->policy == DAT_UPCALL_MANY) &&
-	       (!mod || within_module(fn, mod));
-}
-
-/*
- * Turn @evd's upcall off, as DAT_UPCALL_TEARDOWN does, if
- * kdat_evd_upcall_in(@evd, @mod); true if it did.  Returns once no upcall
- * of @evd runs.
- */
-bool kdat_evd_upcall_off(struct kdat_evd *evd, const struct module *mod)
-{
 	unsigned long flags;
-	bool off;
+	bool on = false;
 
+	lockdep_assert_held(&evd->obj.ia->lock);
 	spin_lock_irqsave(&evd->lock, flags);
-	off = kdat_evd_upcall_in(evd, mod);
-	if (off)
+	if (!evd->uring && fn && (all || within_module(fn, mod))) {
+		on = kdat_upcall_on(evd);
 		evd->policy = DAT_UPCALL_DISABLE;
+		evd->upcall.upcall_func = NULL;
+	}
 	spin_unlock_irqrestore(&evd->lock, flags);
-	if (off)
-		kdat_evd_quiesce(evd);
-	return off;
+	return on;
 }
 
 DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
@@ -849,14 +854,19 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 		mutex_unlock(&ia->lock);
 		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
 	}
-	list_del_init(&evd->obj.ia_node);
-	mutex_unlock(&ia->lock);
-	kdat_obj_unpublish(&evd->obj);
-
+	/*
+	 * Off while still on the IA's list: a consumer module's unload
+	 * (ia.c) looks for upcalls into it there, and must find each EVD
+	 * either listed or with its upcall off.
+	 */
 	spin_lock_irqsave(&evd->lock, flags);
 	evd->policy = DAT_UPCALL_DISABLE;
 	evd->dead = true;
 	spin_unlock_irqrestore(&evd->lock, flags);
+	list_del_init(&evd->obj.ia_node);
+	mutex_unlock(&ia->lock);
+	kdat_obj_unpublish(&evd->obj);
+
 	kdat_evd_drop_cno(evd);
 	kdat_evd_quiesce(evd);
 	cq = xchg(&evd->cq, NULL);

@@ -796,25 +796,22 @@ void kdat_close_leaked_ias(void)
  * kdat's symbols), so a module notifier sees it come: kdat keeps a list
  * of the modules loaded since, and an IA opened through dat_ia_openv is
  * owned by the one whose code (init or core) that call returned to.  At
- * the owner's MODULE_STATE_GOING (after its exit ran or its init failed,
+ * a module's MODULE_STATE_GOING (after its exit ran or its init failed,
  * before its memory is freed) kdat first turns off, on every kernel IA,
  * the upcalls whose function lies in that module (every upcall of the
- * IAs it owns) and waits until none of them runs, then closes the IAs
- * it owns.  An IA with no owner (an open kdat cannot place) keeps only
- * the first part, and is closed at kdat's own unload
- * (kdat_close_leaked_ias).
+ * IAs it owns) and waits for those already running, then closes the IAs
+ * it owns.  An IA with no owner (an open kdat cannot place) gets the
+ * first part only, and is closed at kdat's own unload
+ * (kdat_close_leaked_ias).  No lock is held while a pass waits: an upcall
+ * it waits for may open IAs, load a module, or fail to.
  */
 struct kdat_consumer_mod {
 	struct list_head node;
 	struct module *mod;
 };
 
-/* modules loaded since kdat; never held across a wait */
-static LIST_HEAD(kdat_consumer_mods);
-static DEFINE_MUTEX(kdat_consumer_mods_lock);
-/* one GOING pass at a time; held while it waits, so nothing else takes it */
-static DEFINE_MUTEX(kdat_consumers_lock);
-static unsigned long kdat_consumers_pass;	/* under it */
+static LIST_HEAD(kdat_consumer_mods);		/* modules loaded since kdat */
+static DEFINE_MUTEX(kdat_consumer_mods_lock);	/* held for list work only */
 
 /* The loaded module whose code @ip lies in, or NULL. */
 static struct module *kdat_consumer_of(unsigned long ip)
@@ -837,105 +834,102 @@ static struct module *kdat_consumer_of(unsigned long ip)
 }
 
 /*
- * Under kdat_consumers_lock: the next kernel IA (@closing too, or only
- * those not closing) that pass @pass has not visited yet, with a
- * reference; or NULL.
+ * The kernel IA after @prev (NULL: the first) on kdat's devices' lists,
+ * those closing too if @closing, with a reference; NULL at the end.
+ * Drops @prev's reference.  That reference kept @prev, and its device,
+ * on the lists, so a walk holds no lock between its steps.
  */
-static struct kdat_ia *kdat_next_kernel_ia(unsigned long pass, bool closing)
+static struct kdat_ia *kdat_next_kernel_ia(struct kdat_ia *prev,
+					   bool closing)
 {
 	struct kdat_device *kdev;
 	struct kdat_ia *ia, *found = NULL;
 
-	lockdep_assert_held(&kdat_consumers_lock);
 	mutex_lock(&kdat_devices_lock);
-	list_for_each_entry(kdev, &kdat_devices, node) {
+	if (prev) {
+		kdev = prev->dev;
 		mutex_lock(&kdev->lock);
-		list_for_each_entry(ia, &kdev->ias, dev_node) {
-			if (ia->uops || ia->consumer_pass == pass ||
-			    (!closing && READ_ONCE(ia->closing)))
+		ia = list_next_entry(prev, dev_node);
+	} else {
+		kdev = list_first_entry(&kdat_devices, struct kdat_device,
+					node);
+		if (list_entry_is_head(kdev, &kdat_devices, node))
+			goto out;
+		mutex_lock(&kdev->lock);
+		ia = list_first_entry(&kdev->ias, struct kdat_ia, dev_node);
+	}
+	for (;;) {
+		list_for_each_entry_from(ia, &kdev->ias, dev_node) {
+			if (ia->uops || (!closing && READ_ONCE(ia->closing)) ||
+			    !kref_get_unless_zero(&ia->obj.ref))
 				continue;
-			ia->consumer_pass = pass;
-			if (kref_get_unless_zero(&ia->obj.ref)) {
-				found = ia;
-				break;
-			}
+			found = ia;
+			break;
 		}
 		mutex_unlock(&kdev->lock);
 		if (found)
 			break;
+		kdev = list_next_entry(kdev, node);
+		if (list_entry_is_head(kdev, &kdat_devices, node))
+			break;
+		mutex_lock(&kdev->lock);
+		ia = list_first_entry(&kdev->ias, struct kdat_ia, dev_node);
 	}
+out:
 	mutex_unlock(&kdat_devices_lock);
+	if (prev)
+		kdat_obj_put(&prev->obj);
 	return found;
 }
 
 /*
- * Turn off the upcalls of @ia's EVDs (with @mod, those whose function
- * lies in @mod); the number turned off.  Each returns once its upcall no
- * longer runs, which is not under the IA lock: an upcall may take it.
+ * Turn off the upcalls of @ia's EVDs whose function lies in @mod (with
+ * @all, every upcall); the number that were on.  An EVD being freed is
+ * off before it leaves the list (kdat_ib_evd_free).
  */
-static int kdat_ia_upcalls_off(struct kdat_ia *ia, const struct module *mod)
+static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
+				bool all)
 {
-	struct kdat_evd *evd, *found;
 	struct kdat_obj *obj;
-	unsigned long flags;
 	int n = 0;
 
-	do {
-		found = NULL;
-		mutex_lock(&ia->lock);
-		list_for_each_entry(obj, &ia->objs, ia_node) {
-			if (obj->type != DAT_HANDLE_TYPE_EVD)
-				continue;
-			evd = container_of(obj, struct kdat_evd, obj);
-			spin_lock_irqsave(&evd->lock, flags);
-			if (kdat_evd_upcall_in(evd, mod))
-				found = evd;
-			spin_unlock_irqrestore(&evd->lock, flags);
-			if (found) {
-				kdat_obj_hold(obj);
-				break;
-			}
-		}
-		mutex_unlock(&ia->lock);
-		if (found) {
-			n += kdat_evd_upcall_off(found, mod);
-			kdat_obj_put(&found->obj);
-		}
-	} while (found);
+	mutex_lock(&ia->lock);
+	list_for_each_entry(obj, &ia->objs, ia_node)
+		if (obj->type == DAT_HANDLE_TYPE_EVD)
+			n += kdat_evd_upcall_drop(container_of(obj,
+						struct kdat_evd, obj), mod, all);
+	mutex_unlock(&ia->lock);
 	return n;
 }
 
 /*
  * First every upcall into @mod goes, on every kernel IA (closing ones
  * too: their teardown still flushes into their EVDs), with every upcall
- * of the IAs @mod owns; only then do those IAs close.  Closing one
- * disconnects its peers, whose events would otherwise still reach @mod
- * through an IA closed later, or never.
+ * of the IAs @mod owns, and the upcalls already running end; only then
+ * do those IAs close.  Closing one disconnects its peers, whose events
+ * would otherwise still reach @mod through an IA closed later, or never.
  */
 static void kdat_consumer_going(struct module *mod)
 {
-	unsigned long pass = ++kdat_consumers_pass;
-	struct kdat_ia *ia;
+	struct kdat_ia *ia = NULL;
 	bool owned;
 	int n;
 
-	while ((ia = kdat_next_kernel_ia(pass, true))) {
+	while ((ia = kdat_next_kernel_ia(ia, true))) {
 		owned = ia->owner == mod;
-		n = kdat_ia_upcalls_off(ia, owned ? NULL : mod);
+		n = kdat_ia_upcalls_drop(ia, mod, owned);
 		if (n && !owned)
 			pr_warn("kdat: IA %s: %d upcall%s into %s turned off at its unload\n",
 				ia->dev->info.ia_name, n, n == 1 ? "" : "s",
 				mod->name);
-		kdat_obj_put(&ia->obj);
 	}
-	pass = ++kdat_consumers_pass;
-	while ((ia = kdat_next_kernel_ia(pass, false))) {
+	kdat_upcalls_sync();
+	while ((ia = kdat_next_kernel_ia(ia, false))) {
 		if (ia->owner == mod) {
 			pr_warn("kdat: IA %s left open by %s, closed at its unload\n",
 				ia->dev->info.ia_name, mod->name);
 			kdat_ia_close(ia, 0);
 		}
-		kdat_obj_put(&ia->obj);
 	}
 }
 
@@ -958,9 +952,7 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 	}
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	mutex_lock(&kdat_consumers_lock);
 	kdat_consumer_going(mod);
-	mutex_unlock(&kdat_consumers_lock);
 	mutex_lock(&kdat_consumer_mods_lock);
 	list_for_each_entry(m, &kdat_consumer_mods, node) {
 		if (m->mod == mod) {

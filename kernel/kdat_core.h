@@ -254,11 +254,9 @@ struct kdat_ia {
 	u32 flags;			/* KDAT_IA_OPEN_* (READ_ONCE) */
 	/*
 	 * A kernel IA's consumer module, set before the IA is listed, or
-	 * NULL; @consumer_pass under the module notifier's lock (ia.c,
-	 * "kernel consumers that unload").
+	 * NULL (ia.c, "kernel consumers that unload").
 	 */
 	struct module *owner;
-	unsigned long consumer_pass;
 };
 
 extern struct ib_client kdat_ib_client;
@@ -686,8 +684,9 @@ DAT_RETURN kdat_cno_wait(struct kdat_cno *cno, u32 timeout_us, u32 *evd);
 DAT_RETURN kdat_evd_set_cno(struct kdat_evd *evd, struct kdat_cno *cno,
 			    bool enabled);
 void kdat_evd_drop_cno(struct kdat_evd *evd);
-bool kdat_evd_upcall_in(struct kdat_evd *evd, const struct module *mod);
-bool kdat_evd_upcall_off(struct kdat_evd *evd, const struct module *mod);
+bool kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
+			  bool all);
+void kdat_upcalls_sync(void);
 void kdat_cno_evd_posted(struct kdat_evd *evd);
 void kdat_cno_evd_wait(struct kdat_evd *evd, bool begin);
 void kdat_cno_wake_ia(struct kdat_ia *ia);
