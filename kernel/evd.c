@@ -67,8 +67,12 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 	bool more;
 	int idx;
 
-	idx = srcu_read_lock(&kdat_upcall_srcu);
 	for (;;) {
+		/*
+		 * One section per upcall, not per drain: an EVD fed without
+		 * pause must not hold up a module's unload.
+		 */
+		idx = srcu_read_lock(&kdat_upcall_srcu);
 		spin_lock_irqsave(&evd->lock, flags);
 		if (!evd->count || !kdat_upcall_on(evd)) {
 			evd->in_upcall = false;
@@ -88,6 +92,7 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 
 		kdat_event_reaped(&e);
 		up.upcall_func(up.instance_data, &e.ev, more);
+		srcu_read_unlock(&kdat_upcall_srcu, idx);
 	}
 }
 
@@ -538,26 +543,27 @@ static void kdat_evd_quiesce(struct kdat_evd *evd)
 /*
  * A consumer module unloads (ia.c): if @evd's upcall function lies in
  * @mod (with @all, any upcall function), turn the upcall off and forget
- * the function, so nothing can turn it on again.  Under the IA lock, not
- * waiting: the caller waits for upcalls already running (kdat_upcalls_sync).
- * True if the upcall was on.
+ * the function, so a later modify cannot turn it on again without a new
+ * one.  Under the IA lock, not waiting: the caller waits for upcalls
+ * already running (kdat_upcalls_sync).  2 if the upcall was on, 1 if only
+ * its function went, 0 if it did not match.
  */
-bool kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
-			  bool all)
+int kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
+			 bool all)
 {
-	unsigned long fn = (unsigned long)evd->upcall.upcall_func;
-	unsigned long flags;
-	bool on = false;
+	unsigned long fn, flags;
+	int ret = 0;
 
 	lockdep_assert_held(&evd->obj.ia->lock);
 	spin_lock_irqsave(&evd->lock, flags);
+	fn = (unsigned long)evd->upcall.upcall_func;
 	if (!evd->uring && fn && (all || within_module(fn, mod))) {
-		on = kdat_upcall_on(evd);
+		ret = kdat_upcall_on(evd) ? 2 : 1;
 		evd->policy = DAT_UPCALL_DISABLE;
 		evd->upcall.upcall_func = NULL;
 	}
 	spin_unlock_irqrestore(&evd->lock, flags);
-	return on;
+	return ret;
 }
 
 DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,

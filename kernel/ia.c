@@ -885,19 +885,28 @@ out:
 /*
  * Turn off the upcalls of @ia's EVDs whose function lies in @mod (with
  * @all, every upcall); the number that were on.  An EVD being freed is
- * off before it leaves the list (kdat_ib_evd_free).
+ * off before it leaves the list (kdat_ib_evd_free).  *@wait is set when
+ * an upcall into @mod may still run: one matched, or one may be in an
+ * EVD a free or close in flight has taken off the list.
  */
 static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
-				bool all)
+				bool all, bool *wait)
 {
 	struct kdat_obj *obj;
-	int n = 0;
+	int n = 0, r;
 
 	mutex_lock(&ia->lock);
-	list_for_each_entry(obj, &ia->objs, ia_node)
-		if (obj->type == DAT_HANDLE_TYPE_EVD)
-			n += kdat_evd_upcall_drop(container_of(obj,
-						struct kdat_evd, obj), mod, all);
+	if (ia->closing || atomic_read(&ia->frees))
+		*wait = true;
+	list_for_each_entry(obj, &ia->objs, ia_node) {
+		if (obj->type != DAT_HANDLE_TYPE_EVD)
+			continue;
+		r = kdat_evd_upcall_drop(container_of(obj, struct kdat_evd,
+						      obj), mod, all);
+		if (r)
+			*wait = true;
+		n += r == 2;
+	}
 	mutex_unlock(&ia->lock);
 	return n;
 }
@@ -908,21 +917,27 @@ static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
  * of the IAs @mod owns, and the upcalls already running end; only then
  * do those IAs close.  Closing one disconnects its peers, whose events
  * would otherwise still reach @mod through an IA closed later, or never.
+ * A module that is no consumer of kdat's (no IA, no upcall) waits for
+ * nothing here.
  */
 static void kdat_consumer_going(struct module *mod)
 {
 	struct kdat_ia *ia = NULL;
-	bool owned;
+	bool owned, wait = false;
 	int n;
 
 	while ((ia = kdat_next_kernel_ia(ia, true))) {
 		owned = ia->owner == mod;
-		n = kdat_ia_upcalls_drop(ia, mod, owned);
+		if (owned)
+			wait = true;
+		n = kdat_ia_upcalls_drop(ia, mod, owned, &wait);
 		if (n && !owned)
 			pr_warn("kdat: IA %s: %d upcall%s into %s turned off at its unload\n",
 				ia->dev->info.ia_name, n, n == 1 ? "" : "s",
 				mod->name);
 	}
+	if (!wait)
+		return;
 	kdat_upcalls_sync();
 	while ((ia = kdat_next_kernel_ia(ia, false))) {
 		if (ia->owner == mod) {
