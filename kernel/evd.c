@@ -464,8 +464,10 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	evd->qlen = qlen;
 	mutex_init(&evd->cq_lock);
 	evd->policy = policy;
-	if (upcall)
+	if (upcall) {
 		evd->upcall = *upcall;
+		kdat_consumer_upcall(upcall->upcall_func);
+	}
 	if (ia->uops && ia->uops->evd_init(evd)) {
 		kdat_obj_put(&evd->obj);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -579,6 +581,8 @@ DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
 	    policy != DAT_UPCALL_SINGLE_INSTANCE &&
 	    policy != DAT_UPCALL_MANY && policy != DAT_UPCALL_TEARDOWN)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (upcall)
+		kdat_consumer_upcall(upcall->upcall_func);
 	spin_lock_irqsave(&evd->lock, flags);
 	if ((policy == DAT_UPCALL_SINGLE_INSTANCE ||
 	     policy == DAT_UPCALL_MANY) &&

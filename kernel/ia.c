@@ -808,12 +808,26 @@ void kdat_close_leaked_ias(void)
 struct kdat_consumer_mod {
 	struct list_head node;
 	struct module *mod;
+	/* an IA or an armed upcall was traced to it: its unload waits */
+	bool used;
 };
 
 static LIST_HEAD(kdat_consumer_mods);		/* modules loaded since kdat */
 static DEFINE_MUTEX(kdat_consumer_mods_lock);	/* held for list work only */
 
-/* The loaded module whose code @ip lies in, or NULL. */
+/* Under the list's lock: the listed module whose code @ip lies in. */
+static struct kdat_consumer_mod *kdat_consumer_find(unsigned long ip)
+{
+	struct kdat_consumer_mod *m;
+
+	lockdep_assert_held(&kdat_consumer_mods_lock);
+	list_for_each_entry(m, &kdat_consumer_mods, node)
+		if (within_module(ip, m->mod))
+			return m;
+	return NULL;
+}
+
+/* The loaded module whose code @ip lies in, now marked used; or NULL. */
 static struct module *kdat_consumer_of(unsigned long ip)
 {
 	struct kdat_consumer_mod *m;
@@ -823,14 +837,27 @@ static struct module *kdat_consumer_of(unsigned long ip)
 	if (static_branch_unlikely(&kdat_fault_no_opener))
 		return NULL;
 	mutex_lock(&kdat_consumer_mods_lock);
-	list_for_each_entry(m, &kdat_consumer_mods, node) {
-		if (within_module(ip, m->mod)) {
-			mod = m->mod;
-			break;
-		}
+	m = kdat_consumer_find(ip);
+	if (m) {
+		m->used = true;
+		mod = m->mod;
 	}
 	mutex_unlock(&kdat_consumer_mods_lock);
 	return mod;
+}
+
+/* An upcall is armed with @fn: the module it lies in waits at its unload. */
+void kdat_consumer_upcall(DAT_UPCALL_FUNC fn)
+{
+	struct kdat_consumer_mod *m;
+
+	if (!fn)
+		return;
+	mutex_lock(&kdat_consumer_mods_lock);
+	m = kdat_consumer_find((unsigned long)fn);
+	if (m)
+		m->used = true;
+	mutex_unlock(&kdat_consumer_mods_lock);
 }
 
 /*
@@ -885,28 +912,20 @@ out:
 /*
  * Turn off the upcalls of @ia's EVDs whose function lies in @mod (with
  * @all, every upcall); the number that were on.  An EVD being freed is
- * off before it leaves the list (kdat_ib_evd_free).  *@wait is set when
- * an upcall into @mod may still run: one matched, or one may be in an
- * EVD a free or close in flight has taken off the list.
+ * off before it leaves the list (kdat_ib_evd_free).
  */
 static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
-				bool all, bool *wait)
+				bool all)
 {
 	struct kdat_obj *obj;
-	int n = 0, r;
+	int n = 0;
 
 	mutex_lock(&ia->lock);
-	if (ia->closing || atomic_read(&ia->frees))
-		*wait = true;
-	list_for_each_entry(obj, &ia->objs, ia_node) {
-		if (obj->type != DAT_HANDLE_TYPE_EVD)
-			continue;
-		r = kdat_evd_upcall_drop(container_of(obj, struct kdat_evd,
-						      obj), mod, all);
-		if (r)
-			*wait = true;
-		n += r == 2;
-	}
+	list_for_each_entry(obj, &ia->objs, ia_node)
+		if (obj->type == DAT_HANDLE_TYPE_EVD)
+			n += kdat_evd_upcall_drop(container_of(obj,
+						struct kdat_evd, obj), mod,
+						all) == 2;
 	mutex_unlock(&ia->lock);
 	return n;
 }
@@ -917,27 +936,25 @@ static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
  * of the IAs @mod owns, and the upcalls already running end; only then
  * do those IAs close.  Closing one disconnects its peers, whose events
  * would otherwise still reach @mod through an IA closed later, or never.
- * A module that is no consumer of kdat's (no IA, no upcall) waits for
- * nothing here.
  */
 static void kdat_consumer_going(struct module *mod)
 {
 	struct kdat_ia *ia = NULL;
-	bool owned, wait = false;
+	bool owned;
 	int n;
 
 	while ((ia = kdat_next_kernel_ia(ia, true))) {
 		owned = ia->owner == mod;
-		if (owned)
-			wait = true;
-		n = kdat_ia_upcalls_drop(ia, mod, owned, &wait);
+		n = kdat_ia_upcalls_drop(ia, mod, owned);
 		if (n && !owned)
 			pr_warn("kdat: IA %s: %d upcall%s into %s turned off at its unload\n",
 				ia->dev->info.ia_name, n, n == 1 ? "" : "s",
 				mod->name);
 	}
-	if (!wait)
-		return;
+	/*
+	 * Whatever runs @mod's code now (an upcall that freed its own EVD,
+	 * one whose function a modify replaced meanwhile) started before.
+	 */
 	kdat_upcalls_sync();
 	while ((ia = kdat_next_kernel_ia(ia, false))) {
 		if (ia->owner == mod) {
@@ -953,10 +970,11 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 {
 	struct module *mod = data;
 	struct kdat_consumer_mod *m, *found = NULL;
+	bool used = true;
 
 	if (state == MODULE_STATE_COMING) {
 		/* no room: that module's IAs have no owner (see above) */
-		m = kmalloc(sizeof(*m), GFP_KERNEL);
+		m = kzalloc(sizeof(*m), GFP_KERNEL);
 		if (m) {
 			m->mod = mod;
 			mutex_lock(&kdat_consumer_mods_lock);
@@ -967,17 +985,29 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 	}
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	kdat_consumer_going(mod);
 	mutex_lock(&kdat_consumer_mods_lock);
 	list_for_each_entry(m, &kdat_consumer_mods, node) {
 		if (m->mod == mod) {
 			found = m;
-			list_del(&m->node);
+			used = m->used;
 			break;
 		}
 	}
 	mutex_unlock(&kdat_consumer_mods_lock);
-	kfree(found);
+	/*
+	 * Only a module an IA or an armed upcall was traced to (or one not
+	 * listed: loaded before kdat, or no memory then) has anything to
+	 * wait for; the others must not wait for the upcalls running (one
+	 * may be waiting for this very load or unload).
+	 */
+	if (used)
+		kdat_consumer_going(mod);
+	if (found) {
+		mutex_lock(&kdat_consumer_mods_lock);
+		list_del(&found->node);
+		mutex_unlock(&kdat_consumer_mods_lock);
+		kfree(found);
+	}
 	return NOTIFY_OK;
 }
 

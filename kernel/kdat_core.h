@@ -263,6 +263,7 @@ extern struct ib_client kdat_ib_client;
 /* module exit: remove_one closes the IAs kernel consumers left open */
 extern bool kdat_unloading;
 void kdat_close_leaked_ias(void);
+void kdat_consumer_upcall(DAT_UPCALL_FUNC fn);
 int kdat_consumers_init(void);
 void kdat_consumers_exit(void);
 extern const DAT_PROVIDER kdat_ib_provider_template;
