@@ -813,7 +813,8 @@ struct kdat_consumer_mod {
 };
 
 static LIST_HEAD(kdat_consumer_mods);		/* modules loaded since kdat */
-static DEFINE_MUTEX(kdat_consumer_mods_lock);	/* held for list work only */
+/* a spinlock: dat_evd_modify_upcall may be called in atomic context */
+static DEFINE_SPINLOCK(kdat_consumer_mods_lock);
 
 /* Under the list's lock: the listed module whose code @ip lies in. */
 static struct kdat_consumer_mod *kdat_consumer_find(unsigned long ip)
@@ -832,17 +833,18 @@ static struct module *kdat_consumer_of(unsigned long ip)
 {
 	struct kdat_consumer_mod *m;
 	struct module *mod = NULL;
+	unsigned long flags;
 
 	/* the race tests' stand-in for an opener kdat cannot place */
 	if (static_branch_unlikely(&kdat_fault_no_opener))
 		return NULL;
-	mutex_lock(&kdat_consumer_mods_lock);
+	spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
 	m = kdat_consumer_find(ip);
 	if (m) {
 		m->used = true;
 		mod = m->mod;
 	}
-	mutex_unlock(&kdat_consumer_mods_lock);
+	spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 	return mod;
 }
 
@@ -850,14 +852,15 @@ static struct module *kdat_consumer_of(unsigned long ip)
 void kdat_consumer_upcall(DAT_UPCALL_FUNC fn)
 {
 	struct kdat_consumer_mod *m;
+	unsigned long flags;
 
 	if (!fn)
 		return;
-	mutex_lock(&kdat_consumer_mods_lock);
+	spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
 	m = kdat_consumer_find((unsigned long)fn);
 	if (m)
 		m->used = true;
-	mutex_unlock(&kdat_consumer_mods_lock);
+	spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 }
 
 /*
@@ -970,6 +973,7 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 {
 	struct module *mod = data;
 	struct kdat_consumer_mod *m, *found = NULL;
+	unsigned long flags;
 	bool used = true;
 
 	if (state == MODULE_STATE_COMING) {
@@ -977,15 +981,15 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 		m = kzalloc(sizeof(*m), GFP_KERNEL);
 		if (m) {
 			m->mod = mod;
-			mutex_lock(&kdat_consumer_mods_lock);
+			spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
 			list_add(&m->node, &kdat_consumer_mods);
-			mutex_unlock(&kdat_consumer_mods_lock);
+			spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 		}
 		return NOTIFY_OK;
 	}
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	mutex_lock(&kdat_consumer_mods_lock);
+	spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
 	list_for_each_entry(m, &kdat_consumer_mods, node) {
 		if (m->mod == mod) {
 			found = m;
@@ -993,7 +997,7 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 			break;
 		}
 	}
-	mutex_unlock(&kdat_consumer_mods_lock);
+	spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 	/*
 	 * Only a module an IA or an armed upcall was traced to (or one not
 	 * listed: loaded before kdat, or no memory then) has anything to
@@ -1003,9 +1007,9 @@ static int kdat_module_notify(struct notifier_block *nb, unsigned long state,
 	if (used)
 		kdat_consumer_going(mod);
 	if (found) {
-		mutex_lock(&kdat_consumer_mods_lock);
+		spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
 		list_del(&found->node);
-		mutex_unlock(&kdat_consumer_mods_lock);
+		spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 		kfree(found);
 	}
 	return NOTIFY_OK;
