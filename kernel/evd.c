@@ -68,20 +68,20 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 	int idx;
 
 	for (;;) {
-		/*
-		 * One section per upcall, not per drain: an EVD fed without
-		 * pause must not hold up a module's unload.
-		 */
-		idx = srcu_read_lock(&kdat_upcall_srcu);
 		spin_lock_irqsave(&evd->lock, flags);
 		if (!evd->count || !kdat_upcall_on(evd)) {
 			evd->in_upcall = false;
 			evd->upcall_task = NULL;
 			spin_unlock_irqrestore(&evd->lock, flags);
-			srcu_read_unlock(&kdat_upcall_srcu, idx);
 			wake_up_all(&evd->upcall_wq);
 			return;
 		}
+		/*
+		 * One section per upcall, not per drain (an EVD fed without
+		 * pause must not hold up a module's unload), entered under
+		 * the lock that turning the upcall off takes.
+		 */
+		idx = srcu_read_lock(&kdat_upcall_srcu);
 		e = evd->ring[evd->head];
 		evd->head = (evd->head + 1) % evd->qlen;
 		evd->count--;
@@ -547,25 +547,24 @@ static void kdat_evd_quiesce(struct kdat_evd *evd)
  * @mod (with @all, any upcall function), turn the upcall off and forget
  * the function, so a later modify cannot turn it on again without a new
  * one.  Under the IA lock, not waiting: the caller waits for upcalls
- * already running (kdat_upcalls_sync).  2 if the upcall was on, 1 if only
- * its function went, 0 if it did not match.
+ * already running (kdat_upcalls_sync).  True if the upcall was on.
  */
-int kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
-			 bool all)
+bool kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
+			  bool all)
 {
 	unsigned long fn, flags;
-	int ret = 0;
+	bool on = false;
 
 	lockdep_assert_held(&evd->obj.ia->lock);
 	spin_lock_irqsave(&evd->lock, flags);
 	fn = (unsigned long)evd->upcall.upcall_func;
 	if (!evd->uring && fn && (all || within_module(fn, mod))) {
-		ret = kdat_upcall_on(evd) ? 2 : 1;
+		on = kdat_upcall_on(evd);
 		evd->policy = DAT_UPCALL_DISABLE;
 		evd->upcall.upcall_func = NULL;
 	}
 	spin_unlock_irqrestore(&evd->lock, flags);
-	return ret;
+	return on;
 }
 
 DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,

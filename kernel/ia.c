@@ -816,51 +816,39 @@ static LIST_HEAD(kdat_consumer_mods);		/* modules loaded since kdat */
 /* a spinlock: dat_evd_modify_upcall may be called in atomic context */
 static DEFINE_SPINLOCK(kdat_consumer_mods_lock);
 
-/* Under the list's lock: the listed module whose code @ip lies in. */
-static struct kdat_consumer_mod *kdat_consumer_find(unsigned long ip)
-{
-	struct kdat_consumer_mod *m;
-
-	lockdep_assert_held(&kdat_consumer_mods_lock);
-	list_for_each_entry(m, &kdat_consumer_mods, node)
-		if (within_module(ip, m->mod))
-			return m;
-	return NULL;
-}
-
-/* The loaded module whose code @ip lies in, now marked used; or NULL. */
-static struct module *kdat_consumer_of(unsigned long ip)
+/* The listed module whose code @ip lies in, now marked used; or NULL. */
+static struct module *kdat_consumer_mark(unsigned long ip)
 {
 	struct kdat_consumer_mod *m;
 	struct module *mod = NULL;
 	unsigned long flags;
 
-	/* the race tests' stand-in for an opener kdat cannot place */
-	if (static_branch_unlikely(&kdat_fault_no_opener))
-		return NULL;
 	spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
-	m = kdat_consumer_find(ip);
-	if (m) {
-		m->used = true;
-		mod = m->mod;
+	list_for_each_entry(m, &kdat_consumer_mods, node) {
+		if (within_module(ip, m->mod)) {
+			m->used = true;
+			mod = m->mod;
+			break;
+		}
 	}
 	spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
 	return mod;
 }
 
+/* An IA is opened from @ip: its owner, or NULL. */
+static struct module *kdat_consumer_of(unsigned long ip)
+{
+	/* the race tests' stand-in for an opener kdat cannot place */
+	if (static_branch_unlikely(&kdat_fault_no_opener))
+		return NULL;
+	return kdat_consumer_mark(ip);
+}
+
 /* An upcall is armed with @fn: the module it lies in waits at its unload. */
 void kdat_consumer_upcall(DAT_UPCALL_FUNC fn)
 {
-	struct kdat_consumer_mod *m;
-	unsigned long flags;
-
-	if (!fn)
-		return;
-	spin_lock_irqsave(&kdat_consumer_mods_lock, flags);
-	m = kdat_consumer_find((unsigned long)fn);
-	if (m)
-		m->used = true;
-	spin_unlock_irqrestore(&kdat_consumer_mods_lock, flags);
+	if (fn)
+		kdat_consumer_mark((unsigned long)fn);
 }
 
 /*
@@ -928,7 +916,7 @@ static int kdat_ia_upcalls_drop(struct kdat_ia *ia, const struct module *mod,
 		if (obj->type == DAT_HANDLE_TYPE_EVD)
 			n += kdat_evd_upcall_drop(container_of(obj,
 						struct kdat_evd, obj), mod,
-						all) == 2;
+						all);
 	mutex_unlock(&ia->lock);
 	return n;
 }

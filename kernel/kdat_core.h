@@ -685,8 +685,8 @@ DAT_RETURN kdat_cno_wait(struct kdat_cno *cno, u32 timeout_us, u32 *evd);
 DAT_RETURN kdat_evd_set_cno(struct kdat_evd *evd, struct kdat_cno *cno,
 			    bool enabled);
 void kdat_evd_drop_cno(struct kdat_evd *evd);
-int kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
-			 bool all);
+bool kdat_evd_upcall_drop(struct kdat_evd *evd, const struct module *mod,
+			  bool all);
 void kdat_upcalls_sync(void);
 void kdat_cno_evd_posted(struct kdat_evd *evd);
 void kdat_cno_evd_wait(struct kdat_evd *evd, bool begin);
