@@ -198,13 +198,20 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		}
 		/*
-		 * A disconnect from here on moves the published QP to the
-		 * error state: the attempt below then fails (CONNECT_ERROR,
-		 * no event: the disconnect reported the end).  Checked again
-		 * so that mostly no request goes out at all.
+		 * Checked again so that mostly no request goes out at all;
+		 * under connect_lock up to the send, so that a disconnect
+		 * after this look moves the QP to the error state only once
+		 * the request is out (before, rdma_disconnect finds no IB CM
+		 * ID and leaves the QP alone): the attempt then fails at the
+		 * CM (CONNECT_ERROR, reported as the disconnect's end).
 		 */
-		if (!kdat_ep_connecting(ep))
+		mutex_lock(&ep->connect_lock);
+		if (!kdat_ep_connecting(ep)) {
+			mutex_unlock(&ep->connect_lock);
 			break;
+		}
+		if (kdat_fault_cm_park(ep, KDAT_FAULT_CM_REQUEST))
+			kdat_fault_cm_resume();
 		wire[0] = ep->private_data_size;
 		memcpy(wire + 1, ep->private_data, ep->private_data_size);
 		cp.private_data = wire;
@@ -214,6 +221,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		cp.retry_count = 7;
 		cp.rnr_retry_count = 7;
 		ret = rdma_connect_locked(id, &cp);
+		mutex_unlock(&ep->connect_lock);
 		if (ret)
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_UNREACHABLE);
 		break;
@@ -445,6 +453,7 @@ err_ep:
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 {
 	struct kdat_obj *obj = id->context;
+	enum kdat_fault_cm_at at;
 	struct kdat_ep *ep;
 	int ret;
 
@@ -458,7 +467,11 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 		/* an ID the EP let go (kdat_ep_detach_qp) is not its own */
 		if (READ_ONCE(ep->cm_id) != id)
 			return 0;
-		if (kdat_fault_cm_park(ep, e->event)) {
+		at = e->event == RDMA_CM_EVENT_ADDR_RESOLVED ?
+		     KDAT_FAULT_CM_ADDR :
+		     e->event == RDMA_CM_EVENT_ROUTE_RESOLVED ?
+		     KDAT_FAULT_CM_ROUTE : 0;
+		if (at && kdat_fault_cm_park(ep, at)) {
 			ret = kdat_ep_cm_event(ep, id, e);
 			kdat_fault_cm_resume();
 			return ret;
@@ -1073,6 +1086,7 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 {
 	struct rdma_cm_id *id;
 	DAT_EP_STATE s;
+	bool gone;
 
 	spin_lock_irq(&ep->lock);
 	s = ep->state;
@@ -1088,8 +1102,15 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 	case DAT_EP_STATE_DISCONNECTED:
 	case DAT_EP_STATE_DISCONNECT_PENDING:
 		return DAT_SUCCESS;
-	case DAT_EP_STATE_CONNECTED:
 	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+		/* after a request the CM handler is sending (connect_lock) */
+		mutex_lock(&ep->connect_lock);
+		gone = !id || rdma_disconnect(id);
+		mutex_unlock(&ep->connect_lock);
+		if (gone)
+			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
+		return DAT_SUCCESS;
+	case DAT_EP_STATE_CONNECTED:
 	case DAT_EP_STATE_COMPLETION_PENDING:
 		/* the CM reports DISCONNECTED; the EP gets its event then */
 		if (!id || rdma_disconnect(id))

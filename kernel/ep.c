@@ -491,6 +491,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	kdat_obj_init(&ep->obj, DAT_HANDLE_TYPE_EP, ia->obj.provider, ia,
 		      kdat_ep_release);
 	mutex_init(&ep->op_lock);
+	mutex_init(&ep->connect_lock);
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
 	INIT_WORK(&ep->reset_work, kdat_ep_reset_work);
 	INIT_WORK(&ep->free_work, kdat_ep_free_work);

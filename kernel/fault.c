@@ -12,10 +12,13 @@
  *                         tail one ring ahead before reading it
  *                         (kdat_fault_rewrite_tail, uring.h); reads "0|1"
  *   kdat/fault_cm_hold    1: an active EP's CM handler parks at
- *                         ADDR_RESOLVED, 2: at ROUTE_RESOLVED, until the
- *                         switch is off or the EP is freed or its IA
- *                         closes or dies; reads "<switch> <parked so far>
- *                         <resumed so far>".  While one handler is parked,
+ *                         ADDR_RESOLVED, 2: at ROUTE_RESOLVED, 3: with
+ *                         the QP made and the EP found still connecting,
+ *                         just before the request goes out; until the
+ *                         switch is off, the EP stops connecting (a
+ *                         disconnect) or is freed, or its IA closes or
+ *                         dies; reads "<switch> <parked so far> <resumed
+ *                         so far>".  While one handler is parked,
  *                         rdma_cm's resolution of every other ID waits
  *                         too (its work queues are ordered).
  */
@@ -41,7 +44,7 @@ static struct kdat_fault_switch kdat_fault_ring_sw = {
 	.key = &kdat_fault_ring_tail, .max = 1,
 };
 static struct kdat_fault_switch kdat_fault_cm_sw = {
-	.key = &kdat_fault_cm_key, .max = 2,
+	.key = &kdat_fault_cm_key, .max = KDAT_FAULT_CM_REQUEST,
 };
 static struct kdat_fault_switch kdat_fault_opener_sw = {
 	.key = &kdat_fault_no_opener, .max = 1,
@@ -122,22 +125,21 @@ static bool kdat_fault_cm_released(struct kdat_ep *ep)
 	struct kdat_ia *ia = ep->obj.ia;
 
 	return !READ_ONCE(kdat_fault_cm_sw.val) || READ_ONCE(ep->freed) ||
+	       READ_ONCE(ep->state) != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
 	       READ_ONCE(ia->closing) || kdat_ia_dead(ia);
 }
 
 /*
- * In @ep's CM handler before it acts on @event: park there if the switch
- * says so.  True if it parked (the caller reports its return with
- * kdat_fault_cm_resume).  A free, IA close or device removal ends the
- * wait (their teardown waits for this handler); the wait polls, so none
- * of them needs to wake it.
+ * In @ep's CM handler at @at: park there if the switch says so.  True if
+ * it parked (the caller reports its return with kdat_fault_cm_resume).
+ * A disconnect, free, IA close or device removal ends the wait (the
+ * teardowns wait for this handler; at KDAT_FAULT_CM_REQUEST so does the
+ * disconnect, ep->connect_lock); the wait polls, so none of them needs to
+ * wake it.
  */
-bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event)
+bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at)
 {
-	unsigned int at = READ_ONCE(kdat_fault_cm_sw.val);
-
-	if (!((at == 1 && event == RDMA_CM_EVENT_ADDR_RESOLVED) ||
-	      (at == 2 && event == RDMA_CM_EVENT_ROUTE_RESOLVED)))
+	if (READ_ONCE(kdat_fault_cm_sw.val) != at)
 		return false;
 	atomic_inc(&kdat_fault_cm_parked);
 	while (!wait_event_timeout(kdat_fault_cm_wq,

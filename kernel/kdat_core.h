@@ -171,16 +171,25 @@ struct dentry;
 struct kdat_ep;
 void kdat_fault_debugfs_init(struct dentry *dir);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
-bool __kdat_fault_cm_park(struct kdat_ep *ep, enum rdma_cm_event_type event);
+/* where an active EP's CM handler may park (kdat/fault_cm_hold's values) */
+enum kdat_fault_cm_at {
+	KDAT_FAULT_CM_ADDR = 1,		/* ADDR_RESOLVED, before acting on it */
+	KDAT_FAULT_CM_ROUTE = 2,	/* ROUTE_RESOLVED, before acting on it */
+	KDAT_FAULT_CM_REQUEST = 3,	/* QP made, EP found connecting */
+};
+bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at);
 void kdat_fault_cm_resume(void);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_no_opener);
 
-/* An EP's CM handler, before it acts on @event: park if told (fault.c). */
+/*
+ * An EP's CM handler at @at: park if told (fault.c).  True if it parked;
+ * the caller then reports its return with kdat_fault_cm_resume().
+ */
 static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
-				      enum rdma_cm_event_type event)
+				      enum kdat_fault_cm_at at)
 {
 	if (static_branch_unlikely(&kdat_fault_cm_key))
-		return __kdat_fault_cm_park(ep, event);
+		return __kdat_fault_cm_park(ep, at);
 	return false;
 }
 
@@ -511,6 +520,14 @@ struct kdat_ep {
 	 * takes that lock to let the ID go).
 	 */
 	struct mutex op_lock;
+	/*
+	 * The CM handler holds it from its last look at the state to the
+	 * connection request's send (rdma_connect_locked), a disconnect of an
+	 * Active Connection Pending EP around its rdma_disconnect: that then
+	 * comes before the look (no request goes out) or after the send (its
+	 * QP goes to the error state, the attempt fails at the CM).
+	 */
+	struct mutex connect_lock;
 	/* a reset, free or device removal draining a QP it took */
 	atomic_t hw_teardown;
 	int cq_charge_s, cq_charge_r;	/* the QP's share of its EVDs' CQs */

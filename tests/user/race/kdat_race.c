@@ -2781,9 +2781,8 @@ static void case_ep_connect_accept_disconnect_reset_free(void)
  * ROUTE_RESOLVED (2), so the disconnect lands in that window every time;
  * once the handler is let go and has returned, `rdma resource show
  * cm_id` must show the connect's ID still at that state: no route
- * resolved, no request sent.  (A disconnect that loses the race to the
- * handler, with the request on the wire, ends the attempt too; that
- * window is not held here.)
+ * resolved, no request sent.  (A disconnect that comes just after the
+ * handler's last look, as the request goes out: the next case.)
  */
 #define CMH_PATH "/sys/kernel/debug/kdat/fault_cm_hold"
 
@@ -2905,6 +2904,93 @@ static void case_ep_disconnect_during_resolution(void)
 	close(ff);
 	CHECK(__atomic_load_n(&s.crring.h->tail, __ATOMIC_ACQUIRE) ==
 	      s.crring.h->head, "the server got a connection request");
+	st = k_free(fd, psp, KT_PSP);
+	CHECK(st == DAT_SUCCESS, "psp free: %s", ST(st));
+	side_unmap(&s);
+	side_unmap(&c);
+	close(fd);
+}
+
+/*
+ * The window after the handler's last look at the EP: QP made, EP still
+ * connecting, the request about to go out (fault_cm_hold 3 parks the
+ * handler there until the EP stops connecting).  The disconnect lands
+ * in it every time.  The request goes out, since the handler looked
+ * first, so the disconnect is one after the request: the client hears
+ * DISCONNECTED only once the attempt is over at the CM, here when the
+ * server's accept meets the QP the disconnect moved to the error state
+ * (the client's CM rejects the REP), and the server's accept ends in an
+ * error, never ESTABLISHED.  Before, the disconnect's rdma_disconnect
+ * found no IB CM ID yet and reported DISCONNECTED at once: the request
+ * went out after the consumer had heard that the attempt was over.
+ */
+static void case_ep_disconnect_as_the_request_goes_out(void)
+{
+	int fd = kdat_open(), parked, resumed, ff;
+	struct kdat_ioc_ep_op o = { .value = DAT_CLOSE_ABRUPT_FLAG };
+	struct kdat_uevent e;
+	uint64_t qual = next_qual();
+	struct side s, c;
+	uint32_t psp, cep, sep, cr, st, state = 0;
+	bool got;
+
+	open_side(fd, "rxe0", &s);
+	open_side(fd, "rxe1", &c);
+	st = k_psp(fd, s.ia, s.crevd, qual, &psp);
+	REQUIRE(st == DAT_SUCCESS, "psp: %s", ST(st));
+	st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
+	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+	st = k_ep(fd, s.ia, s.pz, s.evd, s.cevd, 0, &sep);
+	REQUIRE(st == DAT_SUCCESS, "server ep: %s", ST(st));
+	ff = open(CMH_PATH, O_WRONLY | O_CLOEXEC);
+	REQUIRE(ff >= 0, "cannot open %s: %s", CMH_PATH, strerror(errno));
+	REQUIRE(cmh_read(&parked, &resumed), "cannot read %s", CMH_PATH);
+	REQUIRE(fault_set(ff, 3), "cannot write %s", CMH_PATH);
+	st = k_connect(fd, cep, qual);
+	REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
+	cmh_wait(0, parked + 1);
+
+	/* the EP stops connecting: that lets the parked handler go on */
+	o.ep = cep;
+	st = KIOC(fd, KDAT_IOC_EP_DISCONNECT, &o);
+	CHECK(st == DAT_SUCCESS, "disconnect as the request goes out: %s",
+	      ST(st));
+	cmh_wait(1, resumed + 1);
+	REQUIRE(fault_set(ff, 0), "cannot write %s", CMH_PATH);
+	close(ff);
+
+	REQUIRE(kr_next_event(fd, &s.crring, s.crevd, 20000000, &e, NULL) &&
+		e.event_number == DAT_CONNECTION_REQUEST_EVENT,
+		"the request the handler was sending never reached the server");
+	cr = e.cr;
+	/* nothing can end the attempt before the server answers */
+	CHECK(!kr_next_event(fd, &c.cring, c.cevd, 0, &e, NULL),
+	      "the client heard event 0x%x before the request it let out was answered",
+	      e.event_number);
+	st = k_accept(fd, cr, sep);
+	CHECK(st == DAT_SUCCESS, "server accept: %s", ST(st));
+	got = kr_next_event(fd, &s.cring, s.cevd, 30000000, &e, NULL);
+	CHECK(got && e.handle == sep &&
+	      e.event_number != DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      ev_terminal(e.event_number),
+	      "the server's accept of a request its client had disconnected gave event 0x%x (EP %u%s), not an error",
+	      got ? e.event_number : 0, got ? e.handle : 0,
+	      got ? "" : ", none in 30 s");
+	got = kr_next_event(fd, &c.cring, c.cevd, 30000000, &e, NULL);
+	CHECK(got && e.handle == cep &&
+	      e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "the client gave event 0x%x (EP %u%s), not DISCONNECTED",
+	      got ? e.event_number : 0, got ? e.handle : 0,
+	      got ? "" : ", none in 30 s");
+	CHECK(!kr_next_event(fd, &c.cring, c.cevd, 0, &e, NULL),
+	      "a second client event 0x%x after DISCONNECTED", e.event_number);
+	CHECK(k_ep_state(fd, cep, &state) == DAT_SUCCESS &&
+	      state == DAT_EP_STATE_DISCONNECTED,
+	      "client EP state %u after the disconnect", state);
+	st = k_free(fd, cep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
+	st = k_free(fd, sep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "server EP free: %s", ST(st));
 	st = k_free(fd, psp, KT_PSP);
 	CHECK(st == DAT_SUCCESS, "psp free: %s", ST(st));
 	side_unmap(&s);
@@ -4428,6 +4514,8 @@ static const struct kcase cases[] = {
 	  case_ep_connect_accept_disconnect_reset_free },
 	{ "ep_disconnect_during_resolution",
 	  case_ep_disconnect_during_resolution },
+	{ "ep_disconnect_as_the_request_goes_out",
+	  case_ep_disconnect_as_the_request_goes_out },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "ring_tail_rewriter_vs_kick", case_ring_tail_rewriter_vs_kick },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
