@@ -193,6 +193,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		/* disconnected meanwhile: the QP was never the EP's */
 		if (ret == -ECANCELED)
 			break;
+		/* -EIO: the EP kept a QP that took receives: flushed first */
 		if (ret) {
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
 			break;
@@ -592,6 +593,16 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 
 	rdma_set_min_rnr_timer(id, kdat_min_rnr_timer());
 	err = kdat_ep_create_qp(ep, id);
+	if (err == -EIO) {
+		/* the QP and ID are the EP's now: reset or free cleans up */
+		rdma_lock_handler(id);
+		id->context = &ep->obj;
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		rdma_unlock_handler(id);
+		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+		ret = KDAT_ERR(DAT_INTERNAL_ERROR, 0);
+		goto out;
+	}
 	if (err) {
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_destroy_id(id);

@@ -666,12 +666,16 @@ static void kdat_qp_event(struct ib_event *e, void *ctx)
 	}
 }
 
-/* Post receives that waited for the QP.  Called with ep->lock held. */
-static int kdat_ep_post_pending(struct kdat_ep *ep)
+/*
+ * Post receives that waited for the QP (@new_qp: a QP just made, which
+ * takes the whole ring).  Called with ep->lock held.
+ */
+static int kdat_ep_post_pending(struct kdat_ep *ep, bool new_qp)
 {
 	struct kdat_wr_ring *r = &ep->rq;
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr wr = {};
+	u32 n = 0;
 	int ret;
 
 	while (r->posted != r->head) {
@@ -682,6 +686,8 @@ static int kdat_ep_post_pending(struct kdat_ep *ep)
 		wr.wr_cqe = &r->wr[i].cqe;
 		wr.sg_list = &r->sge[i * r->iov];
 		wr.num_sge = r->wr[i].nsge;
+		if (new_qp && kdat_fault_new_qp_post(n++))
+			return -ENOMEM;
 		ret = ib_post_recv(ep->qp, &wr, &bad);
 		if (ret)
 			return ret;
@@ -761,6 +767,7 @@ EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
 
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
+	struct ib_qp_attr qa_err = { .qp_state = IB_QPS_ERR };
 	struct ib_qp_init_attr qa = {};
 	struct ib_cq *scq, *rcq, *cq;
 	bool own_id;
@@ -841,21 +848,20 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	}
 	ep->qp = id->qp;
 	ep->cm_id = id;
-	ret = ep->srq ? 0 : kdat_ep_post_pending(ep);
-	if (ret) {
-		ep->qp = NULL;
-		/*
-		 * An accept's caller destroys its ID: the EP must not keep
-		 * it.  A connect's stays the EP's, for its reset or free.
-		 */
-		if (!own_id)
-			ep->cm_id = NULL;
-	}
+	ret = ep->srq ? 0 : kdat_ep_post_pending(ep, true);
 	spin_unlock_irq(&ep->lock);
 	if (!ret)
 		return 0;
-	/* what it took of the pending receives flushes here */
-	ib_drain_qp(id->qp);
+	/*
+	 * The QP took part of the receives waiting in the ring.  They
+	 * complete, flushed, through the recv CQ's poller, whose upcalls may
+	 * call this EP (op_lock, held by an accept) or free it (the ID's
+	 * handler lock, held by a connect's handler), so nothing here waits
+	 * for them: the EP keeps the QP, in the error state, and the ID, and
+	 * its end (reset, free, device removal) drains them like any other.
+	 */
+	ib_modify_qp(id->qp, &qa_err, IB_QP_STATE);
+	return -EIO;
 err_destroy_qp:
 	rdma_destroy_qp(id);
 err_uncharge:
@@ -1595,7 +1601,7 @@ DAT_RETURN kdat_ib_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	r->wr[slot].suppress = false;
 	r->head++;
 	/* without a QP the receive waits in the ring for the connection */
-	if (ep->qp && kdat_ep_post_pending(ep)) {
+	if (ep->qp && kdat_ep_post_pending(ep, false)) {
 		r->head--;
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;

@@ -21,6 +21,10 @@
  *                         so far>".  While one handler is parked,
  *                         rdma_cm's resolution of every other ID waits
  *                         too (its work queues are ordered).
+ *   kdat/fault_new_qp_post 1: a new QP of an EP without an SRQ takes the
+ *                         first receive waiting in the EP's ring, and its
+ *                         post of the second fails; reads "0|1".  Also
+ *                         kdat_test_fault_new_qp_post(), for kdat_test.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -32,6 +36,7 @@
 DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
 DEFINE_STATIC_KEY_FALSE(kdat_fault_cm_key);
 DEFINE_STATIC_KEY_FALSE(kdat_fault_no_opener);
+DEFINE_STATIC_KEY_FALSE(kdat_fault_new_qp_post_key);
 
 struct kdat_fault_switch {
 	struct static_key_false *key;
@@ -48,6 +53,9 @@ static struct kdat_fault_switch kdat_fault_cm_sw = {
 };
 static struct kdat_fault_switch kdat_fault_opener_sw = {
 	.key = &kdat_fault_no_opener, .max = 1,
+};
+static struct kdat_fault_switch kdat_fault_new_qp_post_sw = {
+	.key = &kdat_fault_new_qp_post_key, .max = 1,
 };
 static DEFINE_MUTEX(kdat_fault_lock);	/* every switch's val and owner */
 static atomic_t kdat_fault_cm_parked, kdat_fault_cm_resumed;
@@ -153,6 +161,15 @@ void kdat_fault_cm_resume(void)
 	atomic_inc(&kdat_fault_cm_resumed);
 }
 
+/* For kdat_test, which has no file: on until it turns it off. */
+void kdat_test_fault_new_qp_post(bool on)
+{
+	mutex_lock(&kdat_fault_lock);
+	kdat_fault_set(&kdat_fault_new_qp_post_sw, on, NULL);
+	mutex_unlock(&kdat_fault_lock);
+}
+EXPORT_SYMBOL_GPL(kdat_test_fault_new_qp_post);
+
 void kdat_fault_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("fault_ring_tail", 0600, dir, &kdat_fault_ring_sw,
@@ -161,4 +178,6 @@ void kdat_fault_debugfs_init(struct dentry *dir)
 			    &kdat_fault_fops);
 	debugfs_create_file("fault_no_opener", 0600, dir,
 			    &kdat_fault_opener_sw, &kdat_fault_fops);
+	debugfs_create_file("fault_new_qp_post", 0600, dir,
+			    &kdat_fault_new_qp_post_sw, &kdat_fault_fops);
 }

@@ -180,6 +180,16 @@ enum kdat_fault_cm_at {
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at);
 void kdat_fault_cm_resume(void);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_no_opener);
+DECLARE_STATIC_KEY_FALSE(kdat_fault_new_qp_post_key);
+
+/*
+ * A new QP's post of the @n-th receive waiting in its EP's ring (from 0):
+ * fail it if told (kdat/fault_new_qp_post).
+ */
+static inline bool kdat_fault_new_qp_post(u32 n)
+{
+	return static_branch_unlikely(&kdat_fault_new_qp_post_key) && n == 1;
+}
 
 /*
  * An EP's CM handler at @at: park if told (fault.c).  True if it parked;
@@ -676,6 +686,10 @@ int kdat_ep_init(void);
 void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
+/*
+ * 0, or -EIO: the EP keeps the QP (in the error state) and @id, for its
+ * end to drain; other errors: the EP took neither.
+ */
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
 void kdat_ep_await_reset(struct kdat_ep *ep);
 void kdat_ep_hw_destroy(struct kdat_ep *ep);

@@ -2654,6 +2654,139 @@ static void act_end(struct pair *p, struct act_box *b)
 }
 
 /*
+ * A new QP that takes only the first of the three receives waiting in its
+ * EP's ring (kdat_test_fault_new_qp_post): that receive completes, flushed,
+ * through the recv CQ's poller, whose upcall acts on the EP.  On the
+ * accept side it queries and disconnects the EP (op_lock), on the connect
+ * side it frees it (the CM ID's handler lock).  The accept and the
+ * connect's CM handler used to drain that QP in place, holding op_lock or
+ * the handler lock: each waited for ever on its upcall.  Now the EP keeps
+ * the QP for its end: the accept returns DAT_INTERNAL_ERROR with the EP
+ * Disconnected, the upcalls return, and every receive completes once.
+ */
+struct nqp_accept {
+	DAT_CR_HANDLE cr;
+	DAT_EP_HANDLE ep;
+	DAT_RETURN ret;
+	struct completion done;
+};
+
+static int nqp_accept_thread(void *data)
+{
+	struct nqp_accept *a = data;
+
+	a->ret = dat_cr_accept(a->cr, a->ep, 0, NULL);
+	complete(&a->done);
+	return 0;
+}
+
+/* An act_box whose upcall acts at once on @ep (@free: frees it). */
+static void nqp_box_init(struct act_box *b, bool free)
+{
+	memset(b, 0, sizeof(*b));
+	b->release = true;
+	b->free = free;
+	b->ret = b->query_ret = DAT_INTERNAL_ERROR;
+	init_completion(&b->done);
+	init_waitqueue_head(&b->wq);
+}
+
+/* An EP on @x whose receives go to a new EVD running @b's act_upcall. */
+static DAT_RETURN nqp_ep(struct kt_side *x, struct act_box *b,
+			 DAT_EVD_HANDLE *evd, DAT_EP_HANDLE *ep)
+{
+	DAT_UPCALL_OBJECT up = { .instance_data = b,
+				 .upcall_func = act_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+	DAT_RETURN ret;
+	int i;
+
+	ret = dat_evd_kcreate(x->ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+			      DAT_EVD_DTO_FLAG, evd);
+	if (!ret)
+		ret = dat_ep_create(x->ia, x->pz, *evd, x->dto_evd,
+				    x->conn_evd, &a, ep);
+	for (i = 0; !ret && i < 3; i++) {
+		t = seg(x, i * 64, 64);
+		ret = dat_ep_post_recv(*ep, 1, &t, cookie(40 + i),
+				       DAT_COMPLETION_DEFAULT_FLAG);
+	}
+	b->ep = *ep;
+	return ret;
+}
+
+static void t_new_qp_post_fails_under_an_upcall_that_takes_the_ep(void)
+{
+	static struct pair p;
+	static struct act_box sb, cb;
+	static struct nqp_accept acc;
+	DAT_EVD_HANDLE sevd, cevd;
+	DAT_EP_HANDLE sep, cep, plain;
+	struct task_struct *k;
+	bool hung = false;
+	DAT_EVENT ev;
+
+	nqp_box_init(&sb, false);
+	nqp_box_init(&cb, true);
+	init_completion(&acc.done);
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	CHECK_OK(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
+				DAT_PSP_CONSUMER_FLAG, &p.psp));
+	kdat_test_fault_new_qp_post(true);
+
+	/* accept: the upcall disconnects the EP the accept holds */
+	CHECK_OK(nqp_ep(&p.s, &sb, &sevd, &sep));
+	CHECK_OK(plain_ep(&p.c, &plain));
+	CHECK_OK(connect_to(plain, next_qual, 0, NULL));
+	CHECK(next_event(p.s.cr_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no request");
+	acc.cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	acc.ep = sep;
+	k = kthread_run(nqp_accept_thread, &acc, "kdat_nqp_accept");
+	CHECK(!IS_ERR(k), "kthread");
+	hung = !wait_for_completion_timeout(&acc.done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_cr_accept never returned (deadlock with the upcall)");
+	CHECK_EXACT(acc.ret, DAT_CLASS_ERROR | DAT_INTERNAL_ERROR);
+	hung = !wait_for_completion_timeout(&sb.done,
+					    msecs_to_jiffies(WAIT_MS));
+	CHECK(!hung, "the upcall's calls on the EP never returned");
+	CHECK_OK(sb.query_ret);
+	CHECK_OK(sb.ret);
+	CHECK(ep_state(sep) == DAT_EP_STATE_DISCONNECTED, "state %d",
+	      ep_state(sep));
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED,
+	      "the client of a failed accept: event 0x%x", ev.event_number);
+	CHECK(atomic_read(&sb.calls) == 1, "%d receives before the free",
+	      atomic_read(&sb.calls));
+	CHECK_OK(dat_ep_free(sep));
+	CHECK(WAIT_FOR(atomic_read(&sb.calls) == 3),
+	      "%d of 3 receives after the free", atomic_read(&sb.calls));
+	CHECK_OK(dat_ep_free(plain));
+
+	/* connect: the upcall frees the EP whose CM handler made the QP */
+	CHECK_OK(nqp_ep(&p.c, &cb, &cevd, &cep));
+	CHECK_OK(connect_to(cep, next_qual, 0, NULL));
+	hung = !wait_for_completion_timeout(&cb.done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_ep_free in the upcall never returned (deadlock with the CM handler)");
+	CHECK_OK(cb.ret);
+	CHECK(WAIT_FOR(atomic_read(&cb.calls) == 3),
+	      "%d of 3 receives after the free", atomic_read(&cb.calls));
+	CHECK(no_event(p.s.cr_evd), "a request from the failed connect");
+out:
+	kdat_test_fault_new_qp_post(false);
+	if (hung) {
+		pr_err("kdat_test: %s: a call hangs: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
+/*
  * A DTO upcall frees its own EP while the peer's disconnect is being
  * delivered: the connection event waits for the very poller the upcall
  * runs in, so that wait must hold no lock the free takes (the CM ID's
@@ -4942,6 +5075,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_error_subtypes_name_the_argument),
 	CASE(t_ep_attr_checked_against_ia_caps),
 	CASE(t_srq_disconnected_after_the_eps_receives),
+	CASE(t_new_qp_post_fails_under_an_upcall_that_takes_the_ep),
 	CASE(t_ep_upcall_frees_its_ep_while_peer_disconnects),
 	CASE(t_ep_upcall_acts_on_its_ep_during_disconnect),
 	CASE(t_ep_reset_while_upcall_acts_on_its_ep),

@@ -2999,6 +2999,160 @@ static void case_ep_disconnect_as_the_request_goes_out(void)
 }
 
 /* ======================================================================= */
+/* A new QP that takes only part of the receives waiting for it            */
+/* ======================================================================= */
+
+/*
+ * kdat/fault_new_qp_post: a new QP of an EP without an SRQ takes the first
+ * receive waiting in the EP's ring, and the post of the second fails.  The
+ * QP then holds a receive that must complete (flushed) before anything
+ * may destroy the QP.  Before, the accept or the connect's CM handler
+ * drained that QP in place, holding op_lock or the CM ID's handler lock,
+ * while the drain's poller runs upcalls that may need either (kdat_test
+ * new_qp_post_fails_under_an_upcall_that_takes_the_ep).  Now the EP keeps
+ * the QP, in the error state, and its end drains it:
+ *
+ * - accept: DAT_INTERNAL_ERROR, the EP Disconnected, the client rejected;
+ * - connect: the connect returns, and the EP ends NON_PEER_REJECTED with
+ *   the taken receive already on its recv EVD; no request goes out;
+ * - either way the taken receive completes once, flushed, before the
+ *   free, and the free flushes the two the QP never took.
+ */
+#define NQP_PATH "/sys/kernel/debug/kdat/fault_new_qp_post"
+
+/* Post receives 1..3 of 64 bytes to @ep, which has no QP yet. */
+static void nqp_post3(struct side *x, uint32_t ep)
+{
+	uint32_t st;
+	int i;
+
+	for (i = 1; i <= 3; i++) {
+		st = k_ep_post(x->fd, ep, KDAT_POST_RECV, x->lctx,
+			       x->buf + 64 * i, 64, i);
+		REQUIRE(st == DAT_SUCCESS, "receive %d before the QP: %s", i,
+			ST(st));
+	}
+}
+
+/*
+ * Take the flushed receives of @ep on @x's DTO EVD until @want of them
+ * came (20 s each at most); every one flushed, none twice.  Returns the
+ * bitmask of the cookies seen.
+ */
+static unsigned int nqp_flushed(int fd, struct side *x, uint32_t ep,
+				int want, unsigned int seen, const char *when)
+{
+	struct kdat_uevent e;
+	int n;
+
+	for (n = 0; n < want; n++) {
+		if (!kr_next_event(fd, &x->ring, x->evd, 20000000, &e, NULL)) {
+			kr_fail("%s: %d of %d flushed receives came", when, n,
+				want);
+			break;
+		}
+		CHECK(e.event_number == DAT_DTO_COMPLETION_EVENT &&
+		      e.handle == ep && e.status == DAT_DTO_ERR_FLUSHED &&
+		      e.cookie >= 1 && e.cookie <= 3 &&
+		      !(seen & 1u << e.cookie),
+		      "%s: event 0x%x EP %u status %u cookie %llu (seen 0x%x)",
+		      when, e.event_number, e.handle, e.status,
+		      (unsigned long long)e.cookie, seen);
+		if (e.cookie <= 3)
+			seen |= 1u << e.cookie;
+	}
+	return seen;
+}
+
+static void case_new_qp_takes_part_of_the_receives(void)
+{
+	int fd = kdat_open(), ff;
+	struct kdat_uevent e;
+	uint64_t qual = next_qual();
+	struct side s, c;
+	uint32_t psp, cep, sep, st, state = 0;
+	unsigned int seen;
+	bool got;
+
+	open_side(fd, "rxe0", &s);
+	open_side(fd, "rxe1", &c);
+	st = k_psp(fd, s.ia, s.crevd, qual, &psp);
+	REQUIRE(st == DAT_SUCCESS, "psp: %s", ST(st));
+	ff = open(NQP_PATH, O_WRONLY | O_CLOEXEC);
+	REQUIRE(ff >= 0, "cannot open %s: %s", NQP_PATH, strerror(errno));
+	REQUIRE(fault_set(ff, 1), "cannot write %s", NQP_PATH);
+
+	/* accept */
+	st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
+	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+	st = k_ep(fd, s.ia, s.pz, s.evd, s.cevd, 0, &sep);
+	REQUIRE(st == DAT_SUCCESS, "server ep: %s", ST(st));
+	nqp_post3(&s, sep);
+	st = k_connect(fd, cep, qual);
+	REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
+	REQUIRE(kr_next_event(fd, &s.crring, s.crevd, 20000000, &e, NULL) &&
+		e.event_number == DAT_CONNECTION_REQUEST_EVENT,
+		"no connection request");
+	st = k_accept(fd, e.cr, sep);
+	CHECK(ST_IS(st, DAT_INTERNAL_ERROR),
+	      "accept whose QP took one of three receives: %s", ST(st));
+	CHECK(k_ep_state(fd, sep, &state) == DAT_SUCCESS &&
+	      state == DAT_EP_STATE_DISCONNECTED,
+	      "server EP state %u after that accept", state);
+	got = kr_next_event(fd, &c.cring, c.cevd, 30000000, &e, NULL);
+	CHECK(got && e.handle == cep &&
+	      e.event_number != DAT_CONNECTION_EVENT_ESTABLISHED &&
+	      ev_terminal(e.event_number),
+	      "the client of a failed accept heard 0x%x (EP %u%s)",
+	      got ? e.event_number : 0, got ? e.handle : 0,
+	      got ? "" : ", nothing in 30 s");
+	seen = nqp_flushed(fd, &s, sep, 1, 0, "accept");
+	CHECK(!kr_next_event(fd, &s.ring, s.evd, 0, &e, NULL),
+	      "accept: a second receive (cookie %llu) came before the free",
+	      (unsigned long long)e.cookie);
+	st = k_free(fd, sep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "server EP free: %s", ST(st));
+	/* a freed EP's flushed receives name no EP */
+	seen = nqp_flushed(fd, &s, 0, 2, seen, "accept, after the free");
+	CHECK(seen == 0xe, "accept: receives 0x%x of 0xe came", seen);
+	st = k_free(fd, cep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
+
+	/* connect */
+	st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
+	REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
+	nqp_post3(&c, cep);
+	st = k_connect(fd, cep, qual);
+	CHECK(st == DAT_SUCCESS, "connect: %s", ST(st));
+	got = kr_next_event(fd, &c.cring, c.cevd, 30000000, &e, NULL);
+	CHECK(got && e.handle == cep &&
+	      e.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED,
+	      "a connect whose QP took one of three receives ended with 0x%x (EP %u%s)",
+	      got ? e.event_number : 0, got ? e.handle : 0,
+	      got ? "" : ", nothing in 30 s");
+	/* the receive it took is on the recv EVD before that event */
+	seen = nqp_flushed(fd, &c, cep, 1, 0, "connect");
+	CHECK(k_ep_state(fd, cep, &state) == DAT_SUCCESS &&
+	      state == DAT_EP_STATE_DISCONNECTED,
+	      "client EP state %u after that connect", state);
+	st = k_free(fd, cep, KT_EP);
+	CHECK(st == DAT_SUCCESS, "client EP free: %s", ST(st));
+	seen = nqp_flushed(fd, &c, 0, 2, seen, "connect, after the free");
+	CHECK(seen == 0xe, "connect: receives 0x%x of 0xe came", seen);
+	CHECK(!kr_next_event(fd, &s.crring, s.crevd, 0, &e, NULL),
+	      "the failed connect sent a request (event 0x%x)",
+	      e.event_number);
+
+	REQUIRE(fault_set(ff, 0), "cannot write %s", NQP_PATH);
+	close(ff);
+	st = k_free(fd, psp, KT_PSP);
+	CHECK(st == DAT_SUCCESS, "psp free: %s", ST(st));
+	side_unmap(&s);
+	side_unmap(&c);
+	close(fd);
+}
+
+/* ======================================================================= */
 /* Many threads posting to one SRQ: exact counts                           */
 /* ======================================================================= */
 
@@ -4516,6 +4670,8 @@ static const struct kcase cases[] = {
 	  case_ep_disconnect_during_resolution },
 	{ "ep_disconnect_as_the_request_goes_out",
 	  case_ep_disconnect_as_the_request_goes_out },
+	{ "new_qp_takes_part_of_the_receives",
+	  case_new_qp_takes_part_of_the_receives },
 	{ "srq_post_concurrent_counts", case_srq_post_concurrent_counts },
 	{ "ring_tail_rewriter_vs_kick", case_ring_tail_rewriter_vs_kick },
 	{ "fork_child_inherited_handles", case_fork_child_inherited_handles },
