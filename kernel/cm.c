@@ -124,10 +124,23 @@ static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
 	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	DAT_EP_STATE was;
 	u32 gen;
 
-	if (!kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED))
+	spin_lock_irq(&ep->lock);
+	was = ep->state;
+	ep->state = DAT_EP_STATE_DISCONNECTED;
+	spin_unlock_irq(&ep->lock);
+	if (was == DAT_EP_STATE_DISCONNECTED)
 		return;
+	kdat_ep_ring_sync(ep);
+	/*
+	 * Whatever ends a connection the consumer is disconnecting (a failed
+	 * send of the request, the CM's answer to it) ends it as the
+	 * consumer asked.
+	 */
+	if (was == DAT_EP_STATE_DISCONNECT_PENDING)
+		num = DAT_CONNECTION_EVENT_DISCONNECTED;
 	if (ep->qp && ep->recv_evd) {
 		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
 		kdat_ep_gone_later(ep, num);
@@ -199,12 +212,14 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		}
 		/*
-		 * Checked again so that mostly no request goes out at all;
-		 * under connect_lock up to the send, so that a disconnect
-		 * after this look moves the QP to the error state only once
-		 * the request is out (before, rdma_disconnect finds no IB CM
-		 * ID and leaves the QP alone): the attempt then fails at the
-		 * CM (CONNECT_ERROR, reported as the disconnect's end).
+		 * Checked again so that mostly no request goes out at all.
+		 * Under connect_lock up to the send: a disconnect after this
+		 * look waits for the request to be out, so its rdma_disconnect
+		 * finds the IB CM ID, the attempt fails at the CM
+		 * (CONNECT_ERROR, reported as the disconnect's end), and the
+		 * consumer hears of that end only after it.  Without the lock,
+		 * rdma_disconnect could find no IB CM ID yet and the
+		 * disconnect reported DISCONNECTED before the request went out.
 		 */
 		mutex_lock(&ep->connect_lock);
 		if (!kdat_ep_connecting(ep)) {
@@ -468,11 +483,12 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *e)
 		/* an ID the EP let go (kdat_ep_detach_qp) is not its own */
 		if (READ_ONCE(ep->cm_id) != id)
 			return 0;
-		at = e->event == RDMA_CM_EVENT_ADDR_RESOLVED ?
-		     KDAT_FAULT_CM_ADDR :
-		     e->event == RDMA_CM_EVENT_ROUTE_RESOLVED ?
-		     KDAT_FAULT_CM_ROUTE : 0;
-		if (at && kdat_fault_cm_park(ep, at)) {
+		at = KDAT_FAULT_CM_NONE;
+		if (e->event == RDMA_CM_EVENT_ADDR_RESOLVED)
+			at = KDAT_FAULT_CM_ADDR;
+		else if (e->event == RDMA_CM_EVENT_ROUTE_RESOLVED)
+			at = KDAT_FAULT_CM_ROUTE;
+		if (at != KDAT_FAULT_CM_NONE && kdat_fault_cm_park(ep, at)) {
 			ret = kdat_ep_cm_event(ep, id, e);
 			kdat_fault_cm_resume();
 			return ret;
@@ -600,6 +616,9 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_unlock_handler(id);
 		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+		/* the receives it took, then the rest of the ring: flushed */
+		if (ep->recv_evd)
+			kdat_ep_gone_later(ep, KDAT_EP_GONE_NO_EVENT);
 		ret = KDAT_ERR(DAT_INTERNAL_ERROR, 0);
 		goto out;
 	}

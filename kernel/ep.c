@@ -880,6 +880,8 @@ err_uncharge:
  */
 static struct workqueue_struct *kdat_ep_wq;
 
+static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen);
+
 /*
  * Deliver every receive completion the device put in @ep's recv CQ so far.
  * Runs in gone_work with no lock held, inside a call section (device
@@ -887,7 +889,7 @@ static struct workqueue_struct *kdat_ep_wq;
  * call does (its free waits or refuses until then), so the CQ stays.  An
  * EVD a destroy has claimed, or of a closing IA, is not waited for.
  */
-static void kdat_ep_flush_recv(struct kdat_ep *ep)
+static void kdat_ep_flush_recv(struct kdat_ep *ep, u32 gen)
 {
 	struct kdat_evd *evd = ep->recv_evd;
 	struct kdat_ia *ia = ep->obj.ia;
@@ -903,6 +905,12 @@ static void kdat_ep_flush_recv(struct kdat_ep *ep)
 	cq = READ_ONCE(evd->cq);
 	if (cq)
 		kdat_cq_flush(cq);
+	/*
+	 * Then what the QP never took (a new QP's post failed): Disconnected
+	 * flushes every receive; one posted for a connection after a reset
+	 * is not this connection's.
+	 */
+	kdat_ep_flush_pending(ep, &gen);
 	kdat_obj_unuse(&evd->obj);
 out:
 	kdat_call_end(idx);
@@ -928,7 +936,7 @@ static void kdat_ep_gone_work(struct work_struct *w)
 		ep->gone_waiting = true;
 		spin_unlock_irq(&ep->lock);
 
-		kdat_ep_flush_recv(ep);
+		kdat_ep_flush_recv(ep, gen);
 
 		spin_lock_irq(&ep->lock);
 		ep->gone_waiting = false;
@@ -940,7 +948,7 @@ static void kdat_ep_gone_work(struct work_struct *w)
 		spin_lock_irq(&ep->lock);
 		post = !ep->freed && ep->conn_gen == gen;
 		spin_unlock_irq(&ep->lock);
-		if (post) {
+		if (post && num != KDAT_EP_GONE_NO_EVENT) {
 			kdat_ep_connection_event(ep, num);
 			kdat_ep_srq_broken(ep, gen);
 		}
@@ -1032,15 +1040,18 @@ void kdat_ep_exit(void)
 	destroy_workqueue(kdat_ep_wq);
 }
 
-/* Flush every receive that never reached a QP, so each completes once. */
-static void kdat_ep_flush_pending(struct kdat_ep *ep)
+/*
+ * Flush every receive that never reached a QP, so each completes once;
+ * with @gen, only while the EP is still in that connection generation.
+ */
+static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen)
 {
 	struct kdat_wr_ring *r = &ep->rq;
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR };
 	struct kdat_wr w;
 
 	spin_lock_irq(&ep->lock);
-	while (r->posted != r->head) {
+	while (r->posted != r->head && (!gen || ep->conn_gen == *gen)) {
 		w = r->wr[r->posted % r->size];
 		r->posted++;
 		r->tail++;
@@ -2190,8 +2201,11 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	cr = ep->cr;
 	ep->cr = NULL;
 	spin_unlock_irq(&ep->lock);
+	/* not while the CM handler sends a request on it (connect_lock) */
+	mutex_lock(&ep->connect_lock);
 	if (ep->cm_id && !kdat_ia_dead(ia))
 		rdma_disconnect(ep->cm_id);
+	mutex_unlock(&ep->connect_lock);
 	/*
 	 * As kdat_ep_hw_destroy: the drain waits for the CQs' pollers, whose
 	 * upcalls may take the op_lock of an EP whose own free or reset
@@ -2243,7 +2257,7 @@ static void kdat_ep_free_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
 	if (atomic_dec_and_test(&ep->hw_teardown))
 		wake_up_var(&ep->hw_teardown);
 	kdat_ep_wait_hw_teardown(ep);
-	kdat_ep_flush_pending(ep);
+	kdat_ep_flush_pending(ep, NULL);
 	kdat_ep_ring_close(ep);
 	/* the ring is dead: a drain handed on before ends here, not later */
 	kdat_obj_cancel_drain_sync(&ep->obj, &ep->sring_work);

@@ -173,9 +173,10 @@ void kdat_fault_debugfs_init(struct dentry *dir);
 DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
 /* where an active EP's CM handler may park (kdat/fault_cm_hold's values) */
 enum kdat_fault_cm_at {
-	KDAT_FAULT_CM_ADDR = 1,		/* ADDR_RESOLVED, before acting on it */
-	KDAT_FAULT_CM_ROUTE = 2,	/* ROUTE_RESOLVED, before acting on it */
-	KDAT_FAULT_CM_REQUEST = 3,	/* QP made, EP found connecting */
+	KDAT_FAULT_CM_NONE,
+	KDAT_FAULT_CM_ADDR,		/* ADDR_RESOLVED, before acting on it */
+	KDAT_FAULT_CM_ROUTE,		/* ROUTE_RESOLVED, before acting on it */
+	KDAT_FAULT_CM_REQUEST,		/* QP made, EP found connecting */
 };
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at);
 void kdat_fault_cm_resume(void);
@@ -532,10 +533,12 @@ struct kdat_ep {
 	struct mutex op_lock;
 	/*
 	 * The CM handler holds it from its last look at the state to the
-	 * connection request's send (rdma_connect_locked), a disconnect of an
-	 * Active Connection Pending EP around its rdma_disconnect: that then
-	 * comes before the look (no request goes out) or after the send (its
-	 * QP goes to the error state, the attempt fails at the CM).
+	 * connection request's send (rdma_connect_locked); a disconnect of an
+	 * Active Connection Pending EP, and a free, around their
+	 * rdma_disconnect: that then comes before the look (no request goes
+	 * out) or after the send (its QP goes to the error state, the attempt
+	 * fails at the CM).  Taken under the CM ID's handler lock or under
+	 * op_lock; nothing takes either while holding it.
 	 */
 	struct mutex connect_lock;
 	/* a reset, free or device removal draining a QP it took */
@@ -681,14 +684,17 @@ struct kdat_cr {
 int kdat_rdma_read_iov_max(const struct ib_device *dev);
 int kdat_rdma_write_iov_max(const struct ib_device *dev);
 bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev);
+/* for kdat_ep_gone_later: flush, post no connection event */
+#define KDAT_EP_GONE_NO_EVENT	((DAT_EVENT_NUMBER)0)
 void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
 int kdat_ep_init(void);
 void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
 /*
- * 0, or -EIO: the EP keeps the QP (in the error state) and @id, for its
- * end to drain; other errors: the EP took neither.
+ * 0; or -EIO: the EP keeps the QP (in the error state) and @id, for its
+ * end to drain; other errors: the EP took no QP, and an accept's @id
+ * stays the caller's (a connect's ID is the EP's from dat_ep_connect).
  */
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id);
 void kdat_ep_await_reset(struct kdat_ep *ep);
