@@ -717,13 +717,28 @@ int kdat_cq_grow(struct ib_cq *cq, int size)
  */
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 {
-	int need, ret = 0;
+	const struct kdat_uops *uops = evd->obj.ia->uops;
+	int need, size, ret = 0;
+	struct ib_cq *cq;
+	long bytes = 0;
 
 	mutex_lock(&evd->cq_lock);
+	cq = evd->cq;
 	need = evd->cq_need + n;
-	/* doubling: thousands of EPs joining copy the CQ few times */
-	if (evd->cq && evd->cq->cqe < need)
-		ret = kdat_cq_grow(evd->cq, max(need, 2 * evd->cq->cqe));
+	if (cq && cq->cqe < need) {
+		/* doubling: thousands of EPs joining copy the CQ few times */
+		size = min(max(need, 2 * cq->cqe), cq->device->attrs.max_cqe);
+		/* a user's: the growth counts against its file's cap */
+		if (evd->uring && size > cq->cqe) {
+			bytes = (long)(size - cq->cqe) * KDAT_CQE_BYTES;
+			ret = uops->evd_cq_account(evd, bytes);
+		}
+		if (!ret) {
+			ret = kdat_cq_grow(cq, size);
+			if (ret && bytes)
+				uops->evd_cq_account(evd, -bytes);
+		}
+	}
 	if (!ret)
 		evd->cq_need = need;
 	mutex_unlock(&evd->cq_lock);

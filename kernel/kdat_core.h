@@ -232,6 +232,11 @@ struct kdat_uops {
 	bool (*evd_post)(struct kdat_evd *evd, const DAT_EVENT *ev,
 			 struct kdat_srq *srq, bool must_fit);
 	void (*evd_destroy)(struct kdat_evd *evd);
+	/*
+	 * Count @bytes more (or, negative, fewer) of the EVD's CQ against
+	 * the file's cap; -ENOMEM past it.  Under evd->cq_lock.
+	 */
+	int (*evd_cq_account)(struct kdat_evd *evd, long bytes);
 	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
 	int (*srq_init)(struct kdat_srq *srq);
@@ -398,6 +403,11 @@ bool kdat_in_a_cq_poller(void);
 bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw);
 void kdat_poller_wait_end(struct kdat_poller_wait *pw);
 bool kdat_evd_polls_here(struct kdat_evd *evd);
+/*
+ * What one completion of a grown CQ is counted as against a user file's
+ * cap: the size of a CQ entry in the queues of rxe and mlx5.
+ */
+#define KDAT_CQE_BYTES	64
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_evd_init(void);

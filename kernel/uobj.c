@@ -42,7 +42,7 @@ MODULE_PARM_DESC(max_objects, "DAT objects one /dev/kdat file may own (default 6
 
 static unsigned int max_ring_mb = 256;
 module_param(max_ring_mb, uint, 0644);
-MODULE_PARM_DESC(max_ring_mb, "MiB of mmapped rings one /dev/kdat file may own (default 256)");
+MODULE_PARM_DESC(max_ring_mb, "MiB of mmapped rings, and of CQ growth of their EVDs, one /dev/kdat file may own (default 256)");
 
 static void kdat_ufile_release(struct kref *ref)
 {
@@ -403,7 +403,7 @@ void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r)
 {
 	mutex_lock(&uf->lock);
 	xa_erase(&uf->rings, r->pgoff);
-	uf->ring_bytes -= r->size;
+	uf->ring_bytes -= r->size + r->cq_bytes;
 	mutex_unlock(&uf->lock);
 	kdat_ufile_put(uf);
 }
@@ -415,6 +415,7 @@ const struct kdat_uops kdat_file_uops = {
 	.evd_init = kdat_uevd_init,
 	.evd_post = kdat_uevd_post,
 	.evd_destroy = kdat_uevd_destroy,
+	.evd_cq_account = kdat_uevd_cq_account,
 	.evd_count = kdat_uevd_count,
 	.srq_init = kdat_usrq_init,
 	.srq_ring_error = kdat_srq_ring_error,

@@ -68,6 +68,7 @@ void kdat_uevd_collect(struct kdat_evd *evd);
 void kdat_uevd_collect_ia(struct kdat_ia *ia);
 bool kdat_uevd_ready(struct kdat_evd *evd);
 u32 kdat_uevd_count(struct kdat_evd *evd);
+int kdat_uevd_cq_account(struct kdat_evd *evd, long bytes);
 void kdat_uevd_wake_ia(struct kdat_ia *ia);
 int kdat_usrq_init(struct kdat_srq *srq);
 bool kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why);

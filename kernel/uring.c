@@ -330,6 +330,29 @@ bool kdat_srq_ring_error(struct kdat_srq *srq, u64 cookie, DAT_RETURN why)
 }
 
 /*
+ * The device memory of a CQ that grew past what the EVD's qlen gave it
+ * (kdat_evd_cq_charge: an SRQ pinned there, QPs feeding it) counts
+ * against the file's ring cap, and goes with the ring: else one SRQ of
+ * the device's largest size, pinned in any number of one-entry EVDs, grew
+ * each EVD's CQ to that size, accounted nowhere.
+ */
+int kdat_uevd_cq_account(struct kdat_evd *evd, long bytes)
+{
+	struct kdat_uring *r = evd->uring;
+
+	lockdep_assert_held(&evd->cq_lock);
+	if (bytes < 0) {
+		kdat_ufile_unreserve(r->uf, -bytes);
+		r->cq_bytes -= -bytes;
+		return 0;
+	}
+	if (kdat_ufile_reserve(r->uf, bytes))
+		return -ENOMEM;
+	r->cq_bytes += bytes;
+	return 0;
+}
+
+/*
  * The EVD is freed: what the user consumed is reaped, what it never
  * consumed is reaped as unseen (the library never counted it).
  */

@@ -30,6 +30,8 @@ struct kdat_uring {
 	wait_queue_head_t wq;
 	bool unwaitable;		/* event ring: dat_evd_set_unwaitable */
 	u32 wakes;			/* event ring: KDAT_IOC_EVD_CTL calls */
+	/* event ring: its EVD's CQ growth, counted with the ring (uobj.c) */
+	size_t cq_bytes;
 };
 
 static inline struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r)

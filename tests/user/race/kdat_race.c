@@ -4364,15 +4364,15 @@ static void *drf_freer(void *p)
 	return NULL;
 }
 
-/*
- * kdat's RNR back-off (module parameter, IB encoding), read at connect:
- * returns the old value, or -1 if it cannot be set.
- */
-static int set_min_rnr_timer(int v)
+/* Set kdat's module parameter @name to @v: the old value, or -1. */
+static int set_kdat_param(const char *name, int v)
 {
-	const char *path = "/sys/module/kdat/parameters/min_rnr_timer";
-	FILE *f = fopen(path, "r");
+	char path[128];
+	FILE *f;
 	int old = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/kdat/parameters/%s", name);
+	f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -4386,6 +4386,12 @@ static int set_min_rnr_timer(int v)
 	if (fclose(f))
 		return -1;
 	return old;
+}
+
+/* kdat's RNR back-off (IB encoding), read at connect. */
+static int set_min_rnr_timer(int v)
+{
+	return set_kdat_param("min_rnr_timer", v);
 }
 
 static void case_device_removal_flushes_vs_frees(void)
@@ -4637,6 +4643,105 @@ static void case_conn_evd_of_another_ia_vs_its_close(void)
 }
 
 /* ======================================================================= */
+/* A user's CQ growth counts against its file's ring cap                    */
+/* ======================================================================= */
+
+/*
+ * An EP on an SRQ grows its recv EVD's CQ to hold all the SRQ's receives
+ * (kdat_evd_cq_charge), and that CQ never shrinks.  Before, the growth was
+ * accounted nowhere: one SRQ of the device's largest size, pinned in any
+ * number of one-entry EVDs, grew each one's CQ to that size (rxe: 1 MiB of
+ * vmalloc per 16384 entries), a process's way to the host's memory past
+ * its cgroup and every cap.  Now it counts against max_ring_mb with the
+ * EVD's ring: with the cap at 16 MiB, growing the CQs of at most 16 EVDs
+ * to 16384 entries is allowed, the next EP is refused
+ * (DAT_INSUFFICIENT_RESOURCES), and freeing the EVDs gives the room back.
+ * An SRQ resize that would grow the CQs of the EVDs pinning it past the cap
+ * is refused the same way, and leaves the SRQ as it was.
+ */
+#define CQCAP_MB 16
+#define CQCAP_DEPTH 16384
+#define CQCAP_TRIES 64
+
+static void case_evd_cq_growth_counts_against_the_ring_cap(void)
+{
+	static uint32_t evd[CQCAP_TRIES];
+	struct kdat_ioc_srq_query q;
+	int fd, old, i, n = 0, made = 0;
+	uint32_t srq, ep, st = DAT_SUCCESS;
+	struct side s;
+
+	old = set_kdat_param("max_ring_mb", CQCAP_MB);
+	REQUIRE(old > 0, "cannot set max_ring_mb");
+	fd = kdat_open();
+	open_side(fd, "rxe0", &s);
+
+	/* one big SRQ, pinned in one-entry EVDs by EPs freed at once */
+	st = k_srq(fd, s.ia, s.pz, CQCAP_DEPTH, &srq, NULL);
+	CHECK(st == DAT_SUCCESS, "SRQ of %d: %s", CQCAP_DEPTH, ST(st));
+	for (n = 0; n < CQCAP_TRIES && !kr_failed(); n++) {
+		st = k_evd(fd, s.ia, 1, DAT_EVD_DTO_FLAG, &evd[n], NULL);
+		if (st != DAT_SUCCESS)
+			break;
+		st = k_ep(fd, s.ia, s.pz, evd[n], s.cevd, srq, &ep);
+		if (st != DAT_SUCCESS) {
+			n++;	/* the EVD was made */
+			break;
+		}
+		made++;
+		st = k_free(fd, ep, KT_EP);
+		CHECK(st == DAT_SUCCESS, "EP free: %s", ST(st));
+	}
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "after %d EVDs grown to %d entries with max_ring_mb %d: %s",
+	      made, CQCAP_DEPTH, CQCAP_MB, ST(st));
+	CHECK(made > 0 && made <= CQCAP_MB,
+	      "%d EVDs grown to %d entries under a cap of %d MiB", made,
+	      CQCAP_DEPTH, CQCAP_MB);
+	for (i = 0; i < n; i++) {
+		st = k_free(fd, evd[i], KT_EVD);
+		CHECK(st == DAT_SUCCESS, "EVD free: %s", ST(st));
+	}
+	/* their room is back */
+	st = k_evd(fd, s.ia, 1, DAT_EVD_DTO_FLAG, &evd[0], NULL);
+	CHECK(st == DAT_SUCCESS, "EVD after the frees: %s", ST(st));
+	st = k_ep(fd, s.ia, s.pz, evd[0], s.cevd, srq, &ep);
+	CHECK(st == DAT_SUCCESS, "EP after the frees: %s", ST(st));
+	CHECK(k_free(fd, ep, KT_EP) == DAT_SUCCESS &&
+	      k_free(fd, evd[0], KT_EVD) == DAT_SUCCESS &&
+	      k_free(fd, srq, KT_SRQ) == DAT_SUCCESS, "frees");
+
+	/* a small SRQ pinned in 20 EVDs, then resized past the cap */
+	st = k_srq(fd, s.ia, s.pz, 64, &srq, NULL);
+	CHECK(st == DAT_SUCCESS, "SRQ of 64: %s", ST(st));
+	for (n = 0; n < 20 && !kr_failed(); n++) {
+		st = k_evd(fd, s.ia, 1, DAT_EVD_DTO_FLAG, &evd[n], NULL);
+		CHECK(st == DAT_SUCCESS, "EVD %d: %s", n, ST(st));
+		st = k_ep(fd, s.ia, s.pz, evd[n], s.cevd, srq, &ep);
+		CHECK(st == DAT_SUCCESS, "EP %d: %s", n, ST(st));
+		CHECK(k_free(fd, ep, KT_EP) == DAT_SUCCESS, "EP free");
+	}
+	st = k_srq_op(fd, KDAT_IOC_SRQ_RESIZE, srq, CQCAP_DEPTH);
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "resize of an SRQ pinned in %d EVDs to %d with max_ring_mb %d: %s",
+	      n, CQCAP_DEPTH, CQCAP_MB, ST(st));
+	CHECK(k_srq_query(fd, srq, &q) == DAT_SUCCESS &&
+	      q.max_recv_dtos == 64,
+	      "the refused resize left max_recv_dtos %d", q.max_recv_dtos);
+	for (i = 0; i < n; i++)
+		CHECK(k_free(fd, evd[i], KT_EVD) == DAT_SUCCESS, "EVD free");
+	st = k_srq_op(fd, KDAT_IOC_SRQ_RESIZE, srq, 4096);
+	CHECK(st == DAT_SUCCESS, "resize with no EVD pinning it: %s", ST(st));
+	CHECK(k_free(fd, srq, KT_SRQ) == DAT_SUCCESS, "SRQ free");
+	side_unmap(&s);
+	close(fd);
+	CHECK(set_kdat_param("max_ring_mb", old) == CQCAP_MB,
+	      "cannot restore max_ring_mb %d", old);
+	kr_pass_note("%d EVDs grown to %d entries under %d MiB", made,
+		     CQCAP_DEPTH, CQCAP_MB);
+}
+
+/* ======================================================================= */
 
 static const struct kcase cases[] = {
 	{ "abi_ioctl_size", case_abi_ioctl_size },
@@ -4680,6 +4785,8 @@ static const struct kcase cases[] = {
 	  case_srq_resize_vs_connects_and_frees },
 	{ "conn_evd_of_another_ia_vs_its_close",
 	  case_conn_evd_of_another_ia_vs_its_close },
+	{ "evd_cq_growth_counts_against_the_ring_cap",
+	  case_evd_cq_growth_counts_against_the_ring_cap },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
