@@ -382,30 +382,59 @@ void kdat_ufile_unreserve(struct kdat_ufile *uf, size_t bytes)
 	mutex_unlock(&uf->lock);
 }
 
-/* A ring of bytes reserved with kdat_ufile_reserve: mappable now. */
+/*
+ * A ring of bytes reserved with kdat_ufile_reserve: mappable now.  Its
+ * pages stay counted until the ring is freed and no mapping is left.
+ */
 int kdat_ufile_add_ring(struct kdat_ufile *uf, struct kdat_uring *r)
 {
+	struct kdat_ring_pages *p;
 	int ret;
 
+	p = kmalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return -ENOMEM;
+	refcount_set(&p->ref, 1);
+	p->size = r->size;
 	mutex_lock(&uf->lock);
 	r->pgoff = uf->next_pgoff;
 	ret = xa_insert(&uf->rings, r->pgoff, r, GFP_KERNEL_ACCOUNT);
 	if (!ret) {
 		uf->next_pgoff += r->size >> PAGE_SHIFT;
 		kref_get(&uf->ref);
+		p->uf = uf;
 		r->uf = uf;
+		r->pages = p;
 	}
 	mutex_unlock(&uf->lock);
+	if (ret)
+		kfree(p);
 	return ret;
+}
+
+void kdat_ring_pages_get(struct kdat_ring_pages *p)
+{
+	refcount_inc(&p->ref);
+}
+
+void kdat_ring_pages_put(struct kdat_ring_pages *p)
+{
+	struct kdat_ufile *uf = p->uf;
+
+	if (!refcount_dec_and_test(&p->ref))
+		return;
+	kdat_ufile_unreserve(uf, p->size);
+	kfree(p);
+	kdat_ufile_put(uf);
 }
 
 void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r)
 {
 	mutex_lock(&uf->lock);
 	xa_erase(&uf->rings, r->pgoff);
-	uf->ring_bytes -= r->size + r->cq_bytes;
+	uf->ring_bytes -= r->cq_bytes;
 	mutex_unlock(&uf->lock);
-	kdat_ufile_put(uf);
+	kdat_ring_pages_put(r->pages);
 }
 
 const struct kdat_uops kdat_file_uops = {

@@ -47,6 +47,9 @@ int kdat_ufile_reserve(struct kdat_ufile *uf, size_t bytes);
 void kdat_ufile_unreserve(struct kdat_ufile *uf, size_t bytes);
 int kdat_ufile_add_ring(struct kdat_ufile *uf, struct kdat_uring *r);
 void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r);
+struct kdat_ring_pages;
+void kdat_ring_pages_get(struct kdat_ring_pages *p);
+void kdat_ring_pages_put(struct kdat_ring_pages *p);
 struct kdat_obj *kdat_uget(struct kdat_ufile *uf, u32 id,
 			   DAT_HANDLE_TYPE type);
 void kdat_uput(struct kdat_obj *obj);

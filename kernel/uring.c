@@ -80,7 +80,8 @@ err_unreserve:
 
 /*
  * The pages stay alive while a process still maps them (the mapping holds
- * page references), so the ring can go with its object.
+ * page references), so the ring can go with its object; they stay counted
+ * against the file's cap until the last mapping goes (kdat_ring_vm_ops).
  */
 void kdat_uring_free(struct kdat_uring *r)
 {
@@ -91,6 +92,22 @@ void kdat_uring_free(struct kdat_uring *r)
 	vfree(r->mem);
 	kfree(r);
 }
+
+/* Each VMA of a ring holds its pages' count (a split or a copy too). */
+static void kdat_ring_vm_open(struct vm_area_struct *vma)
+{
+	kdat_ring_pages_get(vma->vm_private_data);
+}
+
+static void kdat_ring_vm_close(struct vm_area_struct *vma)
+{
+	kdat_ring_pages_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct kdat_ring_vm_ops = {
+	.open = kdat_ring_vm_open,
+	.close = kdat_ring_vm_close,
+};
 
 int kdat_uring_mmap(struct kdat_ufile *uf, struct vm_area_struct *vma)
 {
@@ -116,6 +133,11 @@ int kdat_uring_mmap(struct kdat_ufile *uf, struct vm_area_struct *vma)
 		for (off = 0, ret = 0; off < len && !ret; off += PAGE_SIZE)
 			ret = vm_insert_page(vma, vma->vm_start + off,
 					     vmalloc_to_page(r->mem + off));
+		if (!ret) {
+			kdat_ring_pages_get(r->pages);
+			vma->vm_private_data = r->pages;
+			vma->vm_ops = &kdat_ring_vm_ops;
+		}
 	}
 	mutex_unlock(&uf->lock);
 	return ret;

@@ -10,6 +10,7 @@
 #define KDAT_URING_H
 
 #include <linux/jump_label.h>
+#include <linux/refcount.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <uapi/kdat_abi.h>
@@ -18,8 +19,19 @@
 struct kdat_ufile;
 struct kdat_srq;
 
+/*
+ * A ring's pages as counted against its file's cap: until the ring is
+ * freed and the last mapping of them is gone (a mapping holds the pages).
+ */
+struct kdat_ring_pages {
+	refcount_t ref;			/* the ring, and each VMA of it */
+	struct kdat_ufile *uf;		/* a reference */
+	size_t size;
+};
+
 struct kdat_uring {
 	struct kdat_ufile *uf;
+	struct kdat_ring_pages *pages;
 	void *mem;			/* vmalloc'ed, charged, mmapped */
 	size_t size;
 	unsigned long pgoff;

@@ -4741,6 +4741,65 @@ static void case_evd_cq_growth_counts_against_the_ring_cap(void)
 		     CQCAP_DEPTH, CQCAP_MB);
 }
 
+/*
+ * A ring's pages stay alive while the process maps them, after its
+ * object is freed; they stay counted against max_ring_mb as long.  Before,
+ * the free gave the room back at once: mapping a ring near the cap and
+ * freeing its EVD, over and over, pinned any amount past the cap.  With
+ * the cap at 8 MiB: an EVD of 16384 events (4 MiB of ring) is made, mapped
+ * and freed; while the mapping stays, a second is refused (and a split of
+ * the mapping changes nothing); once it is unmapped, the second is made.
+ */
+#define RPCAP_MB 8
+#define RPCAP_QLEN 16384
+
+static void case_ring_pages_count_until_their_last_mapping_goes(void)
+{
+	struct kring r1, r2;
+	uint32_t e1, e2, st;
+	int fd, old;
+	struct side s;
+
+	old = set_kdat_param("max_ring_mb", RPCAP_MB);
+	REQUIRE(old > 0, "cannot set max_ring_mb");
+	fd = kdat_open();
+	open_side(fd, "rxe0", &s);
+	st = k_evd(fd, s.ia, RPCAP_QLEN, DAT_EVD_SOFTWARE_FLAG, &e1, &r1);
+	CHECK(st == DAT_SUCCESS && r1.base, "EVD of %d: %s", RPCAP_QLEN,
+	      ST(st));
+	st = k_free(fd, e1, KT_EVD);
+	CHECK(st == DAT_SUCCESS, "EVD free: %s", ST(st));
+	st = k_evd(fd, s.ia, RPCAP_QLEN, DAT_EVD_SOFTWARE_FLAG, &e2, NULL);
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "a second EVD of %d while the first's ring is still mapped: %s",
+	      RPCAP_QLEN, ST(st));
+	if (st == DAT_SUCCESS)
+		k_free(fd, e2, KT_EVD);
+	/* two VMAs of one ring: unmapping one half keeps it counted */
+	if (r1.base) {
+		CHECK(!munmap(r1.base, 4096), "munmap of the first page: %s",
+		      strerror(errno));
+		st = k_evd(fd, s.ia, RPCAP_QLEN, DAT_EVD_SOFTWARE_FLAG, &e2,
+			   NULL);
+		CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+		      "a second EVD with part of the first's ring mapped: %s",
+		      ST(st));
+		if (st == DAT_SUCCESS)
+			k_free(fd, e2, KT_EVD);
+		CHECK(!munmap(r1.base + 4096, r1.size - 4096),
+		      "munmap of the rest: %s", strerror(errno));
+	}
+	st = k_evd(fd, s.ia, RPCAP_QLEN, DAT_EVD_SOFTWARE_FLAG, &e2, &r2);
+	CHECK(st == DAT_SUCCESS, "a second EVD once the first is unmapped: %s",
+	      ST(st));
+	CHECK(k_free(fd, e2, KT_EVD) == DAT_SUCCESS, "EVD free");
+	kr_unmap(&r2);
+	side_unmap(&s);
+	close(fd);
+	CHECK(set_kdat_param("max_ring_mb", old) == RPCAP_MB,
+	      "cannot restore max_ring_mb %d", old);
+}
+
 /* ======================================================================= */
 
 static const struct kcase cases[] = {
@@ -4787,6 +4846,8 @@ static const struct kcase cases[] = {
 	  case_conn_evd_of_another_ia_vs_its_close },
 	{ "evd_cq_growth_counts_against_the_ring_cap",
 	  case_evd_cq_growth_counts_against_the_ring_cap },
+	{ "ring_pages_count_until_their_last_mapping_goes",
+	  case_ring_pages_count_until_their_last_mapping_goes },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
