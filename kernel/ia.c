@@ -317,6 +317,8 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 		while ((obj = kdat_ia_next_child(ia, op->type,
 						 KDAT_OBJ_HW_GONE))) {
 			op->hw_destroy(obj);
+			if (ia->uops)
+				ia->uops->uncharge(obj);
 			kdat_obj_put(obj);
 		}
 		/*
@@ -328,6 +330,9 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 		 */
 		wait_var_event(&ia->frees, !atomic_read(&ia->frees));
 	}
+	/* the device's rdma cgroup accounting ends with it */
+	if (ia->uops)
+		ia->uops->uncharge(&ia->obj);
 	/* told only once nothing of the device is left in use */
 	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
 			    (DAT_HANDLE)ia, DAT_IA_CATASTROPHIC_ERROR, true);

@@ -70,6 +70,7 @@ enum {
 	KDAT_OBJ_TORN,			/* IA teardown visited it */
 	KDAT_OBJ_HW_GONE,		/* device removal visited it */
 	KDAT_OBJ_USE_WAITER,		/* someone waited for its uses to go */
+	KDAT_OBJ_CHARGED,		/* charged to an rdma cgroup (uobj.c) */
 };
 
 struct kdat_obj {
@@ -84,6 +85,8 @@ struct kdat_obj {
 	struct rcu_head rcu;
 	struct llist_node deferred;	/* last put where sleeping is barred */
 	u32 uid;			/* ID in the owning file, 0 if none */
+	/* a user object's rdma cgroup charge, while KDAT_OBJ_CHARGED */
+	struct ib_rdmacg_object cg;
 	/* frees the containing object; called once, from the last put */
 	void (*release)(struct kdat_obj *obj);
 };
@@ -237,6 +240,8 @@ struct kdat_uops {
 	 * the file's cap; -ENOMEM past it.  Under evd->cq_lock.
 	 */
 	int (*evd_cq_account)(struct kdat_evd *evd, long bytes);
+	/* give back @obj's rdma cgroup charge now (its device is going) */
+	void (*uncharge)(struct kdat_obj *obj);
 	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
 	int (*srq_init)(struct kdat_srq *srq);

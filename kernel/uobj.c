@@ -22,6 +22,7 @@
  * forked child (or any other process handed the file) gets
  * DAT_INVALID_HANDLE for every call and cannot map its rings.
  */
+#include <linux/cgroup_rdma.h>
 #include <linux/module.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -69,6 +70,50 @@ bool kdat_ufile_mine(struct kdat_ufile *uf)
 /* IDs                                                                     */
 
 /* alloc_begin: an ID for @obj that finds nothing until it is committed. */
+/*
+ * A user object counts against the rdma cgroup of the process that
+ * creates it, as uverbs' objects do: an IA as an HCA handle, every other
+ * object it creates as an HCA object (not a CR, which the CM makes).  So
+ * rdma.max bounds what a group of users takes of a device through kdat,
+ * whatever number of files they open.  Given back when the object's ID
+ * goes, or when its device does (kdat_uobj_uncharge, from the removal:
+ * the device's cgroup accounting ends with it).
+ */
+#ifdef CONFIG_CGROUP_RDMA
+static enum rdmacg_resource_type kdat_uobj_cg_type(struct kdat_obj *obj)
+{
+	return obj->type == DAT_HANDLE_TYPE_IA ? RDMACG_RESOURCE_HCA_HANDLE :
+						  RDMACG_RESOURCE_HCA_OBJECT;
+}
+#endif
+
+static int kdat_uobj_charge(struct kdat_ia *ia, struct kdat_obj *obj)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	int ret;
+
+	if (obj->type == DAT_HANDLE_TYPE_CR)
+		return 0;
+	ret = rdmacg_try_charge(&obj->cg.cg, &ia->ibdev->cg_device,
+				kdat_uobj_cg_type(obj));
+	if (ret)
+		return ret;
+	set_bit(KDAT_OBJ_CHARGED, &obj->flags);
+#endif
+	return 0;
+}
+
+static void kdat_uobj_uncharge(struct kdat_obj *obj)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	if (test_and_clear_bit(KDAT_OBJ_CHARGED, &obj->flags)) {
+		might_sleep();
+		rdmacg_uncharge(obj->cg.cg, &obj->ia->ibdev->cg_device,
+				kdat_uobj_cg_type(obj));
+	}
+#endif
+}
+
 static int kdat_uobj_reserve(struct kdat_ia *ia, struct kdat_obj *obj)
 {
 	struct kdat_ufile *uf = ia->ufile;
@@ -79,10 +124,16 @@ static int kdat_uobj_reserve(struct kdat_ia *ia, struct kdat_obj *obj)
 		atomic_dec(&uf->nobjs);
 		return -EMFILE;
 	}
+	ret = kdat_uobj_charge(ia, obj);
+	if (ret) {
+		atomic_dec(&uf->nobjs);
+		return ret;
+	}
 	/* cyclic: a freed ID is not handed out again soon */
 	ret = xa_alloc_cyclic(&uf->objs, &id, NULL, xa_limit_31b,
 			      &uf->next_id, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
+		kdat_uobj_uncharge(obj);
 		atomic_dec(&uf->nobjs);
 		return ret;
 	}
@@ -133,8 +184,10 @@ static void kdat_uobj_forget(struct kdat_ia *ia, struct kdat_obj *obj)
 		__xa_erase(&uf->objs, id);
 	}
 	xa_unlock(&uf->objs);
-	if (id)
+	if (id) {
+		kdat_uobj_uncharge(obj);
 		atomic_dec(&uf->nobjs);
+	}
 }
 
 /* commit: the ID finds the object now, unless it was destroyed already. */
@@ -445,6 +498,7 @@ const struct kdat_uops kdat_file_uops = {
 	.evd_post = kdat_uevd_post,
 	.evd_destroy = kdat_uevd_destroy,
 	.evd_cq_account = kdat_uevd_cq_account,
+	.uncharge = kdat_uobj_uncharge,
 	.evd_count = kdat_uevd_count,
 	.srq_init = kdat_usrq_init,
 	.srq_ring_error = kdat_srq_ring_error,

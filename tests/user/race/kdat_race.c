@@ -41,6 +41,7 @@
 #include "../common/kdat_harness.h"
 
 #include <linux/userfaultfd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 static double scale = 1.0;
@@ -4801,6 +4802,141 @@ static void case_ring_pages_count_until_their_last_mapping_goes(void)
 }
 
 /* ======================================================================= */
+/* The rdma cgroup bounds what users take of a device through kdat          */
+/* ======================================================================= */
+
+/*
+ * A user IA counts as an HCA handle and every object made in it as an
+ * HCA object of the creating process's rdma cgroup, as uverbs' objects
+ * do, so rdma.max bounds a group of users whatever number of files they
+ * open.  A child in a cgroup with rdma.max "rxe0 hca_handle=1
+ * hca_object=4" opens one IA (its async EVD is the first object); a
+ * second IA is refused; three PZs fill the objects and a fourth is
+ * refused; freeing one lets one more in; another file of the same
+ * process is bounded alike.  Once the child is gone rdma.current is 0.
+ */
+#define RCG_DIR "kdat_race_rdma"
+
+/* The cgroup2 root: the system's, or one mounted for this case. */
+static const char *rcg_root(void)
+{
+	static const char *const mnt = "/tmp/kdat-race-cgroup2";
+
+	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		return "/sys/fs/cgroup";
+	if (!access("/tmp/kdat-race-cgroup2/cgroup.controllers", F_OK))
+		return mnt;
+	mkdir(mnt, 0755);
+	if (mount("none", mnt, "cgroup2", 0, NULL))
+		return NULL;
+	return mnt;
+}
+
+static bool rcg_write(const char *root, const char *file, const char *v)
+{
+	char path[256];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", root, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n == (ssize_t)strlen(v);
+}
+
+static uint32_t rcg_ia_open(int fd, uint32_t *ia)
+{
+	struct kdat_ioc_ia_open o = { .async_qlen = 8 };
+	uint32_t st;
+
+	snprintf(o.name, sizeof(o.name), "rxe0");
+	st = KIOC(fd, KDAT_IOC_IA_OPEN, &o);
+	*ia = st == DAT_SUCCESS ? o.ia : 0;
+	return st;
+}
+
+/* In the cgroup: every step as above; the exit status says if all held. */
+static int rcg_child(const char *cg)
+{
+	uint32_t ia, ia2, pz[4], st;
+	int fd, fd2, i;
+
+	if (!rcg_write(cg, "cgroup.procs", "0")) {
+		fprintf(stderr, "# cannot join %s: %s\n", cg, strerror(errno));
+		return 2;
+	}
+	fd = kdat_open();
+	st = rcg_ia_open(fd, &ia);
+	CHECK(st == DAT_SUCCESS, "IA under hca_handle=1: %s", ST(st));
+	st = rcg_ia_open(fd, &ia2);
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "a second IA under hca_handle=1: %s", ST(st));
+	fd2 = kdat_open();
+	st = rcg_ia_open(fd2, &ia2);
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "a second IA in another file under hca_handle=1: %s", ST(st));
+	close(fd2);
+	for (i = 0; i < 3; i++) {
+		st = k_pz(fd, ia, &pz[i]);
+		CHECK(st == DAT_SUCCESS, "PZ %d of 3 more objects: %s", i,
+		      ST(st));
+	}
+	st = k_pz(fd, ia, &pz[3]);
+	CHECK(ST_IS(st, DAT_INSUFFICIENT_RESOURCES),
+	      "a fifth object under hca_object=4: %s", ST(st));
+	CHECK(k_free(fd, pz[0], KT_PZ) == DAT_SUCCESS, "PZ free");
+	st = k_pz(fd, ia, &pz[0]);
+	CHECK(st == DAT_SUCCESS, "a PZ after a free: %s", ST(st));
+	close(fd);
+	return kr_failed() ? 1 : 0;
+}
+
+static void case_rdma_cgroup_bounds_ias_and_objects(void)
+{
+	const char *root = rcg_root();
+	char cg[200], cur[512] = "", path[256];
+	int status = -1, n;
+	FILE *f;
+	pid_t pid;
+
+	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
+	snprintf(cg, sizeof(cg), "%s/" RCG_DIR, root);
+	rmdir(cg);
+	CHECK(rcg_write(root, "cgroup.subtree_control", "+rdma"),
+	      "cannot enable the rdma controller in %s: %s", root,
+	      strerror(errno));
+	CHECK(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
+	CHECK(rcg_write(cg, "rdma.max", "rxe0 hca_handle=1 hca_object=4"),
+	      "cannot write %s/rdma.max: %s", cg, strerror(errno));
+	if (kr_failed())
+		goto out;
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(rcg_child(cg));
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child in the cgroup: status 0x%x", status);
+	/* its file closed: all given back */
+	snprintf(path, sizeof(path), "%s/rdma.current", cg);
+	f = fopen(path, "r");
+	if (f) {
+		n = (int)fread(cur, 1, sizeof(cur) - 1, f);
+		cur[n > 0 ? n : 0] = 0;
+		fclose(f);
+	}
+	CHECK(f && (!strstr(cur, "rxe0") ||
+		    strstr(cur, "rxe0 hca_handle=0 hca_object=0")),
+	      "rdma.current after the child: %s", cur);
+out:
+	CHECK(!rmdir(cg), "rmdir %s: %s", cg, strerror(errno));
+}
+
+/* ======================================================================= */
 
 static const struct kcase cases[] = {
 	{ "abi_ioctl_size", case_abi_ioctl_size },
@@ -4848,6 +4984,8 @@ static const struct kcase cases[] = {
 	  case_evd_cq_growth_counts_against_the_ring_cap },
 	{ "ring_pages_count_until_their_last_mapping_goes",
 	  case_ring_pages_count_until_their_last_mapping_goes },
+	{ "rdma_cgroup_bounds_ias_and_objects",
+	  case_rdma_cgroup_bounds_ias_and_objects },
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
