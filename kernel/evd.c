@@ -715,29 +715,65 @@ int kdat_cq_grow(struct ib_cq *cq, int size)
  * EVD was given (its ring, not the CQ, reports an overflow as DAT says).
  * It never shrinks; the EP or SRQ holding the EVD keeps the CQ meanwhile.
  */
-int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
+/*
+ * The bytes a CQ of @cqe entries is counted as (kdat_evd_cq_grow_user):
+ * drivers round the slots up to a power of two (rxe: 2^k - 1 entries of
+ * 128 bytes).
+ */
+static long kdat_cq_bytes(int cqe)
+{
+	return (long)roundup_pow_of_two((unsigned long)cqe + 1) *
+	       KDAT_CQE_BYTES;
+}
+
+/*
+ * Grow a user EVD's CQ to @size, else to @need: the device memory it
+ * takes counts against the file's cap.  What it may take is reserved
+ * first, then only what it took (cqe after the resize; nothing on a
+ * device that cannot resize) is kept.
+ */
+static int kdat_evd_cq_grow_user(struct kdat_evd *evd, int need, int size)
 {
 	const struct kdat_uops *uops = evd->obj.ia->uops;
-	int need, size, ret = 0;
+	struct ib_cq *cq = evd->cq;
+	long old = kdat_cq_bytes(cq->cqe), held, took;
+	int ret;
+
+	held = kdat_cq_bytes(size) - old;
+	ret = uops->evd_cq_account(evd, held);
+	if (ret && size > need) {
+		/* no room to double: just what it needs */
+		size = need;
+		held = kdat_cq_bytes(size) - old;
+		ret = uops->evd_cq_account(evd, held);
+	}
+	if (ret)
+		return ret;
+	ret = kdat_cq_grow(cq, size);
+	took = ret ? 0 : kdat_cq_bytes(cq->cqe) - old;
+	if (took < held)
+		uops->evd_cq_account(evd, took - held);
+	return ret;
+}
+
+int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
+{
 	struct ib_cq *cq;
-	long bytes = 0;
+	int need, size, ret = 0;
 
 	mutex_lock(&evd->cq_lock);
 	cq = evd->cq;
 	need = evd->cq_need + n;
 	if (cq && cq->cqe < need) {
+		need = min(need, cq->device->attrs.max_cqe);
 		/* doubling: thousands of EPs joining copy the CQ few times */
 		size = min(max(need, 2 * cq->cqe), cq->device->attrs.max_cqe);
 		/* a user's: the growth counts against its file's cap */
-		if (evd->uring && size > cq->cqe) {
-			bytes = (long)(size - cq->cqe) * KDAT_CQE_BYTES;
-			ret = uops->evd_cq_account(evd, bytes);
-		}
-		if (!ret) {
+		if (evd->uring)
+			ret = kdat_evd_cq_grow_user(evd, need, size);
+		else
 			ret = kdat_cq_grow(cq, size);
-			if (ret && bytes)
-				uops->evd_cq_account(evd, -bytes);
-		}
+		need = evd->cq_need + n;
 	}
 	if (!ret)
 		evd->cq_need = need;

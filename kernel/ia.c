@@ -330,9 +330,19 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 		 */
 		wait_var_event(&ia->frees, !atomic_read(&ia->frees));
 	}
-	/* the device's rdma cgroup accounting ends with it */
-	if (ia->uops)
+	/*
+	 * The device's rdma cgroup accounting ends with it: the async EVD
+	 * (not among the children above) and the IA give theirs back too.
+	 */
+	if (ia->uops) {
+		struct kdat_evd *aevd = kdat_ia_get_async_evd(ia);
+
+		if (aevd) {
+			ia->uops->uncharge(&aevd->obj);
+			kdat_obj_put(&aevd->obj);
+		}
 		ia->uops->uncharge(&ia->obj);
+	}
 	/* told only once nothing of the device is left in use */
 	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,
 			    (DAT_HANDLE)ia, DAT_IA_CATASTROPHIC_ERROR, true);

@@ -410,9 +410,10 @@ void kdat_poller_wait_end(struct kdat_poller_wait *pw);
 bool kdat_evd_polls_here(struct kdat_evd *evd);
 /*
  * What one completion of a grown CQ is counted as against a user file's
- * cap: the size of a CQ entry in the queues of rxe and mlx5.
+ * cap: the largest entry of the queues of rxe (72 bytes, rounded up to
+ * 128) and mlx5 (64 or 128).
  */
-#define KDAT_CQE_BYTES	64
+#define KDAT_CQE_BYTES	128
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n);
 void kdat_evd_cq_uncharge(struct kdat_evd *evd, int n);
 int kdat_evd_init(void);

@@ -69,7 +69,6 @@ bool kdat_ufile_mine(struct kdat_ufile *uf)
 /* ---------------------------------------------------------------------- */
 /* IDs                                                                     */
 
-/* alloc_begin: an ID for @obj that finds nothing until it is committed. */
 /*
  * A user object counts against the rdma cgroup of the process that
  * creates it, as uverbs' objects do: an IA as an HCA handle, every other
@@ -114,6 +113,7 @@ static void kdat_uobj_uncharge(struct kdat_obj *obj)
 #endif
 }
 
+/* alloc_begin: an ID for @obj that finds nothing until it is committed. */
 static int kdat_uobj_reserve(struct kdat_ia *ia, struct kdat_obj *obj)
 {
 	struct kdat_ufile *uf = ia->ufile;

@@ -12,7 +12,10 @@
  *
  * Ring memory is vmalloc'ed with __GFP_ACCOUNT (charged to the opener's
  * memory cgroup) within the file's cap, and mapped page by page into the
- * opener only: VM_DONTCOPY, so a forked child inherits no ring.
+ * opener only: VM_DONTCOPY, so a forked child inherits no ring unless the
+ * process undid that (MADV_DOFORK; harmless, nothing in a ring is
+ * trusted).  The pages count against the cap until the ring is freed and
+ * no mapping of them is left (struct kdat_ring_pages).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -365,7 +368,7 @@ int kdat_uevd_cq_account(struct kdat_evd *evd, long bytes)
 	lockdep_assert_held(&evd->cq_lock);
 	if (bytes < 0) {
 		kdat_ufile_unreserve(r->uf, -bytes);
-		r->cq_bytes -= -bytes;
+		r->cq_bytes += bytes;
 		return 0;
 	}
 	if (kdat_ufile_reserve(r->uf, bytes))

@@ -27,6 +27,8 @@ BAD_RE=(
 	'self-detected stall'
 	# sanitizers and list/refcount debugging
 	'UBSAN:' 'KASAN:' 'refcount_t:' 'list_add corruption' 'list_del corruption'
+	# an rdma cgroup charge given back after its device's accounting ended
+	'Invalid device .* or rdma cgroup'
 )
 BAD=$(IFS='|'; echo "${BAD_RE[*]}")
 

@@ -97,7 +97,8 @@ static inline void kmsg_init(void)
 		"suspicious RCU usage|[Ll]eak|unreferenced object|restrack|"
 		"INFO: task .* blocked|soft lockup|hard LOCKUP|rcu: INFO:|"
 		"self-detected stall|UBSAN:|KASAN:|refcount_t:|"
-		"list_add corruption|list_del corruption";
+		"list_add corruption|list_del corruption|"
+		"Invalid device .* or rdma cgroup";
 	static const char *fatal =
 		"BUG:|kernel BUG|Oops|general protection fault|Kernel panic|KASAN:";
 
