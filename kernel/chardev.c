@@ -556,7 +556,11 @@ DEFINE_IOC(srq_post, srq_post)
 		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	} else {
 		kdat_useg_to_triplets(a->seg, a->nseg, t);
-		kdat_uevd_collect_ia(srq->obj.ia);
+		/*
+		 * What the ring holds counts first: the post's room check
+		 * must see the buffers dat_srq_post_recv already accepted.
+		 */
+		kdat_srq_settle(srq);
 		rcu_read_lock();
 		ret = kdat_srq_post_one(srq, a->nseg, t, ck);
 		rcu_read_unlock();

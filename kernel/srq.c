@@ -221,7 +221,8 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ev.event_data.dto_completion_event_data.user_cookie = buf->cookie;
 	list_add(&buf->node, &srq->free_bufs);
 	srq->available--;
-	fire = kdat_srq_check_lw(srq);
+	/* a kernel consumer's SRQ has no post ring: every buffer is counted */
+	fire = !srq->uring && kdat_srq_check_lw(srq);
 	spin_unlock_irqrestore(&srq->lock, flags);
 
 	/* the queued event pins the SRQ until it is reaped */
@@ -230,6 +231,19 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_evd_post(ep->recv_evd, &ev, srq, true);
 	else	/* nobody listens: reaped now */
 		kdat_srq_reaped_unseen(srq);
+	if (srq->uring) {
+		/*
+		 * A buffer was taken: refill from the user's post ring, then
+		 * look at the watermark.  What dat_srq_post_recv accepted is
+		 * on the SRQ for the consumer, so buffers still in the ring
+		 * count (a drain blocked behind a full async EVD is the
+		 * exception: they then stay out of the count until it runs).
+		 */
+		kdat_srq_drain(srq);
+		spin_lock_irqsave(&srq->lock, flags);
+		fire = kdat_srq_check_lw(srq);
+		spin_unlock_irqrestore(&srq->lock, flags);
+	}
 	/*
 	 * Not from the SRQ's own CQ: an upcall there that freed the SRQ
 	 * would wait in ib_free_cq for the work it runs in.
@@ -238,8 +252,6 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_srq_fire_lw(srq, cq != READ_ONCE(srq->recv_cq));
 	if (ep)
 		kdat_obj_put(&ep->obj);
-	/* a buffer was taken: refill from the user's post ring */
-	kdat_srq_drain(srq);
 }
 
 static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
@@ -922,7 +934,9 @@ static struct kdat_evd *kdat_srq_pinning_evd(struct kdat_obj *o,
  * Charge the growth to @max receives to the CQ of every EVD whose
  * completions may name the SRQ (ep.c pins it there), before the device
  * may hold them: the CQs must still fit a QP's flush and drain marker
- * beside all the SRQ's receives (kdat_evd_cq_charge).  All or nothing.
+ * beside all the SRQ's receives (kdat_evd_cq_charge).  All or nothing
+ * for the charges; CQs grown before a refusal keep their size (a CQ never
+ * shrinks), and a user EVD's its count against the file's cap.
  */
 static int kdat_srq_cq_grow(struct kdat_srq *srq, DAT_COUNT max)
 {

@@ -197,6 +197,117 @@ TEST_F(SrqSemantics, LowWatermarkCountsRingPostedBuffers)
 	EXPECT_EQ(query().available_dto_count, 6);
 }
 
+// Buffers posted through the ring after the watermark was armed are on
+// the SRQ too: a receive that takes one of the buffers the SRQ held when
+// armed must not fire a watermark that the ring's buffers keep it above.
+// (The kernel used to check the watermark before it moved the ring's
+// buffers into the SRQ, and fired with 8 buffers posted against 6.)
+TEST_F(SrqSemantics, LowWatermarkCountsBuffersPostedAfterArming)
+{
+	make_srq(16, 1);
+	for (int i = 0; i < 6; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	ASSERT_OK(dat_srq_set_lw(srq, 6));	// 6 on the SRQ: armed
+	EXPECT_TRUE(no_event(s.async_evd));
+
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE se, ce;
+	ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto, s.conn, srq,
+					 &a, &se));
+	ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a, &ce));
+	connect(se, ce, 1);
+	if (HasFatalFailure())
+		return;
+	sep.push_back(se);
+	cep.push_back(ce);
+	// three more, through the ring: the SRQ holds buffers, so no kick
+	for (int i = 6; i < 9; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	DAT_EVENT ev;
+	// 9 on the SRQ; two receives leave 7: never below 6.  The second
+	// completion is handled after the first, so by its event any
+	// watermark the first fired is on the async EVD.
+	for (int i = 0; i < 2; i++) {
+		ASSERT_TRUE(send(0, 0, 8));
+		ASSERT_TRUE(wait_event(s.dto, &ev));
+	}
+	EXPECT_TRUE(no_event(s.async_evd))
+		<< "fired with buffers posted after arming still on the SRQ";
+	EXPECT_EQ(query().available_dto_count, 7);
+	// 6, then 5: below, once
+	for (int i = 0; i < 2; i++) {
+		ASSERT_TRUE(send(0, 0, 8));
+		ASSERT_TRUE(wait_event(s.dto, &ev));
+	}
+	ASSERT_TRUE(wait_event(s.async_evd, &ev));
+	EXPECT_EQ(ev.event_data.asynch_error_event_data.dat_handle, srq);
+	EXPECT_EQ(ev.event_data.asynch_error_event_data.reason,
+		  DAT_SRQ_LOW_WATERMARK_EVENT);
+	EXPECT_EQ(query().available_dto_count, 5);
+}
+
+// dat_kdat_srq_post_recv_ioctl posts through a system call, and its room
+// check counts the buffers the ring already took: on an SRQ of 4 with 4
+// accepted through the ring (most still in it: only an empty SRQ asks
+// for a kick), a fifth is DAT_INSUFFICIENT_RESOURCES, and the SRQ holds 4.
+TEST_F(SrqSemantics, IoctlPostCountsBuffersStillInTheRing)
+{
+	make_srq(4, 1);
+	for (int i = 0; i < 4; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	DAT_LMR_TRIPLET t = s.seg(4 * 64, 64);
+	ASSERT_DAT(dat_kdat_srq_post_recv_ioctl(srq, 1, &t, cookie(4)),
+		   DAT_INSUFFICIENT_RESOURCES);
+	DAT_SRQ_PARAM q = query();
+	EXPECT_EQ(q.available_dto_count, 4);
+	EXPECT_EQ(q.outstanding_dto_count, 4);
+}
+
+// The whole DAT_RETURN of the SRQ family's bad-input answers through the
+// real module: class, type and subtype (the other cases compare types).
+#define EXPECT_DAT_EXACT(expr, want)                                         \
+	do {                                                                 \
+		DAT_RETURN r_ = (expr);                                      \
+		EXPECT_EQ(r_, (DAT_RETURN)(want))                            \
+			<< #expr << " returned 0x" << std::hex << r_;        \
+	} while (0)
+
+TEST_F(SrqSemantics, BadInputAnswersAreExact)
+{
+	constexpr DAT_RETURN kArg2 = DAT_CLASS_ERROR | DAT_INVALID_PARAMETER |
+				     DAT_INVALID_ARG2;
+	constexpr DAT_RETURN kArg3 = DAT_CLASS_ERROR | DAT_INVALID_PARAMETER |
+				     DAT_INVALID_ARG3;
+	DAT_SRQ_ATTR bad{0, 1, DAT_SRQ_LW_DEFAULT};
+	DAT_SRQ_HANDLE other;
+	EXPECT_DAT_EXACT(dat_srq_create(s.ia, s.pz, &bad, &other), kArg3);
+	EXPECT_DAT_EXACT(dat_srq_create(s.ia, s.pz, nullptr, &other), kArg3);
+
+	make_srq(16, 1);
+	DAT_LMR_TRIPLET t = s.seg(0, 64);
+	// (0 segments is a valid post: a buffer for a zero-length message)
+	EXPECT_DAT_EXACT(dat_srq_post_recv(srq, -1, &t, cookie(1)), kArg2);
+	EXPECT_DAT_EXACT(dat_srq_post_recv(srq, 1, nullptr, cookie(1)), kArg3);
+	DAT_SRQ_PARAM p;
+	EXPECT_DAT_EXACT(dat_srq_query(srq, (DAT_SRQ_PARAM_MASK)~0u, &p), kArg2);
+	EXPECT_DAT_EXACT(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, nullptr), kArg3);
+	EXPECT_DAT_EXACT(dat_srq_resize(srq, 0), kArg2);
+	EXPECT_DAT_EXACT(dat_srq_set_lw(srq, -1), kArg2);
+	EXPECT_DAT_EXACT(dat_srq_set_lw(srq, 17), kArg2);
+	// below the watermark, then below the outstanding buffers
+	ASSERT_OK(dat_srq_set_lw(srq, 8));
+	EXPECT_DAT_EXACT(dat_srq_resize(srq, 7),
+			 DAT_CLASS_ERROR | DAT_INVALID_STATE |
+				 DAT_INVALID_STATE_SRQ_OPERATIONAL);
+	ASSERT_OK(dat_srq_set_lw(srq, DAT_SRQ_LW_DEFAULT));
+	for (int i = 0; i < 10; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	EXPECT_DAT_EXACT(dat_srq_resize(srq, 9),
+			 DAT_CLASS_ERROR | DAT_INVALID_STATE |
+				 DAT_INVALID_STATE_SRQ_OPERATIONAL);
+	EXPECT_EQ(query().max_recv_dtos, 16);
+}
+
 // A receive EVD too small for its completions: events the consumer took
 // without a system call are not overwritten unaccounted, lost ones return
 // their buffers, the overflow is reported once on the async EVD, and the
