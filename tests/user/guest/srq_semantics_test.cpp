@@ -25,6 +25,22 @@ namespace {
 
 class SrqSemantics : public Pair {
 protected:
+	// One server EP on the SRQ (DTOs on s.dto) connected to a client EP.
+	void connect_srq_pair()
+	{
+		DAT_EP_ATTR a = ep_attr();
+		DAT_EP_HANDLE se, ce;
+		ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto,
+						 s.conn, srq, &a, &se));
+		ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a,
+					&ce));
+		connect(se, ce, 1);
+		if (HasFatalFailure())
+			return;
+		sep.push_back(se);
+		cep.push_back(ce);
+	}
+
 	// Async events of @srq with @reason waiting on the async EVD now.
 	int take_async(DAT_SRQ_HANDLE h, DAT_COUNT reason, int *other = nullptr)
 	{
@@ -173,16 +189,9 @@ TEST_F(SrqSemantics, LowWatermarkCountsRingPostedBuffers)
 	EXPECT_TRUE(no_event(s.async_evd));
 	EXPECT_EQ(query().low_watermark, 8);
 
-	DAT_EP_ATTR a = ep_attr();
-	DAT_EP_HANDLE se, ce;
-	ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto, s.conn, srq,
-					 &a, &se));
-	ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a, &ce));
-	connect(se, ce, 1);
+	connect_srq_pair();
 	if (HasFatalFailure())
 		return;
-	sep.push_back(se);
-	cep.push_back(ce);
 	EXPECT_TRUE(no_event(s.async_evd)) << "fired before a buffer was taken";
 	ASSERT_TRUE(send(0, 0, 8));
 	DAT_EVENT ev;
@@ -210,16 +219,9 @@ TEST_F(SrqSemantics, LowWatermarkCountsBuffersPostedAfterArming)
 	ASSERT_OK(dat_srq_set_lw(srq, 6));	// 6 on the SRQ: armed
 	EXPECT_TRUE(no_event(s.async_evd));
 
-	DAT_EP_ATTR a = ep_attr();
-	DAT_EP_HANDLE se, ce;
-	ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto, s.conn, srq,
-					 &a, &se));
-	ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a, &ce));
-	connect(se, ce, 1);
+	connect_srq_pair();
 	if (HasFatalFailure())
 		return;
-	sep.push_back(se);
-	cep.push_back(ce);
 	// three more, through the ring: the SRQ holds buffers, so no kick
 	for (int i = 6; i < 9; i++)
 		ASSERT_OK(post_srq(i * 64, 64, i));

@@ -4906,6 +4906,26 @@ static void rcg_end(void)
 	memset(&rcg, 0, sizeof(rcg));
 }
 
+/*
+ * A fresh cgroup @name under @root (path into @cg) with the rdma
+ * controller on and rdma.max @max; false (a CHECK failed) if not.  Output
+ * is flushed, for the fork that follows.
+ */
+static bool rcg_make(const char *root, const char *name, const char *max,
+		     char *cg, size_t n)
+{
+	snprintf(cg, n, "%s/%s", root, name);
+	rmdir(cg);
+	CHECK(rcg_write(root, "cgroup.subtree_control", "+rdma"),
+	      "cannot enable the rdma controller in %s: %s", root,
+	      strerror(errno));
+	CHECK(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
+	CHECK(rcg_write(cg, "rdma.max", max),
+	      "cannot write %s/rdma.max: %s", cg, strerror(errno));
+	fflush(NULL);
+	return !kr_failed();
+}
+
 /* rdma.current of @cg, into @cur. */
 static bool rcg_current(const char *cg, char *cur, size_t len)
 {
@@ -4993,17 +5013,9 @@ static void case_rdma_cgroup_bounds_ias_and_objects(void)
 	pid_t pid;
 
 	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
-	snprintf(cg, sizeof(cg), "%s/" RCG_DIR, root);
-	rmdir(cg);
-	CHECK(rcg_write(root, "cgroup.subtree_control", "+rdma"),
-	      "cannot enable the rdma controller in %s: %s", root,
-	      strerror(errno));
-	CHECK(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
-	CHECK(rcg_write(cg, "rdma.max", "rxe0 hca_handle=1 hca_object=4"),
-	      "cannot write %s/rdma.max: %s", cg, strerror(errno));
-	if (kr_failed())
+	if (!rcg_make(root, RCG_DIR, "rxe0 hca_handle=1 hca_object=4", cg,
+		      sizeof(cg)))
 		goto out;
-	fflush(NULL);
 	pid = fork();
 	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid)
@@ -5039,17 +5051,9 @@ static void case_rdma_cgroup_charges_end_with_the_device(void)
 
 	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
 	REQUIRE(!pipe(c2p) && !pipe(p2c), "pipe: %s", strerror(errno));
-	snprintf(cg, sizeof(cg), "%s/" RCG_DIR "_removal", root);
-	rmdir(cg);
-	CHECK(rcg_write(root, "cgroup.subtree_control", "+rdma"),
-	      "cannot enable the rdma controller in %s: %s", root,
-	      strerror(errno));
-	CHECK(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
-	CHECK(rcg_write(cg, "rdma.max", "rxe1 hca_handle=2 hca_object=32"),
-	      "cannot write %s/rdma.max: %s", cg, strerror(errno));
-	if (kr_failed())
+	if (!rcg_make(root, RCG_DIR "_removal",
+		      "rxe1 hca_handle=2 hca_object=32", cg, sizeof(cg)))
 		goto out;
-	fflush(NULL);
 	pid = fork();
 	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid) {
