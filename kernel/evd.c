@@ -720,9 +720,9 @@ int kdat_cq_grow(struct ib_cq *cq, int size)
  * drivers round the slots up to a power of two (rxe: 2^k - 1 entries of
  * 128 bytes).
  */
-static long kdat_cq_bytes(int cqe)
+static s64 kdat_cq_bytes(int cqe)
 {
-	return (long)roundup_pow_of_two((unsigned long)cqe + 1) *
+	return (s64)roundup_pow_of_two((unsigned long)cqe + 1) *
 	       KDAT_CQE_BYTES;
 }
 
@@ -736,7 +736,7 @@ static int kdat_evd_cq_grow_user(struct kdat_evd *evd, int need, int size)
 {
 	const struct kdat_uops *uops = evd->obj.ia->uops;
 	struct ib_cq *cq = evd->cq;
-	long old = kdat_cq_bytes(cq->cqe), held, took;
+	s64 old = kdat_cq_bytes(cq->cqe), held, took;
 	int ret;
 
 	held = kdat_cq_bytes(size) - old;
@@ -769,7 +769,9 @@ int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 		/* doubling: thousands of EPs joining copy the CQ few times */
 		size = min(max(need, 2 * cq->cqe), cq->device->attrs.max_cqe);
 		/* a user's: the growth counts against its file's cap */
-		if (evd->uring)
+		if (size <= cq->cqe)
+			ret = 0;	/* at the device's largest already */
+		else if (evd->uring)
 			ret = kdat_evd_cq_grow_user(evd, need, size);
 		else
 			ret = kdat_cq_grow(cq, size);

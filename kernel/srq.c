@@ -236,8 +236,10 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * A buffer was taken: refill from the user's post ring, then
 		 * look at the watermark.  What dat_srq_post_recv accepted is
 		 * on the SRQ for the consumer, so buffers still in the ring
-		 * count (a drain blocked behind a full async EVD is the
-		 * exception: they then stay out of the count until it runs).
+		 * count.  Not all of them when the drain stops early: behind
+		 * a full async EVD, or when the kernel's count still holds
+		 * buffers whose events the user consumed on another EVD (that
+		 * count is collected per IA, under a mutex, not here).
 		 */
 		kdat_srq_drain(srq);
 		spin_lock_irqsave(&srq->lock, flags);
