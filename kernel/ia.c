@@ -342,6 +342,7 @@ static void kdat_ia_catastrophe(struct kdat_ia *ia)
 			kdat_obj_put(&aevd->obj);
 		}
 		ia->uops->uncharge(&ia->obj);
+		ia->uops->uncharge_sync(ia);
 	}
 	/* told only once nothing of the device is left in use */
 	kdat_ia_async_error(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC,

@@ -242,6 +242,8 @@ struct kdat_uops {
 	int (*evd_cq_account)(struct kdat_evd *evd, long bytes);
 	/* give back @obj's rdma cgroup charge now (its device is going) */
 	void (*uncharge)(struct kdat_obj *obj);
+	/* wait for the uncharges others are making (an IA close's) */
+	void (*uncharge_sync)(struct kdat_ia *ia);
 	u32 (*evd_count)(struct kdat_evd *evd);	/* events not consumed */
 	/* the SRQ's mmapped post ring, and a refused entry of it */
 	int (*srq_init)(struct kdat_srq *srq);
@@ -265,6 +267,7 @@ struct kdat_ia {
 	/* set once at open; RCU: posters pin it while the IA closes */
 	struct kdat_evd __rcu *async_evd;
 	bool closing;			/* under lock: refuses new children */
+	atomic_t uncharging;		/* rdma cgroup uncharges running (uobj.c) */
 	bool dead;			/* device removed: calls fail */
 	/*
 	 * Frees of children running outside the IA teardown (a consumer's

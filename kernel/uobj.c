@@ -105,12 +105,29 @@ static int kdat_uobj_charge(struct kdat_ia *ia, struct kdat_obj *obj)
 static void kdat_uobj_uncharge(struct kdat_obj *obj)
 {
 #ifdef CONFIG_CGROUP_RDMA
+	struct kdat_ia *ia = obj->ia;
+
+	/* counted before the bit is taken: see kdat_uobj_uncharge_sync */
+	atomic_inc(&ia->uncharging);
 	if (test_and_clear_bit(KDAT_OBJ_CHARGED, &obj->flags)) {
 		might_sleep();
-		rdmacg_uncharge(obj->cg.cg, &obj->ia->ibdev->cg_device,
+		rdmacg_uncharge(obj->cg.cg, &ia->ibdev->cg_device,
 				kdat_uobj_cg_type(obj));
 	}
+	if (atomic_dec_and_test(&ia->uncharging))
+		wake_up_var(&ia->uncharging);
 #endif
+}
+
+/*
+ * A device removal that found a charge of @ia already taken by someone
+ * else (an IA close running at the same time) waits here for that
+ * uncharge to be done, before the device's cgroup accounting ends.  A
+ * dead IA makes no new charges, so this ends.
+ */
+static void kdat_uobj_uncharge_sync(struct kdat_ia *ia)
+{
+	wait_var_event(&ia->uncharging, !atomic_read(&ia->uncharging));
 }
 
 /* alloc_begin: an ID for @obj that finds nothing until it is committed. */
@@ -499,6 +516,7 @@ const struct kdat_uops kdat_file_uops = {
 	.evd_destroy = kdat_uevd_destroy,
 	.evd_cq_account = kdat_uevd_cq_account,
 	.uncharge = kdat_uobj_uncharge,
+	.uncharge_sync = kdat_uobj_uncharge_sync,
 	.evd_count = kdat_uevd_count,
 	.srq_init = kdat_usrq_init,
 	.srq_ring_error = kdat_srq_ring_error,
