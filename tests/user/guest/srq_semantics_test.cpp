@@ -25,6 +25,32 @@ namespace {
 
 class SrqSemantics : public Pair {
 protected:
+	// @n messages from client EP 0, each received on s.dto.
+	void receive(int n)
+	{
+		DAT_EVENT ev;
+
+		for (int i = 0; i < n; i++) {
+			ASSERT_TRUE(send(0, 0, 8));
+			ASSERT_TRUE(wait_event(s.dto, &ev));
+		}
+	}
+
+	// The SRQ's low watermark event came; one more receive fires no
+	// other (once per arming) and leaves @left on the SRQ.
+	void expect_lw_fired_once(DAT_COUNT left)
+	{
+		DAT_EVENT ev;
+
+		ASSERT_TRUE(wait_event(s.async_evd, &ev));
+		EXPECT_EQ(ev.event_data.asynch_error_event_data.dat_handle, srq);
+		EXPECT_EQ(ev.event_data.asynch_error_event_data.reason,
+			  DAT_SRQ_LOW_WATERMARK_EVENT);
+		receive(1);
+		EXPECT_TRUE(no_event(s.async_evd)) << "fired twice for one arming";
+		EXPECT_EQ(query().available_dto_count, left);
+	}
+
 	// One server EP on the SRQ (DTOs on s.dto) connected to a client EP.
 	void connect_srq_pair()
 	{
@@ -193,17 +219,8 @@ TEST_F(SrqSemantics, LowWatermarkCountsRingPostedBuffers)
 	if (HasFatalFailure())
 		return;
 	EXPECT_TRUE(no_event(s.async_evd)) << "fired before a buffer was taken";
-	ASSERT_TRUE(send(0, 0, 8));
-	DAT_EVENT ev;
-	ASSERT_TRUE(wait_event(s.dto, &ev));
-	ASSERT_TRUE(wait_event(s.async_evd, &ev));
-	EXPECT_EQ(ev.event_data.asynch_error_event_data.dat_handle, srq);
-	EXPECT_EQ(ev.event_data.asynch_error_event_data.reason,
-		  DAT_SRQ_LOW_WATERMARK_EVENT);
-	ASSERT_TRUE(send(0, 0, 8));
-	ASSERT_TRUE(wait_event(s.dto, &ev));
-	EXPECT_TRUE(no_event(s.async_evd)) << "fired twice for one arming";
-	EXPECT_EQ(query().available_dto_count, 6);
+	receive(1);
+	expect_lw_fired_once(6);
 }
 
 // Buffers posted through the ring after the watermark was armed are on
@@ -225,31 +242,15 @@ TEST_F(SrqSemantics, LowWatermarkCountsBuffersPostedAfterArming)
 	// three more, through the ring: the SRQ holds buffers, so no kick
 	for (int i = 6; i < 9; i++)
 		ASSERT_OK(post_srq(i * 64, 64, i));
-	DAT_EVENT ev;
 	// 9 on the SRQ; two receives leave 7: never below 6.  The second
 	// completion is handled after the first, so by its event any
 	// watermark the first fired is on the async EVD.
-	for (int i = 0; i < 2; i++) {
-		ASSERT_TRUE(send(0, 0, 8));
-		ASSERT_TRUE(wait_event(s.dto, &ev));
-	}
+	receive(2);
 	EXPECT_TRUE(no_event(s.async_evd))
 		<< "fired with buffers posted after arming still on the SRQ";
 	EXPECT_EQ(query().available_dto_count, 7);
-	// 6, then 5: below, once
-	for (int i = 0; i < 2; i++) {
-		ASSERT_TRUE(send(0, 0, 8));
-		ASSERT_TRUE(wait_event(s.dto, &ev));
-	}
-	ASSERT_TRUE(wait_event(s.async_evd, &ev));
-	EXPECT_EQ(ev.event_data.asynch_error_event_data.dat_handle, srq);
-	EXPECT_EQ(ev.event_data.asynch_error_event_data.reason,
-		  DAT_SRQ_LOW_WATERMARK_EVENT);
-	// once per arming: one more receive (4 left) fires nothing
-	ASSERT_TRUE(send(0, 0, 8));
-	ASSERT_TRUE(wait_event(s.dto, &ev));
-	EXPECT_TRUE(no_event(s.async_evd)) << "fired twice for one arming";
-	EXPECT_EQ(query().available_dto_count, 4);
+	receive(2);	// 6, then 5: below
+	expect_lw_fired_once(4);
 }
 
 // dat_kdat_srq_post_recv_ioctl posts through a system call, and its room
