@@ -97,19 +97,22 @@ static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
 	ep->private_data_size = len;
 }
 
-/* Move the EP to @state and report @num; false if already disconnected. */
-static bool kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
+/*
+ * Move the EP to @state, unless it is Disconnected already: the state it
+ * was in (Disconnected: nothing changed).
+ */
+static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 {
-	bool changed;
+	DAT_EP_STATE was;
 
 	spin_lock_irq(&ep->lock);
-	changed = ep->state != DAT_EP_STATE_DISCONNECTED;
-	if (changed)
+	was = ep->state;
+	if (was != DAT_EP_STATE_DISCONNECTED)
 		ep->state = state;
 	spin_unlock_irq(&ep->lock);
-	if (changed)
+	if (was != DAT_EP_STATE_DISCONNECTED)
 		kdat_ep_ring_sync(ep);
-	return changed;
+	return was;
 }
 
 /*
@@ -127,13 +130,9 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	DAT_EP_STATE was;
 	u32 gen;
 
-	spin_lock_irq(&ep->lock);
-	was = ep->state;
-	ep->state = DAT_EP_STATE_DISCONNECTED;
-	spin_unlock_irq(&ep->lock);
+	was = kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
 	if (was == DAT_EP_STATE_DISCONNECTED)
 		return;
-	kdat_ep_ring_sync(ep);
 	/*
 	 * Whatever ends a connection the consumer is disconnecting (a failed
 	 * send of the request, the CM's answer to it) ends it as the
@@ -1132,18 +1131,17 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 	case DAT_EP_STATE_DISCONNECTED:
 	case DAT_EP_STATE_DISCONNECT_PENDING:
 		return DAT_SUCCESS;
+	case DAT_EP_STATE_CONNECTED:
 	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
-		/* after a request the CM handler is sending (connect_lock) */
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		/*
+		 * The CM reports DISCONNECTED; the EP gets its event then.
+		 * After a request the CM handler is sending (connect_lock).
+		 */
 		mutex_lock(&ep->connect_lock);
 		gone = !id || rdma_disconnect(id);
 		mutex_unlock(&ep->connect_lock);
 		if (gone)
-			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
-		return DAT_SUCCESS;
-	case DAT_EP_STATE_CONNECTED:
-	case DAT_EP_STATE_COMPLETION_PENDING:
-		/* the CM reports DISCONNECTED; the EP gets its event then */
-		if (!id || rdma_disconnect(id))
 			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
 		return DAT_SUCCESS;
 	case DAT_EP_STATE_RESERVED:

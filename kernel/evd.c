@@ -706,16 +706,6 @@ int kdat_cq_grow(struct ib_cq *cq, int size)
 }
 
 /*
- * Charge @n completions to the CQ: the work requests a QP (or an SRQ's
- * receives) may have in it at once, and the QP's drain marker.  A QP's
- * flush puts all it holds into its CQs before the poller runs; a CQ that
- * overflows loses completions, the drain's marker with them, and the drain
- * (free, reset, device removal) never ends.  So the CQ grows to what its
- * QPs may hold together, up to the device's largest CQ, whatever qlen the
- * EVD was given (its ring, not the CQ, reports an overflow as DAT says).
- * It never shrinks; the EP or SRQ holding the EVD keeps the CQ meanwhile.
- */
-/*
  * The bytes a CQ of @cqe entries is counted as (kdat_evd_cq_grow_user):
  * drivers round the slots up to a power of two (rxe: 2^k - 1 entries of
  * 128 bytes).
@@ -739,6 +729,9 @@ static int kdat_evd_cq_grow_user(struct kdat_evd *evd, int need, int size)
 	s64 old = kdat_cq_bytes(cq->cqe), held, took;
 	int ret;
 
+	/* at the device's largest already: nothing grows, nothing counts */
+	if (size <= cq->cqe)
+		return 0;
 	held = kdat_cq_bytes(size) - old;
 	ret = uops->evd_cq_account(evd, held);
 	if (ret && size > need) {
@@ -756,26 +749,34 @@ static int kdat_evd_cq_grow_user(struct kdat_evd *evd, int need, int size)
 	return ret;
 }
 
+/*
+ * Charge @n completions to the CQ: the work requests a QP (or an SRQ's
+ * receives) may have in it at once, and the QP's drain marker.  A QP's
+ * flush puts all it holds into its CQs before the poller runs; a CQ that
+ * overflows loses completions, the drain's marker with them, and the drain
+ * (free, reset, device removal) never ends.  So the CQ grows to what its
+ * QPs may hold together, up to the device's largest CQ, whatever qlen the
+ * EVD was given (its ring, not the CQ, reports an overflow as DAT says).
+ * It never shrinks; the EP or SRQ holding the EVD keeps the CQ meanwhile.
+ */
 int kdat_evd_cq_charge(struct kdat_evd *evd, int n)
 {
+	int need, want, size, max_cqe, ret = 0;
 	struct ib_cq *cq;
-	int need, size, ret = 0;
 
 	mutex_lock(&evd->cq_lock);
 	cq = evd->cq;
 	need = evd->cq_need + n;
 	if (cq && cq->cqe < need) {
-		need = min(need, cq->device->attrs.max_cqe);
+		max_cqe = cq->device->attrs.max_cqe;
+		want = min(need, max_cqe);
 		/* doubling: thousands of EPs joining copy the CQ few times */
-		size = min(max(need, 2 * cq->cqe), cq->device->attrs.max_cqe);
+		size = min(max(need, 2 * cq->cqe), max_cqe);
 		/* a user's: the growth counts against its file's cap */
-		if (size <= cq->cqe)
-			ret = 0;	/* at the device's largest already */
-		else if (evd->uring)
-			ret = kdat_evd_cq_grow_user(evd, need, size);
+		if (evd->uring)
+			ret = kdat_evd_cq_grow_user(evd, want, size);
 		else
 			ret = kdat_cq_grow(cq, size);
-		need = evd->cq_need + n;
 	}
 	if (!ret)
 		evd->cq_need = need;

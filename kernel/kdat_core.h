@@ -552,12 +552,12 @@ struct kdat_ep {
 	struct mutex op_lock;
 	/*
 	 * The CM handler holds it from its last look at the state to the
-	 * connection request's send (rdma_connect_locked); a disconnect of an
-	 * Active Connection Pending EP, and a free, around their
-	 * rdma_disconnect: that then comes before the look (no request goes
-	 * out) or after the send (its QP goes to the error state, the attempt
-	 * fails at the CM).  Taken under the CM ID's handler lock or under
-	 * op_lock; nothing takes either while holding it.
+	 * connection request's send (rdma_connect_locked); a disconnect and
+	 * a free around their rdma_disconnect: that then comes before the
+	 * look (no request goes out) or after the send (its QP goes to the
+	 * error state, the attempt fails at the CM).  Taken under the CM
+	 * ID's handler lock or under op_lock; nothing takes either while
+	 * holding it.
 	 */
 	struct mutex connect_lock;
 	/* a reset, free or device removal draining a QP it took */
