@@ -2813,6 +2813,24 @@ static void cmh_wait(int which, int want)
 	}
 }
 
+/*
+ * Connect @cep to @qual with kdat/fault_cm_hold (open as @ff) at @at;
+ * back once its CM handler is parked there.  *@resumed: the resume count
+ * before.
+ */
+static void cmh_connect_parked(int fd, int ff, uint32_t cep, uint64_t qual,
+			       int at, int *resumed)
+{
+	uint32_t st;
+	int parked;
+
+	REQUIRE(cmh_read(&parked, resumed), "cannot read %s", CMH_PATH);
+	REQUIRE(fault_set(ff, at), "cannot write %s", CMH_PATH);
+	st = k_connect(fd, cep, qual);
+	REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
+	cmh_wait(0, parked + 1);
+}
+
 /* The state `rdma resource show cm_id` gives the ID connecting to @qual. */
 static bool cm_id_state(uint64_t qual, char *state, size_t n, char *all,
 			size_t alln)
@@ -2855,7 +2873,7 @@ static void case_ep_disconnect_during_resolution(void)
 {
 	static const char *const at_state[] = { NULL, "ADDR_RESOLVED",
 						"ROUTE_RESOLVED" };
-	int fd = kdat_open(), at, parked, resumed, ff;
+	int fd = kdat_open(), at, resumed, ff;
 	struct kdat_ioc_ep_op o = { .value = DAT_CLOSE_ABRUPT_FLAG };
 	struct kdat_uevent e;
 	uint64_t qual = next_qual();
@@ -2872,12 +2890,7 @@ static void case_ep_disconnect_during_resolution(void)
 	for (at = 1; at <= 2 && !kr_failed(); at++) {
 		st = k_ep(fd, c.ia, c.pz, c.evd, c.cevd, 0, &cep);
 		REQUIRE(st == DAT_SUCCESS, "client ep: %s", ST(st));
-		REQUIRE(cmh_read(&parked, &resumed), "cannot read %s",
-			CMH_PATH);
-		REQUIRE(fault_set(ff, at), "cannot write %s", CMH_PATH);
-		st = k_connect(fd, cep, qual);
-		REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
-		cmh_wait(0, parked + 1);
+		cmh_connect_parked(fd, ff, cep, qual, at, &resumed);
 
 		o.ep = cep;
 		st = KIOC(fd, KDAT_IOC_EP_DISCONNECT, &o);
@@ -2927,7 +2940,7 @@ static void case_ep_disconnect_during_resolution(void)
  */
 static void case_ep_disconnect_as_the_request_goes_out(void)
 {
-	int fd = kdat_open(), parked, resumed, ff;
+	int fd = kdat_open(), resumed, ff;
 	struct kdat_ioc_ep_op o = { .value = DAT_CLOSE_ABRUPT_FLAG };
 	struct kdat_uevent e;
 	uint64_t qual = next_qual();
@@ -2945,11 +2958,7 @@ static void case_ep_disconnect_as_the_request_goes_out(void)
 	REQUIRE(st == DAT_SUCCESS, "server ep: %s", ST(st));
 	ff = open(CMH_PATH, O_WRONLY | O_CLOEXEC);
 	REQUIRE(ff >= 0, "cannot open %s: %s", CMH_PATH, strerror(errno));
-	REQUIRE(cmh_read(&parked, &resumed), "cannot read %s", CMH_PATH);
-	REQUIRE(fault_set(ff, 3), "cannot write %s", CMH_PATH);
-	st = k_connect(fd, cep, qual);
-	REQUIRE(st == DAT_SUCCESS, "connect: %s", ST(st));
-	cmh_wait(0, parked + 1);
+	cmh_connect_parked(fd, ff, cep, qual, 3, &resumed);
 
 	/* the EP stops connecting: that lets the parked handler go on */
 	o.ep = cep;
