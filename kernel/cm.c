@@ -126,7 +126,6 @@ static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
  */
 static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
-	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
 	DAT_EP_STATE was;
 	u32 gen;
 
@@ -141,7 +140,7 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	if (was == DAT_EP_STATE_DISCONNECT_PENDING)
 		num = DAT_CONNECTION_EVENT_DISCONNECTED;
 	if (ep->qp && ep->recv_evd) {
-		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
+		kdat_ep_qp_error(ep, ep->qp);
 		kdat_ep_gone_later(ep, num);
 		return;
 	}
@@ -149,7 +148,7 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	gen = ep->conn_gen;
 	spin_unlock_irq(&ep->lock);
 	if (ep->qp)
-		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
+		kdat_ep_qp_error(ep, ep->qp);
 	kdat_ep_connection_event(ep, num);
 	/* no recv EVD: nothing the SRQ gave this QP is reported anywhere */
 	if (ep->qp)

@@ -37,6 +37,7 @@
 				 DAT_COMPLETION_EVD_THRESHOLD_FLAG)
 
 static void kdat_ep_gone_work(struct work_struct *w);
+static void kdat_ep_rq_marker_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kdat_ep_reset_work(struct work_struct *w);
 static void kdat_ep_free_work(struct work_struct *w);
 
@@ -67,9 +68,10 @@ void kdat_dto_recv_op(const struct ib_wc *wc, DAT_DTO_COMPLETION_EVENT_DATA *d)
 }
 
 /* @recv: a receive completion, else one of the send queue (w->op). */
-static void kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
-			      struct kdat_wr *w, struct ib_wc *wc, u32 len,
-			      bool recv)
+/* @may_upcall: the consumer's upcall may run here (kdat_evd_post) */
+static void __kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
+				struct kdat_wr *w, struct ib_wc *wc, u32 len,
+				bool recv, bool may_upcall)
 {
 	DAT_EVENT ev = {};
 	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
@@ -85,7 +87,14 @@ static void kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
 		kdat_dto_recv_op(wc, d);
 	else
 		d->kdat_operation = w->op;
-	kdat_evd_post(evd, &ev, NULL, true);
+	kdat_evd_post(evd, &ev, NULL, may_upcall);
+}
+
+static void kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
+			      struct kdat_wr *w, struct ib_wc *wc, u32 len,
+			      bool recv)
+{
+	__kdat_ep_dto_event(ep, evd, w, wc, len, recv, true);
 }
 
 static void kdat_ring_pop(struct kdat_ep *ep, struct kdat_wr_ring *r)
@@ -358,11 +367,12 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 {
 	const struct ib_device_attr *d = &ia->ibdev->attrs;
 	int max_iov = min3(d->max_send_sge, d->max_recv_sge, KDAT_EP_MAX_IOV);
+	int max_dto = KDAT_MAX_DTO_PER_EP(d);
 
 	if (a->service_type != DAT_SERVICE_TYPE_RC ||
 	    !a->max_message_size || a->max_message_size > (1ULL << 31) ||
 	    a->max_rdma_size > (1ULL << 31) ||
-	    a->max_request_dtos <= 0 || a->max_request_dtos >= d->max_qp_wr ||
+	    a->max_request_dtos <= 0 || a->max_request_dtos > max_dto ||
 	    a->max_request_iov <= 0 || a->max_request_iov > max_iov ||
 	    a->max_rdma_read_in < 0 ||
 	    a->max_rdma_read_in > d->max_qp_rd_atom ||
@@ -382,7 +392,7 @@ static DAT_RETURN kdat_ep_check_attr(struct kdat_ia *ia, const DAT_EP_ATTR *a,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	/* an SRQ EP's receive queue is the SRQ: max_recv_iov is ignored */
 	if (!with_srq &&
-	    (a->max_recv_dtos <= 0 || a->max_recv_dtos >= d->max_qp_wr ||
+	    (a->max_recv_dtos <= 0 || a->max_recv_dtos > max_dto ||
 	     a->max_recv_iov <= 0 || a->max_recv_iov > max_iov))
 		return KDAT_ERR(DAT_INVALID_PARAMETER, arg);
 	if (with_srq && a->max_recv_dtos < 0)
@@ -493,6 +503,8 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	mutex_init(&ep->op_lock);
 	mutex_init(&ep->connect_lock);
 	INIT_WORK(&ep->gone_work, kdat_ep_gone_work);
+	ep->rq_marker.done = kdat_ep_rq_marker_done;
+	init_completion(&ep->rq_marker_done);
 	INIT_WORK(&ep->reset_work, kdat_ep_reset_work);
 	INIT_WORK(&ep->free_work, kdat_ep_free_work);
 	spin_lock_init(&ep->lock);
@@ -704,8 +716,9 @@ static int kdat_ep_post_pending(struct kdat_ep *ep, bool new_qp)
  */
 static int kdat_ep_cq_charge(struct kdat_ep *ep)
 {
-	int nsq = ep->request_evd ? ep->sq.size + 1 : 0;
-	int nrq = ep->recv_evd && !ep->srq ? ep->rq.size + 1 : 0;
+	int nsq = ep->request_evd ? ep->sq.size + KDAT_SQ_MARKERS : 0;
+	int nrq = ep->recv_evd && !ep->srq ?
+		  ep->rq.size + KDAT_RQ_MARKERS : 0;
 	int ret;
 
 	if (nsq) {
@@ -767,7 +780,6 @@ EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
 
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
-	struct ib_qp_attr qa_err = { .qp_state = IB_QPS_ERR };
 	struct ib_qp_init_attr qa = {};
 	struct ib_cq *scq, *rcq, *cq;
 	bool own_id;
@@ -788,7 +800,8 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 */
 	if ((!scq || !rcq) && !ep->own_cq) {
 		cq = ib_alloc_cq(ep->obj.ia->ibdev, ep,
-				 ep->sq.size + ep->rq.size + 2, 0,
+				 ep->sq.size + KDAT_SQ_MARKERS +
+				 ep->rq.size + KDAT_RQ_MARKERS, 0,
 				 IB_POLL_WORKQUEUE);
 		if (IS_ERR(cq))
 			return PTR_ERR(cq);
@@ -810,13 +823,14 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.recv_cq = rcq;
 	qa.srq = ep->srq ? ep->srq->srq : NULL;
 	/*
-	 * One more of each than the EP takes: the marker ib_drain_qp posts
-	 * into a queue that may be full (sends stalled behind RNR).  Without
-	 * it the drain would fail and leave completions naming the EP's slots
-	 * in the EVDs' CQs after the EP is freed (kdat_ep_finish_qp).
+	 * More of each than the EP takes: the marker ib_drain_qp posts into
+	 * a queue that may be full (sends stalled behind RNR), and gone_work's
+	 * behind flushed receives.  Without room the drain would fail and
+	 * leave completions naming the EP's slots in the EVDs' CQs after the
+	 * EP is freed (kdat_ep_finish_qp).
 	 */
-	qa.cap.max_send_wr = ep->sq.size + 1;
-	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size + 1;
+	qa.cap.max_send_wr = ep->sq.size + KDAT_SQ_MARKERS;
+	qa.cap.max_recv_wr = ep->srq ? 0 : ep->rq.size + KDAT_RQ_MARKERS;
 	qa.cap.max_send_sge = ep->attr.max_request_iov;
 	qa.cap.max_recv_sge = ep->srq ? 0 : ep->attr.max_recv_iov;
 	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -847,6 +861,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		goto err_destroy_qp;
 	}
 	ep->qp = id->qp;
+	ep->qp_error = false;
 	ep->cm_id = id;
 	ret = ep->srq ? 0 : kdat_ep_post_pending(ep, true);
 	spin_unlock_irq(&ep->lock);
@@ -860,7 +875,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	 * for them: the EP keeps the QP, in the error state, and the ID, and
 	 * its end (reset, free, device removal) drains them like any other.
 	 */
-	ib_modify_qp(id->qp, &qa_err, IB_QP_STATE);
+	kdat_ep_qp_error(ep, id->qp);
 	return -EIO;
 err_destroy_qp:
 	rdma_destroy_qp(id);
@@ -880,7 +895,58 @@ err_uncharge:
  */
 static struct workqueue_struct *kdat_ep_wq;
 
-static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen);
+static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen,
+				  bool may_upcall);
+
+/*
+ * Move @ep's QP (@qp, the EP's) to the error state: the device flushes
+ * what its queues hold.  Remembered under the lock for gone_work's marker,
+ * which only a QP in the error state completes without a message.
+ */
+void kdat_ep_qp_error(struct kdat_ep *ep, struct ib_qp *qp)
+{
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+
+	if (ib_modify_qp(qp, &qa, IB_QP_STATE))
+		return;
+	spin_lock_irq(&ep->lock);
+	if (ep->qp == qp)
+		ep->qp_error = true;
+	spin_unlock_irq(&ep->lock);
+}
+
+static void kdat_ep_rq_marker_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_ep *ep = container_of(wc->wr_cqe, struct kdat_ep,
+					  rq_marker);
+
+	complete(&ep->rq_marker_done);
+}
+
+/*
+ * Wait until the device flushed the receives of @ep's QP, which is in the
+ * error state: it does so in its own time (rxe: a tasklet, maybe on the
+ * other CPU), so a CQ found empty says nothing yet.  A marker posted
+ * behind them completes after the last (a receive queue completes in
+ * order, flushed ones too), through the recv CQ's poller.  Not for a QP
+ * freed, reset or connected again meanwhile (its teardown drains it), nor
+ * for an SRQ EP: its receives are the SRQ's, and the one a device had
+ * begun to fill ends with LAST_WQE_REACHED, which rxe never raises.
+ */
+static void kdat_ep_rq_flushed(struct kdat_ep *ep, u32 gen)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &ep->rq_marker };
+	int ret = -ENOENT;
+
+	spin_lock_irq(&ep->lock);
+	if (ep->qp_error && !ep->srq && !ep->freed && ep->conn_gen == gen) {
+		reinit_completion(&ep->rq_marker_done);
+		ret = ib_post_recv(ep->qp, &wr, NULL);
+	}
+	spin_unlock_irq(&ep->lock);
+	if (!ret)
+		wait_for_completion(&ep->rq_marker_done);
+}
 
 /*
  * Deliver every receive completion the device put in @ep's recv CQ so far.
@@ -903,14 +969,16 @@ static void kdat_ep_flush_recv(struct kdat_ep *ep, u32 gen)
 	if (kdat_ia_dead(ia) || !kdat_obj_use(&evd->obj))
 		goto out;
 	cq = READ_ONCE(evd->cq);
-	if (cq)
+	if (cq) {
+		kdat_ep_rq_flushed(ep, gen);
 		kdat_cq_flush(cq);
+	}
 	/*
 	 * Then what the QP never took (a new QP's post failed): Disconnected
 	 * flushes every receive; one posted for a connection after a reset
 	 * is not this connection's.
 	 */
-	kdat_ep_flush_pending(ep, &gen);
+	kdat_ep_flush_pending(ep, &gen, false);
 	kdat_obj_unuse(&evd->obj);
 out:
 	kdat_call_end(idx);
@@ -1043,8 +1111,12 @@ void kdat_ep_exit(void)
 /*
  * Flush every receive that never reached a QP, so each completes once;
  * with @gen, only while the EP is still in that connection generation.
+ * Not @may_upcall from gone_work: an upcall there that frees the EP would
+ * wait for gone_work itself (kdat_ep_gone_quiesce); the EVD's upcall work
+ * runs it instead.
  */
-static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen)
+static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen,
+				  bool may_upcall)
 {
 	struct kdat_wr_ring *r = &ep->rq;
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR };
@@ -1056,7 +1128,8 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen)
 		r->posted++;
 		r->tail++;
 		spin_unlock_irq(&ep->lock);
-		kdat_ep_dto_event(ep, ep->recv_evd, &w, &wc, 0, true);
+		__kdat_ep_dto_event(ep, ep->recv_evd, &w, &wc, 0, true,
+				    may_upcall);
 		spin_lock_irq(&ep->lock);
 	}
 	spin_unlock_irq(&ep->lock);
@@ -1100,6 +1173,7 @@ static struct ib_cq *kdat_ep_detach_qp(struct kdat_ep *ep,
 	qp = ep->qp;
 	ep->cm_id = NULL;
 	ep->qp = NULL;
+	ep->qp_error = false;
 	spin_unlock_irq(&ep->lock);
 	if (id)
 		rdma_unlock_handler(id);
@@ -2257,7 +2331,7 @@ static void kdat_ep_free_finish(struct kdat_ep *ep, struct rdma_cm_id *id,
 	if (atomic_dec_and_test(&ep->hw_teardown))
 		wake_up_var(&ep->hw_teardown);
 	kdat_ep_wait_hw_teardown(ep);
-	kdat_ep_flush_pending(ep, NULL);
+	kdat_ep_flush_pending(ep, NULL, true);
 	kdat_ep_ring_close(ep);
 	/* the ring is dead: a drain handed on before ends here, not later */
 	kdat_obj_cancel_drain_sync(&ep->obj, &ep->sring_work);

@@ -586,7 +586,7 @@ static void kdat_fill_ia_attr(struct kdat_ia *ia, DAT_IA_ATTR *a)
 	a->firmware_version_minor = (u32)d->fw_ver;
 	a->ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
 	a->max_eps = d->max_qp;
-	a->max_dto_per_ep = d->max_qp_wr - 1;	/* one is the drain's */
+	a->max_dto_per_ep = KDAT_MAX_DTO_PER_EP(d);
 	a->max_rdma_read_per_ep_in = d->max_qp_rd_atom;
 	a->max_rdma_read_per_ep_out = d->max_qp_init_rd_atom;
 	a->max_evds = d->max_cq;

@@ -473,6 +473,7 @@ struct kdat_srq {
 	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
+	bool ring_refusal;		/* ring_lock: head is a refusal held */
 	u32 unseen;			/* lock: returns never seen */
 	/*
 	 * User SRQ: the device's SRQ limit (not the DAT low watermark) is
@@ -538,6 +539,17 @@ struct kdat_wr_ring {
 	u32 tail;			/* next completion */
 };
 
+/*
+ * Work requests a QP's queue holds beyond what its EP takes: the marker
+ * of ib_drain_qp (teardown) in each, and in the receive queue of an EP
+ * without SRQ also gone_work's (kdat_ep_rq_flushed); the two may be
+ * outstanding at once (a free from an upcall while gone_work waits).
+ */
+#define KDAT_SQ_MARKERS	1
+#define KDAT_RQ_MARKERS	2
+/* what a consumer may ask of either queue (ib_device_attr @d) */
+#define KDAT_MAX_DTO_PER_EP(d)	((d)->max_qp_wr - KDAT_RQ_MARKERS)
+
 struct kdat_ep {
 	struct kdat_obj obj;
 	/*
@@ -597,6 +609,13 @@ struct kdat_ep {
 	bool gone_pending;
 	bool gone_waiting;
 	bool freed;
+	/*
+	 * gone_work's marker behind a QP's flushed receives (no SRQ): its
+	 * completion says the device flushed them all (kdat_ep_rq_flushed).
+	 */
+	struct ib_cqe rq_marker;
+	struct completion rq_marker_done;
+	bool qp_error;		/* kdat moved this QP to error (lock) */
 	/*
 	 * Under lock: DAT_ASYNC_ERROR_EP_BROKEN was raised for connection
 	 * generation broken_gen (a QP error, or the end of an SRQ EP's
@@ -706,6 +725,7 @@ bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev);
 /* for kdat_ep_gone_later: flush, post no connection event */
 #define KDAT_EP_GONE_NO_EVENT	((DAT_EVENT_NUMBER)0)
 void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+void kdat_ep_qp_error(struct kdat_ep *ep, struct ib_qp *qp);
 int kdat_ep_init(void);
 void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);

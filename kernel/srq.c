@@ -110,10 +110,14 @@ static void kdat_srq_fire_lw(struct kdat_srq *srq, bool may_upcall)
 			    DAT_SRQ_LOW_WATERMARK_EVENT, may_upcall);
 }
 
-/* Called with srq->lock held; true if the armed watermark just fired. */
-static bool kdat_srq_check_lw(struct kdat_srq *srq)
+/*
+ * Called with srq->lock held; true if the armed watermark just fired.
+ * @in_ring: buffers still in the post ring (kdat_srq_ring_left).
+ */
+static bool kdat_srq_check_lw(struct kdat_srq *srq, u32 in_ring)
 {
-	if (srq->lw_armed && srq->available < srq->low_watermark) {
+	if (srq->lw_armed &&
+	    (s64)srq->available + in_ring < srq->low_watermark) {
 		srq->lw_armed = false;
 		return true;
 	}
@@ -184,6 +188,31 @@ unsigned long kdat_qp_key(const struct ib_qp *qp)
 }
 
 /*
+ * Entries of a /dev/kdat user's post ring that a drain left there (under
+ * ring_lock, so no drain moves them into the SRQ while the caller, holding
+ * it and then srq->lock, counts them beside `available`): the SRQ
+ * seemed full (its count still held buffers whose events the user had
+ * consumed on another EVD; that count is collected per IA, under a mutex,
+ * not in a completion), or a refusal waits for room on the async EVD.
+ * The tail is the user's: clamped to one ring's worth (a user who lies
+ * only keeps its own watermark event away).
+ */
+static u32 kdat_srq_ring_left(struct kdat_srq *srq)
+{
+	struct kdat_uring *r = srq->uring;
+	u32 head, tail;
+
+	lockdep_assert_held(&srq->ring_lock);
+	if (!r)
+		return 0;
+	head = srq->ring_head;
+	tail = kdat_ring_clamp_tail(head, READ_ONCE(kdat_uring_hdr(r)->tail),
+				    kdat_uring_mask(r) + 1);
+	/* a refusal held for room on the async EVD is no buffer */
+	return tail - head - (tail != head && srq->ring_refusal);
+}
+
+/*
  * A buffer of this SRQ completed on some EP: report it on that EP's recv
  * EVD with that EP's handle (not the SRQ's), successful or flushed.
  *
@@ -222,7 +251,7 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add(&buf->node, &srq->free_bufs);
 	srq->available--;
 	/* a kernel consumer's SRQ has no post ring: every buffer is counted */
-	fire = !srq->uring && kdat_srq_check_lw(srq);
+	fire = !srq->uring && kdat_srq_check_lw(srq, 0);
 	spin_unlock_irqrestore(&srq->lock, flags);
 
 	/* the queued event pins the SRQ until it is reaped */
@@ -236,15 +265,14 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * A buffer was taken: refill from the user's post ring, then
 		 * look at the watermark.  What dat_srq_post_recv accepted is
 		 * on the SRQ for the consumer, so buffers still in the ring
-		 * count.  Not all of them when the drain stops early: behind
-		 * a full async EVD, or when the kernel's count still holds
-		 * buffers whose events the user consumed on another EVD (that
-		 * count is collected per IA, under a mutex, not here).
+		 * count, also those the drain left there.
 		 */
 		kdat_srq_drain(srq);
-		spin_lock_irqsave(&srq->lock, flags);
-		fire = kdat_srq_check_lw(srq);
-		spin_unlock_irqrestore(&srq->lock, flags);
+		spin_lock_irqsave(&srq->ring_lock, flags);
+		spin_lock(&srq->lock);
+		fire = kdat_srq_check_lw(srq, kdat_srq_ring_left(srq));
+		spin_unlock(&srq->lock);
+		spin_unlock_irqrestore(&srq->ring_lock, flags);
 	}
 	/*
 	 * Not from the SRQ's own CQ: an upcall there that freed the SRQ
@@ -625,7 +653,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_lock_irq(&srq->lock);
 	srq->low_watermark = attr->low_watermark;
 	srq->lw_armed = attr->low_watermark != DAT_SRQ_LW_DEFAULT;
-	fire = kdat_srq_check_lw(srq);
+	fire = kdat_srq_check_lw(srq, 0);
 	spin_unlock_irq(&srq->lock);
 	*srq_handle = srq;
 	if (fire)
@@ -825,6 +853,7 @@ again:
 		head++;
 	}
 	srq->ring_head = head;
+	srq->ring_refusal = blocked;
 	/* the entries are read: pairs with PostProducer::pending()'s acquire */
 	smp_store_release(&h->head, head);
 	/*
@@ -1052,25 +1081,27 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 {
 	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
 					    struct kdat_srq, obj);
-	bool fire;
+	DAT_RETURN ret = DAT_SUCCESS;
+	bool fire = false;
 
-	spin_lock_irq(&srq->lock);
+	/* a drain's order; the ring's entries stay where they are meanwhile */
+	spin_lock_irq(&srq->ring_lock);
+	spin_lock(&srq->lock);
 	if (lw < 0 || lw > srq->max_recv_dtos) {
-		spin_unlock_irq(&srq->lock);
-		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		ret = KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	} else if (kdat_srq_broken(srq)) {
+		/* no buffer comes or goes any more: nothing to watch */
+		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
+	} else {
+		srq->low_watermark = lw;
+		srq->lw_armed = lw != DAT_SRQ_LW_DEFAULT;
+		fire = kdat_srq_check_lw(srq, kdat_srq_ring_left(srq));
 	}
-	/* no buffer comes or goes any more: nothing to watch */
-	if (kdat_srq_broken(srq)) {
-		spin_unlock_irq(&srq->lock);
-		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
-	}
-	srq->low_watermark = lw;
-	srq->lw_armed = lw != DAT_SRQ_LW_DEFAULT;
-	fire = kdat_srq_check_lw(srq);
-	spin_unlock_irq(&srq->lock);
+	spin_unlock(&srq->lock);
+	spin_unlock_irq(&srq->ring_lock);
 	if (fire)
 		kdat_srq_fire_lw(srq, true);
-	return DAT_SUCCESS;
+	return ret;
 }
 
 /*

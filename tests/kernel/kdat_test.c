@@ -1722,6 +1722,75 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * The order dat_ep_create_with_srq states, for an EP's own receives too:
+ * when the EP is Disconnected, every receive it held is on its recv EVD.
+ * The device flushes a QP's receives after the QP went to the error state
+ * in its own time (rxe: a tasklet, maybe on another CPU); the DISCONNECTED
+ * event must still come after the last of them.  Both ends: the server
+ * disconnects its EP itself, or its peer does.  Many rounds, since one
+ * round loses the race only sometimes (the peer's: a local disconnect
+ * moves the QP to error when it starts).
+ */
+static void recv_flushed_before_disconnected(bool local, int rounds)
+{
+	const int nrecv = 8;
+	DAT_EP_ATTR a = ep_attr();
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE sep = NULL, cep = NULL;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	int r, i, flushed;
+
+	CHECK(!pair_open(&p, 0, 4), "setup");
+	for (r = 0; r < rounds; r++) {
+		CHECK_OK(dat_ep_create(p.s.ia, p.s.pz, p.s.dto_evd,
+				       p.s.dto_evd, p.s.conn_evd, &a, &sep));
+		CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd,
+				       p.c.dto_evd, p.c.conn_evd, &a, &cep));
+		for (i = 0; i < nrecv; i++) {
+			t = seg(&p.s, i * 64, 64);
+			CHECK_OK(dat_ep_post_recv(sep, 1, &t, cookie(i),
+						  DAT_COMPLETION_DEFAULT_FLAG));
+		}
+		CHECK(!connect_one(&p, sep, cep, r), "connect %d", r);
+		CHECK_OK(dat_ep_disconnect(local ? sep : cep,
+					   DAT_CLOSE_ABRUPT_FLAG));
+		CHECK(next_event(p.s.conn_evd, &ev) &&
+		      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+		      "round %d: no DISCONNECTED", r);
+		flushed = 0;
+		while (dat_evd_dequeue(p.s.dto_evd, &ev) == DAT_SUCCESS)
+			if (ev.event_data.dto_completion_event_data.status ==
+			    DAT_DTO_ERR_FLUSHED)
+				flushed++;
+		CHECK(flushed == nrecv,
+		      "round %d: DISCONNECTED with %d of %d receives flushed",
+		      r, flushed, nrecv);
+		CHECK(next_event(p.c.conn_evd, &ev), "client event");
+		CHECK_OK(dat_ep_free(sep));
+		sep = NULL;
+		CHECK_OK(dat_ep_free(cep));
+		cep = NULL;
+		while (dat_evd_dequeue(p.c.dto_evd, &ev) == DAT_SUCCESS)
+			;
+		CHECK(no_event(p.s.dto_evd), "round %d: a receive after", r);
+	}
+out:
+	pair_close(&p);
+}
+
+static void t_ep_recv_flushed_before_local_disconnected(void)
+{
+	/* rdma_disconnect moves the QP to error long before DISCONNECTED */
+	recv_flushed_before_disconnected(true, 100);
+}
+
+static void t_ep_recv_flushed_before_peer_disconnected(void)
+{
+	recv_flushed_before_disconnected(false, 400);
+}
+
 static void t_ep_rdma_write_and_read(void)
 {
 	DAT_EP_ATTR a = ep_attr();
@@ -2536,6 +2605,7 @@ static bool hold_first_upcall(atomic_t *calls, bool *release,
  */
 struct act_box {
 	atomic_t calls;
+	int act_at;			/* act at this call (0: the first) */
 	bool release;
 	bool free;			/* free the EP, else query + disconnect */
 	bool free_evd;			/* then free evd, and query it */
@@ -2557,8 +2627,9 @@ static void act_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
 {
 	struct act_box *b = data;
 	DAT_EP_PARAM q = {};
+	bool first = hold_first_upcall(&b->calls, &b->release, &b->wq);
 
-	if (!hold_first_upcall(&b->calls, &b->release, &b->wq))
+	if (b->act_at ? atomic_read(&b->calls) != b->act_at : !first)
 		return;
 	if (b->free_srq) {
 		b->srq_ret = dat_srq_free(b->free_srq);
@@ -2663,7 +2734,8 @@ static void act_end(struct pair *p, struct act_box *b)
  * the handler lock: each waited for ever on its upcall.  Now the EP keeps
  * the QP for its end: the accept returns DAT_INTERNAL_ERROR with the EP
  * Disconnected, the upcalls return, and every receive completes once,
- * all three without a free on the accept side.
+ * all three without a free on the accept side.  Last, the connect side's
+ * upcall frees the EP at the second receive, one gone_work flushed.
  */
 struct nqp_accept {
 	DAT_CR_HANDLE cr;
@@ -2720,7 +2792,7 @@ static DAT_RETURN nqp_ep(struct kt_side *x, struct act_box *b,
 static void t_new_qp_post_fails_under_an_upcall_that_takes_the_ep(void)
 {
 	static struct pair p;
-	static struct act_box sb, cb;
+	static struct act_box sb, cb, cb2;
 	static struct nqp_accept acc;
 	DAT_EVD_HANDLE sevd, cevd;
 	DAT_EP_HANDLE sep, cep, plain;
@@ -2776,6 +2848,23 @@ static void t_new_qp_post_fails_under_an_upcall_that_takes_the_ep(void)
 	CHECK(WAIT_FOR(atomic_read(&cb.calls) == 3),
 	      "%d of 3 receives after the free", atomic_read(&cb.calls));
 	CHECK(no_event(p.s.cr_evd), "a request from the failed connect");
+
+	/*
+	 * Again, the upcall freeing the EP at the second receive: one the QP
+	 * never took, which gone_work flushes.  Its upcall used to run in
+	 * gone_work itself, where the free waits for gone_work: it never
+	 * returned.
+	 */
+	nqp_box_init(&cb2, true);
+	cb2.act_at = 2;
+	CHECK_OK(nqp_ep(&p.c, &cb2, &cevd, &cep));
+	CHECK_OK(connect_to(cep, next_qual, 0, NULL));
+	hung = !wait_for_completion_timeout(&cb2.done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "dat_ep_free in the upcall of a receive gone_work flushed never returned");
+	CHECK_OK(cb2.ret);
+	CHECK(WAIT_FOR(atomic_read(&cb2.calls) == 3),
+	      "%d of 3 receives after the free", atomic_read(&cb2.calls));
 out:
 	kdat_test_fault_new_qp_post(false);
 	if (hung) {
@@ -5104,6 +5193,8 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_peer_disconnect_reports_disconnected),
 	CASE(t_ep_connection_evd_of_another_ia),
 	CASE(t_ep_post_recv_before_connect_completes_once),
+	CASE(t_ep_recv_flushed_before_local_disconnected),
+	CASE(t_ep_recv_flushed_before_peer_disconnected),
 	CASE(t_ep_rdma_write_and_read),
 	CASE(t_ep_rdma_write_immed_delivers_immed_and_length),
 	CASE(t_srq_rdma_write_immed_takes_srq_buffer),

@@ -51,13 +51,14 @@ protected:
 		EXPECT_EQ(query().available_dto_count, left);
 	}
 
-	// One server EP on the SRQ (DTOs on s.dto) connected to a client EP.
-	void connect_srq_pair()
+	// One server EP on the SRQ (its receives on @recv, s.dto if none)
+	// connected to a client EP.
+	void connect_srq_pair(DAT_EVD_HANDLE recv = DAT_HANDLE_NULL)
 	{
 		DAT_EP_ATTR a = ep_attr();
 		DAT_EP_HANDLE se, ce;
-		ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto,
-						 s.conn, srq, &a, &se));
+		ASSERT_OK(dat_ep_create_with_srq(s.ia, s.pz, recv ? recv : s.dto,
+						 s.dto, s.conn, srq, &a, &se));
 		ASSERT_OK(dat_ep_create(c.ia, c.pz, c.dto, c.dto, c.conn, &a,
 					&ce));
 		connect(se, ce, 1);
@@ -251,6 +252,51 @@ TEST_F(SrqSemantics, LowWatermarkCountsBuffersPostedAfterArming)
 	EXPECT_EQ(query().available_dto_count, 7);
 	receive(2);	// 6, then 5: below
 	expect_lw_fired_once(4);
+}
+
+// Buffers posted through the ring that the kernel could not move into
+// the SRQ yet are on the SRQ too.  The kernel learns that the consumer
+// reaped an event on another EVD only later (it collects that per IA,
+// under a mutex), so a completion's drain sees the SRQ of 4 full and
+// leaves the two buffers re-posted after reaping in the ring: the
+// watermark (2) must count them, not fire with 1 + 2 posted.
+TEST_F(SrqSemantics, LowWatermarkCountsBuffersTheDrainLeftInTheRing)
+{
+	make_srq(4, 1);
+	DAT_EVD_HANDLE other;
+	ASSERT_OK(dat_evd_create(s.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+				 &other));
+	for (int i = 0; i < 4; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	ASSERT_OK(dat_srq_set_lw(srq, 2));	// 4 on the SRQ: armed
+	connect_srq_pair();			// EP 0: receives on s.dto
+	if (HasFatalFailure())
+		return;
+	connect_srq_pair(other);		// EP 1: receives on other
+	if (HasFatalFailure())
+		return;
+	// EP 1 takes two (2 left: not below); the consumer reaps them once
+	// both are on the EVD, so the kernel, which collects an EVD's reaped
+	// events when it writes the next one there, still counts them
+	for (int i = 0; i < 2; i++)
+		ASSERT_TRUE(send(1, 0, 8));
+	DAT_EVENT ev;
+	DAT_COUNT more = 0;
+	ASSERT_OK(dat_evd_wait(other, 10 * 1000 * 1000, 2, &ev, &more));
+	EXPECT_EQ(more, 1);
+	ASSERT_OK(dat_evd_dequeue(other, &ev));
+	EXPECT_TRUE(no_event(s.async_evd));
+	// re-posted through the ring: the SRQ holds buffers, so no kick
+	for (int i = 4; i < 6; i++)
+		ASSERT_OK(post_srq(i * 64, 64, i));
+	receive(1);	// EP 0 takes one: 1 in the SRQ, 2 in the ring
+	EXPECT_TRUE(no_event(s.async_evd))
+		<< "fired with 3 buffers posted against a watermark of 2";
+	EXPECT_EQ(query().available_dto_count, 3);
+	receive(1);	// 2: not below
+	EXPECT_TRUE(no_event(s.async_evd));
+	receive(1);	// 1: below
+	expect_lw_fired_once(0);
 }
 
 // dat_kdat_srq_post_recv_ioctl posts through a system call, and its room
