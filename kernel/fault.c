@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Fault injection for the race tests (kdat_race): root-only debugfs
- * switches, off by default, each behind a static key so the paths they
- * sit on cost nothing when off.  They let a test put the kernel in the
+ * switches, off by default.  Each is a plain word the path reads once
+ * (READ_ONCE), not a static key: turning a key on or off patches the code
+ * of the very paths a test hammers meanwhile, two of them with interrupts
+ * off (ring drains, a new QP's post), and under QEMU's TCG a vCPU looping
+ * there could keep executing the INT3 of the patch after it was gone:
+ * both guest CPUs stuck, interrupts off.  They let a test put the kernel in the
  * interleaving a hostile or unlucky process would reach only by winning
  * a race, without depending on the scheduler.  A switch stays on only
  * while the file that turned it on is open, so a test that dies leaves
@@ -28,34 +32,32 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
-#include <linux/jump_label.h>
 #include <linux/wait.h>
 
 #include "kdat_core.h"
 
-DEFINE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
-DEFINE_STATIC_KEY_FALSE(kdat_fault_cm_key);
-DEFINE_STATIC_KEY_FALSE(kdat_fault_no_opener);
-DEFINE_STATIC_KEY_FALSE(kdat_fault_new_qp_post_key);
+unsigned int kdat_fault_ring_tail;
+unsigned int kdat_fault_cm;
+unsigned int kdat_fault_no_opener;
+unsigned int kdat_fault_new_qp_post_on;
 
 struct kdat_fault_switch {
-	struct static_key_false *key;
+	unsigned int *val;		/* what the path reads */
 	unsigned int max;		/* values it takes: 0..max */
-	unsigned int val;
 	struct file *owner;		/* the file that turned it on */
 };
 
 static struct kdat_fault_switch kdat_fault_ring_sw = {
-	.key = &kdat_fault_ring_tail, .max = 1,
+	.val = &kdat_fault_ring_tail, .max = 1,
 };
 static struct kdat_fault_switch kdat_fault_cm_sw = {
-	.key = &kdat_fault_cm_key, .max = KDAT_FAULT_CM_REQUEST,
+	.val = &kdat_fault_cm, .max = KDAT_FAULT_CM_REQUEST,
 };
 static struct kdat_fault_switch kdat_fault_opener_sw = {
-	.key = &kdat_fault_no_opener, .max = 1,
+	.val = &kdat_fault_no_opener, .max = 1,
 };
 static struct kdat_fault_switch kdat_fault_new_qp_post_sw = {
-	.key = &kdat_fault_new_qp_post_key, .max = 1,
+	.val = &kdat_fault_new_qp_post_on, .max = 1,
 };
 static DEFINE_MUTEX(kdat_fault_lock);	/* every switch's val and owner */
 static atomic_t kdat_fault_cm_parked, kdat_fault_cm_resumed;
@@ -65,12 +67,8 @@ static void kdat_fault_set(struct kdat_fault_switch *sw, unsigned int val,
 			   struct file *f)
 {
 	lockdep_assert_held(&kdat_fault_lock);
-	WRITE_ONCE(sw->val, val);
+	WRITE_ONCE(*sw->val, val);
 	sw->owner = val ? f : NULL;
-	if (val)
-		static_branch_enable(sw->key);
-	else
-		static_branch_disable(sw->key);
 	wake_up_all(&kdat_fault_cm_wq);
 }
 
@@ -111,11 +109,11 @@ static ssize_t kdat_fault_read(struct file *f, char __user *buf, size_t len,
 	int n;
 
 	if (sw == &kdat_fault_cm_sw)
-		n = scnprintf(s, sizeof(s), "%u %d %d\n", READ_ONCE(sw->val),
+		n = scnprintf(s, sizeof(s), "%u %d %d\n", READ_ONCE(*sw->val),
 			      atomic_read(&kdat_fault_cm_parked),
 			      atomic_read(&kdat_fault_cm_resumed));
 	else
-		n = scnprintf(s, sizeof(s), "%u\n", READ_ONCE(sw->val));
+		n = scnprintf(s, sizeof(s), "%u\n", READ_ONCE(*sw->val));
 	return simple_read_from_buffer(buf, len, pos, s, n);
 }
 
@@ -132,7 +130,7 @@ static bool kdat_fault_cm_released(struct kdat_ep *ep)
 {
 	struct kdat_ia *ia = ep->obj.ia;
 
-	return !READ_ONCE(kdat_fault_cm_sw.val) || READ_ONCE(ep->freed) ||
+	return !READ_ONCE(kdat_fault_cm) || READ_ONCE(ep->freed) ||
 	       READ_ONCE(ep->state) != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
 	       READ_ONCE(ia->closing) || kdat_ia_dead(ia);
 }
@@ -147,7 +145,7 @@ static bool kdat_fault_cm_released(struct kdat_ep *ep)
  */
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at)
 {
-	if (READ_ONCE(kdat_fault_cm_sw.val) != at)
+	if (READ_ONCE(kdat_fault_cm) != at)
 		return false;
 	atomic_inc(&kdat_fault_cm_parked);
 	while (!wait_event_timeout(kdat_fault_cm_wq,

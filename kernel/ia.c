@@ -855,7 +855,7 @@ static struct module *kdat_consumer_mark(unsigned long ip)
 static struct module *kdat_consumer_of(unsigned long ip)
 {
 	/* the race tests' stand-in for an opener kdat cannot place */
-	if (static_branch_unlikely(&kdat_fault_no_opener))
+	if (unlikely(READ_ONCE(kdat_fault_no_opener)))
 		return NULL;
 	return kdat_consumer_mark(ip);
 }

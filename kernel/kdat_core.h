@@ -25,7 +25,6 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/hash.h>
-#include <linux/jump_label.h>
 #include <linux/rcupdate.h>
 #include <linux/wait_bit.h>
 #include <linux/wait.h>
@@ -173,7 +172,7 @@ void kdat_debugfs_exit(void);
 struct dentry;
 struct kdat_ep;
 void kdat_fault_debugfs_init(struct dentry *dir);
-DECLARE_STATIC_KEY_FALSE(kdat_fault_cm_key);
+extern unsigned int kdat_fault_cm;	/* a kdat_fault_cm_at, or 0 */
 /* where an active EP's CM handler may park (kdat/fault_cm_hold's values) */
 enum kdat_fault_cm_at {
 	KDAT_FAULT_CM_NONE,
@@ -183,8 +182,8 @@ enum kdat_fault_cm_at {
 };
 bool __kdat_fault_cm_park(struct kdat_ep *ep, enum kdat_fault_cm_at at);
 void kdat_fault_cm_resume(void);
-DECLARE_STATIC_KEY_FALSE(kdat_fault_no_opener);
-DECLARE_STATIC_KEY_FALSE(kdat_fault_new_qp_post_key);
+extern unsigned int kdat_fault_no_opener;
+extern unsigned int kdat_fault_new_qp_post_on;
 
 /*
  * A new QP's post of the @n-th receive waiting in its EP's ring (from 0):
@@ -192,7 +191,7 @@ DECLARE_STATIC_KEY_FALSE(kdat_fault_new_qp_post_key);
  */
 static inline bool kdat_fault_new_qp_post(u32 n)
 {
-	return static_branch_unlikely(&kdat_fault_new_qp_post_key) && n == 1;
+	return unlikely(READ_ONCE(kdat_fault_new_qp_post_on)) && n == 1;
 }
 
 /*
@@ -202,7 +201,7 @@ static inline bool kdat_fault_new_qp_post(u32 n)
 static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
 				      enum kdat_fault_cm_at at)
 {
-	if (static_branch_unlikely(&kdat_fault_cm_key))
+	if (unlikely(READ_ONCE(kdat_fault_cm)))
 		return __kdat_fault_cm_park(ep, at);
 	return false;
 }

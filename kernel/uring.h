@@ -9,7 +9,6 @@
 #ifndef KDAT_URING_H
 #define KDAT_URING_H
 
-#include <linux/jump_label.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -75,12 +74,12 @@ static inline u32 kdat_uring_max_seg(struct kdat_uring *r)
  * tail, a drain moves that tail one ring past @head itself, as a process
  * rewriting it from another CPU would if it always won the race.
  */
-DECLARE_STATIC_KEY_FALSE(kdat_fault_ring_tail);
+extern unsigned int kdat_fault_ring_tail;
 
 static inline void kdat_fault_rewrite_tail(struct kdat_ring_hdr *h, u32 head,
 					   u32 entries)
 {
-	if (static_branch_unlikely(&kdat_fault_ring_tail))
+	if (unlikely(READ_ONCE(kdat_fault_ring_tail)))
 		WRITE_ONCE(h->tail, head + entries);
 }
 

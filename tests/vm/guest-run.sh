@@ -439,7 +439,8 @@ fi
 # Stall watch: a booted guest that wrote nothing to OUTDIR for STALL_S, or
 # is about to be killed at the time limit, has its vCPUs sampled through
 # the monitor (vcpu-sample.py: RIPs, interrupt flag, HLT, resolved against
-# the kernel's System.map and the modules in OUTDIR/.rig-modules) into
+# the kernel's System.map, or the running kernel's own symbols in
+# OUTDIR/.rig-kallsyms, and the modules in OUTDIR/.rig-modules) into
 # OUTDIR/vcpu-samples.txt.  For the stall no guest-side watchdog can see:
 # both CPUs busy, no timer waking anyone, nothing on the console.  At most
 # STALL_SAMPLES quiet samples, STALL_S apart, plus one before the kill.
@@ -451,7 +452,7 @@ else
 	SYSTEM_MAP=/boot/System.map-$KVER
 fi
 rm -f "$OUTDIR/vcpu-samples.txt" "$OUTDIR/vcpu-sample.log" "$OUTDIR/.rig-text" \
-	"$OUTDIR/.rig-modules"
+	"$OUTDIR/.rig-modules" "$OUTDIR/.rig-kallsyms"
 vcpu_sample() {
 	[[ -p $MONDIR/mon.in ]] || return 0
 	python3 "$SCRIPT_DIR/vcpu-sample.py" --mon "$MONDIR/mon" \

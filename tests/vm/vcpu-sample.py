@@ -166,6 +166,10 @@ def main():
     ksyms = None
     if a.map and os.path.exists(a.map):
         ksyms = kernel_symbols(a.map, a.text)
+    # the running kernel's own symbols (guest-init.sh), beside .rig-text
+    live = a.text and os.path.join(os.path.dirname(a.text), ".rig-kallsyms")
+    if (not ksyms or not ksyms.addrs) and live and os.path.exists(live):
+        ksyms = kernel_symbols(live, None)
     mods = module_symbols(a.modules)
     with open(a.out, "a") as f:
         f.write("=== %s: %s\n" % (time.strftime("%H:%M:%S"), a.why))
