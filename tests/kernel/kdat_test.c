@@ -2792,16 +2792,16 @@ static DAT_RETURN nqp_ep(struct kt_side *x, struct act_box *b,
 static void t_new_qp_post_fails_under_an_upcall_that_takes_the_ep(void)
 {
 	static struct pair p;
-	static struct act_box sb, cb, cb2;
+	static struct act_box sb, cb;
 	static struct nqp_accept acc;
 	DAT_EVD_HANDLE sevd, cevd;
 	DAT_EP_HANDLE sep, cep, plain;
 	struct task_struct *k;
 	bool hung = false;
+	int act_at;
 	DAT_EVENT ev;
 
 	nqp_box_init(&sb, false);
-	nqp_box_init(&cb, true);
 	init_completion(&acc.done);
 	CHECK(!pair_open(&p, 0, 4), "setup");
 	CHECK_OK(dat_psp_create(p.s.ia, next_qual, p.s.cr_evd,
@@ -2838,33 +2838,27 @@ static void t_new_qp_post_fails_under_an_upcall_that_takes_the_ep(void)
 	CHECK_OK(dat_ep_free(sep));
 	CHECK_OK(dat_ep_free(plain));
 
-	/* connect: the upcall frees the EP whose CM handler made the QP */
-	CHECK_OK(nqp_ep(&p.c, &cb, &cevd, &cep));
-	CHECK_OK(connect_to(cep, next_qual, 0, NULL));
-	hung = !wait_for_completion_timeout(&cb.done,
-					    msecs_to_jiffies(3 * WAIT_MS));
-	CHECK(!hung, "dat_ep_free in the upcall never returned (deadlock with the CM handler)");
-	CHECK_OK(cb.ret);
-	CHECK(WAIT_FOR(atomic_read(&cb.calls) == 3),
-	      "%d of 3 receives after the free", atomic_read(&cb.calls));
-	CHECK(no_event(p.s.cr_evd), "a request from the failed connect");
-
 	/*
-	 * Again, the upcall freeing the EP at the second receive: one the QP
-	 * never took, which gone_work flushes.  Its upcall used to run in
-	 * gone_work itself, where the free waits for gone_work: it never
-	 * returned.
+	 * connect: the upcall frees the EP whose CM handler made the QP (at
+	 * the first receive, the one the QP took); then at the second, one
+	 * the QP never took, which gone_work flushes: its upcall used to run
+	 * in gone_work itself, where the free waits for gone_work.
 	 */
-	nqp_box_init(&cb2, true);
-	cb2.act_at = 2;
-	CHECK_OK(nqp_ep(&p.c, &cb2, &cevd, &cep));
-	CHECK_OK(connect_to(cep, next_qual, 0, NULL));
-	hung = !wait_for_completion_timeout(&cb2.done,
-					    msecs_to_jiffies(3 * WAIT_MS));
-	CHECK(!hung, "dat_ep_free in the upcall of a receive gone_work flushed never returned");
-	CHECK_OK(cb2.ret);
-	CHECK(WAIT_FOR(atomic_read(&cb2.calls) == 3),
-	      "%d of 3 receives after the free", atomic_read(&cb2.calls));
+	for (act_at = 1; act_at <= 2; act_at++) {
+		nqp_box_init(&cb, true);
+		cb.act_at = act_at;
+		CHECK_OK(nqp_ep(&p.c, &cb, &cevd, &cep));
+		CHECK_OK(connect_to(cep, next_qual, 0, NULL));
+		hung = !wait_for_completion_timeout(&cb.done,
+						    msecs_to_jiffies(3 * WAIT_MS));
+		CHECK(!hung, "dat_ep_free in the upcall of receive %d never returned",
+		      act_at);
+		CHECK_OK(cb.ret);
+		CHECK(WAIT_FOR(atomic_read(&cb.calls) == 3),
+		      "%d of 3 receives after the free at receive %d",
+		      atomic_read(&cb.calls), act_at);
+		CHECK(no_event(p.s.cr_evd), "a request from the failed connect");
+	}
 out:
 	kdat_test_fault_new_qp_post(false);
 	if (hung) {
