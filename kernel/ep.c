@@ -710,7 +710,9 @@ static int kdat_ep_post_pending(struct kdat_ep *ep, bool new_qp)
 
 /*
  * The completions the QP may put in its EVDs' CQs at once: every work
- * request of its queues and the drain's marker of each (kdat_evd_cq_charge).
+ * request of its queues and their markers (KDAT_SQ_MARKERS and
+ * KDAT_RQ_MARKERS: ib_drain_qp's, and gone_work's in the receive queue;
+ * kdat_evd_cq_charge).
  * An SRQ's receives are charged to a recv EVD when it pins the SRQ, and
  * again for what dat_srq_resize adds (kdat_srq_cq_grow).
  */

@@ -16,6 +16,8 @@
  *
  * The low watermark is armed by dat_srq_set_lw and fires once: the first
  * time available drops below it, or in set_lw itself when it already is.
+ * For a /dev/kdat user's SRQ, buffers still in its post ring count
+ * beside available (kdat_srq_ring_left).
  *
  * Receive buffers are tracked by preallocated kdat_srq_buf entries so
  * posting never allocates; resize grows the pool and shrinks only the
@@ -26,10 +28,10 @@
  * than that are left, IB_EVENT_SRQ_LIMIT_REACHED drains the post ring at
  * once, without waiting for the completion of the buffer taken.  The
  * event disarms the limit; a work item arms it again (ib_modify_srq may
- * sleep).  The device limit is not
- * the DAT low watermark: that one is counted by the provider (available),
- * armed by dat_srq_set_lw and fires once per arming, whatever the device
- * limit does.  Kernel SRQs have no ring and arm no limit.
+ * sleep).  The device limit is not the DAT low watermark: that one is
+ * counted by the provider (available and what waits in the ring), armed
+ * by dat_srq_set_lw and fires once per arming, whatever the device limit
+ * does.  Kernel SRQs have no ring and arm no limit.
  */
 #include <linux/debugfs.h>
 #include <linux/slab.h>
@@ -807,6 +809,8 @@ again:
 			if (one_batch)
 				break;
 			srq->ring_head = head;
+			/* a refusal held before is behind us: passed */
+			srq->ring_refusal = false;
 			/* as below: pairs with PostProducer::pending() */
 			smp_store_release(&h->head, head);
 			spin_unlock_irqrestore(&srq->ring_lock, flags);

@@ -108,7 +108,7 @@ OUT_MOUNTED=1
 # resolves a hung guest's RIPs with it
 bb grep -m1 ' _text$' /proc/kallsyms >"$RIG_OUT/.rig-text" 2>/dev/null || :
 # and its function symbols: Debian's stock System.map is a stub
-bb grep ' [tT] [^[]*$' /proc/kallsyms >"$RIG_OUT/.rig-kallsyms" 2>/dev/null || :
+bb grep ' [tTwW] [^[]*$' /proc/kallsyms >"$RIG_OUT/.rig-kallsyms" 2>/dev/null || :
 mapfile -d '' -t CMD <"$RIG_OUT/.rig-cmd"
 [[ ${#CMD[@]} -gt 0 ]] || { log "empty command"; exit 1; }
 echo rig-guest >/proc/sys/kernel/hostname
