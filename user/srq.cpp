@@ -401,14 +401,19 @@ DAT_RETURN Srq::free()
 
 void Srq::on_refused(DAT_UINT64 cookie, DAT_RETURN why)
 {
-	returned.fetch_add(1);
 	/*
 	 * Every refusal is kept until dat_kdat_srq_get_refused takes it: the
 	 * kernel never drops one (a full async EVD holds it back in the post
-	 * ring), and neither do we.
+	 * ring), and neither do we.  The push comes first: if it throws, the
+	 * event stays in its ring (Evd::pop advances only after translating)
+	 * and the next dequeue translates it again, so the buffer must not
+	 * have been counted yet.
 	 */
-	std::lock_guard<std::mutex> g(refused_lock);
-	refused.push_back({ cookie, why });
+	{
+		std::lock_guard<std::mutex> g(refused_lock);
+		refused.push_back({ cookie, why });
+	}
+	returned.fetch_add(1);
 }
 
 /*

@@ -12,6 +12,8 @@
 // drain order, where messages land) is tested against the real module:
 // tests/user/guest/srq_test.cpp, srq_library_test.cpp (README.md here).
 #include <atomic>
+#include <cstdlib>
+#include <new>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -19,6 +21,23 @@
 #include <thread>
 
 #include "test_util.hpp"
+
+/*
+ * Allocation failure on demand: while this thread's switch is on, every
+ * operator new of the test binary (libdat is linked in) throws.  The
+ * replacement allocates as the default does, with malloc, so the default
+ * operator delete (free) stays its match.
+ */
+static thread_local bool fail_allocations;
+
+void *operator new(std::size_t n)
+{
+	if (fail_allocations)
+		throw std::bad_alloc();
+	if (void *p = std::malloc(n ? n : 1))
+		return p;
+	throw std::bad_alloc();
+}
 
 namespace {
 
@@ -615,6 +634,60 @@ TEST_F(Srq, RefusedRingEntryReturnsItsBufferWhenDequeued)
 	kernel.reset_counts();
 	EXPECT_OK(post(srq, 3));
 	EXPECT_EQ(0u, kernel.total_ioctls());
+	EXPECT_OK(dat_srq_free(srq));
+}
+
+/*
+ * A refusal whose bookkeeping runs out of memory: the dequeue fails with
+ * DAT_INSUFFICIENT_RESOURCES and leaves the event in its ring, and the
+ * next dequeue delivers it.  Its buffer comes back exactly once (counted
+ * twice, the SRQ would take one buffer more than max_recv_dtos without
+ * the kernel), and every refusal is reported, in order.
+ */
+TEST_F(Srq, RefusalDequeuedAfterAnAllocationFailureCountsItsBufferOnce)
+{
+	constexpr int rounds = 600;	/* the refusals kept grow past a node */
+	DAT_SRQ_HANDLE srq = make_srq(1);
+	fake::Ref s = ref<kdat::Srq>(srq);
+	int failed = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		ASSERT_OK(post(srq, i)) << "round " << i;
+		kernel.take(s);
+		struct kdat_uevent u = async_event(s.id, DAT_SRQ_OTHER_ERROR);
+		u.cookie = 1000 + i;
+		u.status = DAT_DTO_ERR_LOCAL_LENGTH;
+		u.length = ARG(3);
+		ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.async), u));
+
+		DAT_EVENT e;
+		fail_allocations = true;
+		DAT_RETURN r = dat_evd_dequeue(srv.async, &e);
+		fail_allocations = false;
+		if (r != DAT_SUCCESS) {
+			ASSERT_EQ(DAT_INSUFFICIENT_RESOURCES, DAT_GET_TYPE(r))
+				<< "round " << i;
+			failed++;
+			ASSERT_OK(dat_evd_dequeue(srv.async, &e));
+		}
+		ASSERT_EQ(DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, e.event_number);
+		ASSERT_EQ(srq, e.event_data.asynch_error_event_data.dat_handle);
+	}
+	ASSERT_GT(failed, 0) << "no dequeue needed memory: the case tested nothing";
+
+	/* one buffer of room, not two */
+	ASSERT_OK(post(srq, rounds));
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ),
+		   post(srq, rounds + 1));
+
+	DAT_DTO_COOKIE got;
+	DAT_RETURN why;
+	for (int i = 0; i < rounds; i++) {
+		ASSERT_OK(dat_kdat_srq_get_refused(srq, &got, &why));
+		ASSERT_EQ((DAT_UINT64)(1000 + i), got.as_64);
+		ASSERT_EQ(ARG(3), why);
+	}
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_kdat_srq_get_refused(srq, &got, &why));
 	EXPECT_OK(dat_srq_free(srq));
 }
 
