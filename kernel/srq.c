@@ -17,7 +17,8 @@
  * The low watermark is armed by dat_srq_set_lw and fires once: the first
  * time available drops below it, or in set_lw itself when it already is.
  * For a /dev/kdat user's SRQ, buffers still in its post ring count
- * beside available (kdat_srq_ring_left).
+ * beside available (kdat_srq_ring_left), for the watermark and in query
+ * and resize alike: dat_srq_post_recv accepted them.
  *
  * Receive buffers are tracked by preallocated kdat_srq_buf entries so
  * posting never allocates; resize grows the pool and shrinks only the
@@ -907,21 +908,29 @@ DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
 	struct kdat_srq *srq = container_of((struct kdat_obj *)h,
 					    struct kdat_srq, obj);
 	unsigned long flags;
+	u32 in_ring;
 
 	if (mask & ~DAT_SRQ_FIELD_ALL)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (!p)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	spin_lock_irqsave(&srq->lock, flags);
+	/*
+	 * Buffers a drain left in the post ring are posted, and count as
+	 * the watermark and resize count them (a drain's lock order).
+	 */
+	spin_lock_irqsave(&srq->ring_lock, flags);
+	spin_lock(&srq->lock);
+	in_ring = kdat_srq_ring_left(srq);
 	p->ia_handle = srq->obj.ia;
 	p->srq_state = kdat_srq_broken(srq) ? DAT_SRQ_STATE_ERROR : srq->state;
 	p->pz_handle = srq->pz;
 	p->max_recv_dtos = srq->max_recv_dtos;
 	p->max_recv_iov = srq->max_recv_iov;
 	p->low_watermark = srq->low_watermark;
-	p->available_dto_count = srq->available;
-	p->outstanding_dto_count = srq->outstanding;
-	spin_unlock_irqrestore(&srq->lock, flags);
+	p->available_dto_count = srq->available + in_ring;
+	p->outstanding_dto_count = srq->outstanding + in_ring;
+	spin_unlock(&srq->lock);
+	spin_unlock_irqrestore(&srq->ring_lock, flags);
 	return DAT_SUCCESS;
 }
 
@@ -1029,10 +1038,17 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 	if (max <= 0 || max > srq->obj.ia->ibdev->attrs.max_srq_wr)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	mutex_lock(&srq->resize_lock);
-	spin_lock_irq(&srq->lock);
+	/*
+	 * A drain's lock order: the buffers a drain left in the post ring
+	 * (behind a refusal held for room on the async EVD) are outstanding
+	 * too, and stay where they are meanwhile.
+	 */
+	spin_lock_irq(&srq->ring_lock);
+	spin_lock(&srq->lock);
 	if (kdat_srq_broken(srq)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
-	} else if (max < srq->outstanding || max < srq->low_watermark) {
+	} else if ((s64)max < (s64)srq->outstanding + kdat_srq_ring_left(srq) ||
+		   max < srq->low_watermark) {
 		ret = KDAT_ERR(DAT_INVALID_STATE,
 			       DAT_INVALID_STATE_SRQ_OPERATIONAL);
 	}
@@ -1041,7 +1057,8 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 	/* shrinking takes effect for new posts at once */
 	if (ret == DAT_SUCCESS && max < old)
 		srq->max_recv_dtos = max;
-	spin_unlock_irq(&srq->lock);
+	spin_unlock(&srq->lock);
+	spin_unlock_irq(&srq->ring_lock);
 	if (ret != DAT_SUCCESS || max == old)
 		goto out;
 

@@ -140,15 +140,19 @@ TEST_F(SrqSemantics, EveryRefusedRingEntryIsReportedNeverDropped)
 				srq, 1, &t, cookie(round * depth + i)));
 		}
 		ASSERT_OK(dat_lmr_free(l));
-		// each query drains what the async EVD has room for
+		// each query drains what the async EVD has room for; what
+		// waits behind a refusal held for room is still posted
 		int got = 0;
 		for (int tries = 0; got < depth && tries < 4 * depth; tries++) {
 			DAT_SRQ_PARAM q = query();
-			ASSERT_EQ(q.available_dto_count, 0);
-			ASSERT_EQ(q.outstanding_dto_count, 0);
+			ASSERT_EQ(q.available_dto_count, q.outstanding_dto_count);
+			ASSERT_LT(q.outstanding_dto_count, depth - got);
 			got += take_async(srq, DAT_SRQ_OTHER_ERROR, &other);
 		}
 		ASSERT_EQ(got, depth) << "round " << round;
+		DAT_SRQ_PARAM q = query();
+		ASSERT_EQ(q.available_dto_count, 0);
+		ASSERT_EQ(q.outstanding_dto_count, 0);
 		reported += got;
 	}
 	EXPECT_EQ(reported, depth * rounds);
@@ -198,6 +202,49 @@ TEST_F(SrqSemantics, RefusalsHeldForRoomDoNotStallTheEntriesBehind)
 	EXPECT_EQ(got, bad) << "refusals stuck behind a full async EVD";
 	EXPECT_EQ(other, 0);
 	EXPECT_EQ(query().available_dto_count, good);
+}
+
+// Buffers held in the post ring behind a refusal that waits for room on
+// the full async EVD were accepted by dat_srq_post_recv: query counts
+// them, and resize refuses to shrink below them (DAT_INVALID_STATE, the
+// SRQ unchanged), as it refuses below the buffers on the device.
+TEST_F(SrqSemantics, ResizeAndQueryCountBuffersHeldBehindARefusal)
+{
+	const int bad = 100, good = 8;	// bad > the async EVD's 64
+	make_srq(256, 1);
+	std::vector<char> mem(4096);
+	DAT_LMR_HANDLE l;
+	DAT_LMR_CONTEXT lc;
+
+	ASSERT_OK(s.register_mem(s.pz, mem.data(), mem.size(),
+				 DAT_MEM_PRIV_ALL_FLAG, &l, &lc));
+	for (int i = 0; i < bad; i++) {
+		DAT_LMR_TRIPLET t{lc, 0, (DAT_VADDR)(uintptr_t)mem.data(), 64};
+		ASSERT_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	ASSERT_OK(dat_lmr_free(l));	// the kernel refuses these when it drains
+	for (int i = 0; i < good; i++)
+		ASSERT_OK(post_srq(0, 64, 1000 + i));
+	// the query's drain fills the async EVD and holds the next refusal
+	DAT_SRQ_PARAM q = query();
+	EXPECT_EQ(q.available_dto_count, q.outstanding_dto_count);
+	EXPECT_GT(q.outstanding_dto_count, good)
+		<< "buffers held in the ring are not counted";
+	EXPECT_LT(q.outstanding_dto_count, bad + good)
+		<< "the drain refused nothing: no refusal is held";
+	ASSERT_DAT(dat_srq_resize(srq, good), DAT_INVALID_STATE);
+	EXPECT_EQ(query().max_recv_dtos, 256);
+	int got = 0, other = 0;
+	for (int tries = 0; got < bad && tries < 10 * bad; tries++)
+		got += take_async(srq, DAT_SRQ_OTHER_ERROR, &other);
+	ASSERT_EQ(got, bad);
+	EXPECT_EQ(other, 0);
+	q = query();
+	EXPECT_EQ(q.available_dto_count, good);
+	EXPECT_EQ(q.outstanding_dto_count, good);
+	ASSERT_DAT(dat_srq_resize(srq, good - 1), DAT_INVALID_STATE);
+	ASSERT_OK(dat_srq_resize(srq, good));
+	EXPECT_EQ(query().max_recv_dtos, good);
 }
 
 // The low watermark counts the buffers posted through the ring (no
