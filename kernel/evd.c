@@ -145,6 +145,8 @@ static bool __kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		e->ev.evd_handle = evd;
 		e->srq = srq;
 		evd->count++;
+		/* the next loss is a new overflow, as on a user EVD's ring */
+		evd->overflowed = false;
 		if (kdat_upcall_on(evd) && !evd->in_upcall) {
 			evd->in_upcall = true;
 			dispatch = true;
@@ -583,9 +585,10 @@ DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
 	if (upcall)
 		kdat_consumer_upcall(upcall->upcall_func);
 	spin_lock_irqsave(&evd->lock, flags);
+	/* the function the EVD would call: the new object's, or the old */
 	if ((policy == DAT_UPCALL_SINGLE_INSTANCE ||
 	     policy == DAT_UPCALL_MANY) &&
-	    !((upcall && upcall->upcall_func) || evd->upcall.upcall_func)) {
+	    !(upcall ? upcall->upcall_func : evd->upcall.upcall_func)) {
 		spin_unlock_irqrestore(&evd->lock, flags);
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	}

@@ -660,7 +660,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	spin_unlock_irq(&srq->lock);
 	*srq_handle = srq;
 	if (fire)
-		kdat_srq_fire_lw(srq, true);
+		kdat_srq_fire_lw(srq, false);
 	kdat_obj_put(&srq->obj);
 	return DAT_SUCCESS;
 
@@ -1121,7 +1121,7 @@ DAT_RETURN kdat_ib_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 	spin_unlock(&srq->lock);
 	spin_unlock_irq(&srq->ring_lock);
 	if (fire)
-		kdat_srq_fire_lw(srq, true);
+		kdat_srq_fire_lw(srq, false);
 	return ret;
 }
 

@@ -4001,6 +4001,7 @@ static void t_evd_upcalls_deliver_and_modify_upcall(void)
 	static struct upcall_box box;
 	DAT_UPCALL_OBJECT up = { .instance_data = &box,
 				 .upcall_func = box_upcall };
+	DAT_UPCALL_OBJECT nofn = { .instance_data = &box };
 	DAT_EVD_HANDLE evd;
 	DAT_EP_ATTR a = ep_attr();
 	DAT_EP_HANDLE sep, cep;
@@ -4019,6 +4020,7 @@ static void t_evd_upcalls_deliver_and_modify_upcall(void)
 	p.cep[0] = cep;
 	CHECK_OK(post_srq(&p, 0, 64, 11));
 	CHECK_OK(post_srq(&p, 64, 64, 12));
+	CHECK_OK(post_srq(&p, 128, 64, 13));
 	CHECK(send_msg(&p, 0, 0, 8, 1), "send");
 	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) == 1,
 				 msecs_to_jiffies(WAIT_MS)), "no upcall");
@@ -4027,15 +4029,160 @@ static void t_evd_upcalls_deliver_and_modify_upcall(void)
 	      "upcall event");
 	/* an event handed to an upcall is consumed: nothing to dequeue */
 	CHECK(no_event(evd), "event also queued");
-	CHECK(srq_q(p.srq).outstanding_dto_count == 1, "not reaped");
+	CHECK(srq_q(p.srq).outstanding_dto_count == 2, "not reaped");
+	/*
+	 * An upcall object without a function is refused, also while the
+	 * EVD has one (the EVD would call NULL); the old upcall stays.
+	 */
+	CHECK_RET(dat_evd_modify_upcall(evd, DAT_UPCALL_SINGLE_INSTANCE,
+					&nofn), DAT_INVALID_PARAMETER);
+	CHECK_RET(dat_evd_modify_upcall(evd, DAT_UPCALL_MANY, &nofn),
+		  DAT_INVALID_PARAMETER);
+	CHECK(send_msg(&p, 0, 0, 8, 3), "send");
+	CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) == 2,
+				 msecs_to_jiffies(WAIT_MS)),
+	      "no upcall after a refused modify_upcall");
 	/* with upcalls disabled events queue for dequeue instead */
 	CHECK_OK(dat_evd_modify_upcall(evd, DAT_UPCALL_DISABLE, NULL));
 	CHECK(send_msg(&p, 0, 0, 8, 2), "send");
 	CHECK(next_event(evd, &ev), "not queued");
-	CHECK(atomic_read(&box.calls) == 1, "upcall while disabled");
+	CHECK(atomic_read(&box.calls) == 2, "upcall while disabled");
 	CHECK_OK(dat_evd_modify_upcall(evd, DAT_UPCALL_TEARDOWN, NULL));
 	CHECK_RET(dat_evd_modify_upcall(evd, (DAT_UPCALL_POLICY)7, &up),
 		  DAT_INVALID_PARAMETER);
+out:
+	pair_close(&p);
+}
+
+struct lw_free_box {
+	DAT_SRQ_HANDLE srq;
+	struct task_struct *task;
+	DAT_RETURN ret;
+	struct completion done;
+};
+
+static void lw_free_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			   DAT_BOOLEAN more)
+{
+	struct lw_free_box *b = data;
+	int tries = 0;
+
+	if (ev->event_number != DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR ||
+	    ev->event_data.asynch_error_event_data.reason !=
+	    DAT_SRQ_LOW_WATERMARK_EVENT || b->task)
+		return;
+	b->task = current;
+	/* the call that fired may still hold its use of the SRQ: retry */
+	do {
+		b->ret = dat_srq_free(b->srq);
+		cond_resched();
+	} while (DAT_GET_TYPE(b->ret) == DAT_INVALID_STATE && ++tries < 100000);
+	complete(&b->done);
+}
+
+/*
+ * The low watermark that dat_srq_set_lw (or dat_srq_create) fires in the
+ * call itself reaches the async EVD's upcall through the EVD's work, not
+ * inside the consumer's call: an upcall there that frees the SRQ (or
+ * closes the IA) would wait for the call's own use of it, and one that
+ * takes a lock the caller holds would deadlock on the caller.
+ */
+static void t_srq_lw_upcall_runs_outside_the_call_that_fired(void)
+{
+	static struct kt_side x;
+	static struct lw_free_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = lw_free_upcall };
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1,
+			    .low_watermark = DAT_SRQ_LW_DEFAULT };
+	bool done;
+	int round;
+
+	CHECK(!side_open(&x, srv_ia, 4096), "open");
+	CHECK_OK(dat_evd_modify_upcall(x.async_evd, DAT_UPCALL_SINGLE_INSTANCE,
+				       &up));
+	/* round 0: set_lw fires on an empty SRQ; round 1: create does */
+	for (round = 0; round < 2; round++) {
+		memset(&box, 0, sizeof(box));
+		init_completion(&box.done);
+		box.ret = DAT_INTERNAL_ERROR;
+		sa.low_watermark = round ? 1 : DAT_SRQ_LW_DEFAULT;
+		CHECK_OK(dat_srq_create(x.ia, x.pz, &sa, &box.srq));
+		if (!round)
+			CHECK_OK(dat_srq_set_lw(box.srq, 1));
+		CHECK(box.task != current,
+		      "round %d: the upcall ran inside the consumer's call",
+		      round);
+		/* a failure detector only: the pass criterion is the free */
+		done = wait_for_completion_timeout(&box.done,
+						   msecs_to_jiffies(WAIT_MS));
+		CHECK(done, "round %d: no watermark upcall", round);
+		CHECK(box.ret == DAT_SUCCESS,
+		      "round %d: dat_srq_free in the upcall: %#x", round,
+		      box.ret);
+	}
+out:
+	if (x.async_evd)
+		dat_evd_modify_upcall(x.async_evd, DAT_UPCALL_TEARDOWN, NULL);
+	side_close(&x);
+}
+
+/* The next event on @x's async EVD is @evd's overflow. */
+static bool next_overflow(struct kt_side *x, DAT_EVD_HANDLE evd)
+{
+	DAT_EVENT ev;
+
+	return next_event(x->async_evd, &ev) &&
+	       ev.event_number == DAT_ASYNC_ERROR_EVD_OVERFLOW &&
+	       ev.event_data.asynch_error_event_data.dat_handle == evd &&
+	       ev.event_data.asynch_error_event_data.reason ==
+	       DAT_EVD_OVERFLOW_ERROR;
+}
+
+/*
+ * A kernel EVD reports each overflow once: the first event lost after it
+ * last took one.  A DTO EVD of 2 fills, loses a receive (reported), is
+ * drained, fills and loses one again: reported again.  The lost
+ * receives' buffers are counted back; the two queued ones stay
+ * outstanding.
+ */
+static void t_evd_overflow_reported_once_per_overflow(void)
+{
+	static struct pair p;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EVD_HANDLE evd;
+	DAT_EP_HANDLE sep, cep;
+	DAT_SRQ_PARAM q;
+	DAT_EVENT ev;
+	int i, round;
+
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 2, DAT_UPCALL_DISABLE, NULL,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 5), "connect");
+	p.cep[0] = cep;
+	for (i = 0; i < 6; i++)
+		CHECK_OK(post_srq(&p, i * 64, 64, 100 + i));
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < 3; i++)
+			CHECK(send_msg(&p, 0, 0, 8, round * 3 + i), "send");
+		CHECK(next_overflow(&p.s, evd), "overflow %d not reported",
+		      round + 1);
+		CHECK(no_event(p.s.async_evd), "reported twice");
+		q = srq_q(p.srq);
+		CHECK(q.available_dto_count == 3 - 3 * round &&
+		      q.outstanding_dto_count == q.available_dto_count + 2,
+		      "counts %d/%d after overflow %d",
+		      q.available_dto_count, q.outstanding_dto_count,
+		      round + 1);
+		for (i = 0; i < 2; i++)
+			CHECK(next_event(evd, &ev), "queued event missing");
+		CHECK(no_event(evd), "a lost event was queued");
+	}
 out:
 	pair_close(&p);
 }
@@ -5197,6 +5344,8 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_atomics_change_remote_memory_and_return_old_value),
 	CASE(t_ep_atomic_refused_by_target_names_operation),
 	CASE(t_evd_upcalls_deliver_and_modify_upcall),
+	CASE(t_evd_overflow_reported_once_per_overflow),
+	CASE(t_srq_lw_upcall_runs_outside_the_call_that_fired),
 	CASE(t_evd_upcall_frees_its_own_evd),
 	CASE(t_ep_connection_evd_of_another_ia_with_upcall),
 	CASE(t_cr_reject_reaches_the_client),
