@@ -82,9 +82,18 @@ static void kdat_conn_event(struct kdat_evd *evd, DAT_EVENT_NUMBER num,
 
 void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 {
+	unsigned long flags;
+
 	/* the send ring's state word before the event (ep.c) */
 	kdat_ep_ring_sync(ep);
-	kdat_conn_event(ep->connect_evd, num, ep);
+	/*
+	 * None once dat_ep_free began (it sets freed under ep->lock): a CM
+	 * handler may still run until the free detaches its ID.
+	 */
+	spin_lock_irqsave(&ep->lock, flags);
+	if (!ep->freed)
+		kdat_conn_event(ep->connect_evd, num, ep);
+	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
 static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
@@ -99,9 +108,12 @@ static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
 
 /*
  * Move the EP to @state, unless it is Disconnected already: the state it
- * was in (Disconnected: nothing changed).
+ * was in (Disconnected: nothing changed).  @gen, if set, gets the
+ * connection generation the change belongs to, read in the same section:
+ * a dat_ep_reset that the new state allows may start a new one at once.
  */
-static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
+static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state,
+				      u32 *gen)
 {
 	DAT_EP_STATE was;
 
@@ -109,6 +121,8 @@ static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state)
 	was = ep->state;
 	if (was != DAT_EP_STATE_DISCONNECTED)
 		ep->state = state;
+	if (gen)
+		*gen = ep->conn_gen;
 	spin_unlock_irq(&ep->lock);
 	if (was != DAT_EP_STATE_DISCONNECTED)
 		kdat_ep_ring_sync(ep);
@@ -129,9 +143,10 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	DAT_EP_STATE was;
 	u32 gen;
 
-	was = kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+	was = kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED, &gen);
 	if (was == DAT_EP_STATE_DISCONNECTED)
 		return;
+	kdat_fault_gone_park(ep, gen);
 	/*
 	 * Whatever ends a connection the consumer is disconnecting (a failed
 	 * send of the request, the CM's answer to it) ends it as the
@@ -141,12 +156,9 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 		num = DAT_CONNECTION_EVENT_DISCONNECTED;
 	if (ep->qp && ep->recv_evd) {
 		kdat_ep_qp_error(ep, ep->qp);
-		kdat_ep_gone_later(ep, num);
+		kdat_ep_gone_later(ep, num, gen);
 		return;
 	}
-	spin_lock_irq(&ep->lock);
-	gen = ep->conn_gen;
-	spin_unlock_irq(&ep->lock);
 	if (ep->qp)
 		kdat_ep_qp_error(ep, ep->qp);
 	kdat_ep_connection_event(ep, num);
@@ -557,6 +569,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	struct rdma_cm_id *id;
 	struct kdat_ep *ep;
 	DAT_RETURN ret;
+	u32 gen;
 	int err;
 
 	/* (cr, ep, private_data_size, private_data): ARG3, ARG4 */
@@ -596,7 +609,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	spin_unlock_irq(&ep->lock);
 	if (!kdat_cr_claim(cr)) {
 		/* the CR is gone (rejected, torn down): so is the tentative */
-		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED, NULL);
 		ret = KDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
 		goto out;
 	}
@@ -613,17 +626,17 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 		id->context = &ep->obj;
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_unlock_handler(id);
-		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED, &gen);
 		/* the receives it took, then the rest of the ring: flushed */
 		if (ep->recv_evd)
-			kdat_ep_gone_later(ep, KDAT_EP_GONE_NO_EVENT);
+			kdat_ep_gone_later(ep, KDAT_EP_GONE_NO_EVENT, gen);
 		ret = KDAT_ERR(DAT_INTERNAL_ERROR, 0);
 		goto out;
 	}
 	if (err) {
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		rdma_destroy_id(id);
-		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED, NULL);
 		ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 		goto out;
 	}
@@ -650,7 +663,7 @@ DAT_RETURN kdat_ib_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_handle,
 	rdma_unlock_handler(id);
 	if (err) {
 		/* the QP and ID are the EP's now: reset or free cleans up */
-		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+		kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED, NULL);
 		ret = KDAT_ERR(DAT_INTERNAL_ERROR, 0);
 		goto out;
 	}
@@ -1073,7 +1086,7 @@ static DAT_RETURN kdat_ep_connect_locked(struct kdat_ep *ep,
 	id = rdma_create_id(ia->net, kdat_cm_handler, &ep->obj, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
-		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED);
+		kdat_ep_set_state(ep, DAT_EP_STATE_UNCONNECTED, NULL);
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
 	spin_lock_irq(&ep->lock);

@@ -1046,6 +1046,11 @@ void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen)
 	    !(READ_ONCE(ep->obj.ia->flags) & KDAT_IA_OPEN_SRQ_EP_BROKEN))
 		return;
 	spin_lock_irqsave(&ep->lock, flags);
+	/* a reset or free since @gen ended: that connection is nobody's now */
+	if (ep->conn_gen != gen || ep->freed) {
+		spin_unlock_irqrestore(&ep->lock, flags);
+		return;
+	}
 	raise = !(ep->broken && ep->broken_gen == gen);
 	ep->broken = true;
 	ep->broken_gen = gen;
@@ -1058,15 +1063,18 @@ void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen)
 /*
  * Report @num once the recv CQ delivered what the EP's QP (already in the
  * error state) put there.  Any context that may take ep->lock; the caller
- * changed the state to Disconnected.
+ * changed the state to Disconnected and read @gen, the generation of the
+ * connection that ended, with that change: a reset since then (allowed
+ * from Disconnected, not serialised with the CM handler) began another,
+ * whose receives, events and EP_BROKEN this must not touch.
  */
-void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num, u32 gen)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&ep->lock, flags);
 	ep->gone_event = num;
-	ep->gone_gen = ep->conn_gen;
+	ep->gone_gen = gen;
 	ep->gone_pending = true;
 	spin_unlock_irqrestore(&ep->lock, flags);
 	/* one reference per queued run; a pending run takes this event */

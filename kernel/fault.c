@@ -29,6 +29,12 @@
  *                         first receive waiting in the EP's ring, and its
  *                         post of the second fails; reads "0|1".  Also
  *                         kdat_test_fault_new_qp_post(), for kdat_test.
+ *
+ * And one for kdat_test alone: kdat_test_fault_gone_park(ep) parks the CM
+ * handler that ends @ep's connection right after it made the EP
+ * Disconnected, until a dat_ep_reset (allowed from there) starts the next
+ * connection generation: the reset then waits for the handler, which goes
+ * on (the interleaving of a reset that wins the race).
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -158,6 +164,39 @@ void kdat_fault_cm_resume(void)
 {
 	atomic_inc(&kdat_fault_cm_resumed);
 }
+
+struct kdat_ep *kdat_fault_gone_ep;
+static atomic_t kdat_fault_gone_parked;
+
+static bool kdat_fault_gone_released(struct kdat_ep *ep, u32 gen)
+{
+	struct kdat_ia *ia = ep->obj.ia;
+
+	return READ_ONCE(kdat_fault_gone_ep) != ep || READ_ONCE(ep->freed) ||
+	       READ_ONCE(ep->conn_gen) != gen || READ_ONCE(ia->closing) ||
+	       kdat_ia_dead(ia);
+}
+
+bool __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
+{
+	atomic_inc(&kdat_fault_gone_parked);
+	while (!wait_event_timeout(kdat_fault_cm_wq,
+				   kdat_fault_gone_released(ep, gen), HZ / 10))
+		;
+	return true;
+}
+
+/*
+ * For kdat_test: park the end of @ep's connection (NULL: nobody's).  The
+ * number of ends parked so far.
+ */
+int kdat_test_fault_gone_park(DAT_EP_HANDLE ep)
+{
+	WRITE_ONCE(kdat_fault_gone_ep, (struct kdat_ep *)ep);
+	wake_up_all(&kdat_fault_cm_wq);
+	return atomic_read(&kdat_fault_gone_parked);
+}
+EXPORT_SYMBOL_GPL(kdat_test_fault_gone_park);
 
 /* For kdat_test, which has no file: on until it turns it off. */
 void kdat_test_fault_new_qp_post(bool on)

@@ -206,6 +206,19 @@ static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
 	return false;
 }
 
+extern struct kdat_ep *kdat_fault_gone_ep;
+bool __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen);
+
+/*
+ * The CM handler's end of connection generation @gen of @ep, the EP just
+ * made Disconnected: park if kdat_test said so for this EP (fault.c).
+ */
+static inline void kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
+{
+	if (unlikely(READ_ONCE(kdat_fault_gone_ep) == ep))
+		__kdat_fault_gone_park(ep, gen);
+}
+
 /* ---- device / IA (ia.c) ---- */
 struct kdat_device {
 	struct ib_device *ibdev;
@@ -723,7 +736,7 @@ int kdat_rdma_write_iov_max(const struct ib_device *dev);
 bool kdat_srq_ep_pz_may_differ(const struct ib_device *dev);
 /* for kdat_ep_gone_later: flush, post no connection event */
 #define KDAT_EP_GONE_NO_EVENT	((DAT_EVENT_NUMBER)0)
-void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+void kdat_ep_gone_later(struct kdat_ep *ep, DAT_EVENT_NUMBER num, u32 gen);
 void kdat_ep_qp_error(struct kdat_ep *ep, struct ib_qp *qp);
 int kdat_ep_init(void);
 void kdat_ep_exit(void);

@@ -14,5 +14,6 @@ DAT_RETURN kdat_test_srq_error(DAT_SRQ_HANDLE h);
 int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
 int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 void kdat_test_fault_new_qp_post(bool on);
+int kdat_test_fault_gone_park(DAT_EP_HANDLE ep);
 
 #endif

@@ -3980,6 +3980,84 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * A dat_ep_reset that wins the race with the CM handler ending the
+ * connection (the handler made the EP Disconnected, so the reset is
+ * allowed, and has not yet handed the end to gone_work): the end belongs
+ * to the connection the reset took away.  No DISCONNECTED and no EP_BROKEN
+ * for it may reach the EP's next connection, which gets exactly its own
+ * (before, the handler read the generation after the reset had started
+ * the next one: DISCONNECTED twice, and the next connection's EP_BROKEN
+ * raised early and then suppressed).  And a dat_ep_free that wins it:
+ * no event names the freed EP.  kdat_test_fault_gone_park puts the
+ * handler there.
+ */
+static void t_ep_reset_racing_the_end_of_a_connection(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep = NULL, cep, cep2;
+	int parked;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep2));
+	CHECK(!connect_one(&p, sep, cep, 8), "connect");
+	parked = kdat_test_fault_gone_park(sep);
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(ep_state(sep) == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected");
+	/* the handler waits for this reset's new generation, then goes on */
+	CHECK_OK(dat_ep_reset(sep));
+	CHECK(kdat_test_fault_gone_park(NULL) > parked,
+	      "the end of the connection was not parked");
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+
+	/* the next connection: its end is the only one reported */
+	CHECK(!connect_one(&p, sep, cep2, 9), "reconnect");
+	CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, sep),
+	      "no EP_BROKEN for the new connection (0x%x)", ev.event_number);
+	CHECK_OK(dat_evd_dequeue(p.s.conn_evd, &ev));
+	CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "event 0x%x", ev.event_number);
+	CHECK(no_event(p.s.conn_evd), "DISCONNECTED for the reset connection");
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN twice");
+	pair_close(&p);
+
+	/*
+	 * A dat_ep_free that wins it: the EP has no recv EVD, so the handler
+	 * itself would report the end.  The free waits for the handler; once
+	 * it returns, nothing names the freed EP.
+	 */
+	sep = NULL;
+	CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN), "setup (free)");
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, NULL, NULL,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
+			       p.c.conn_evd, &a, &cep));
+	CHECK(!connect_one(&p, sep, cep, 10), "connect (free)");
+	parked = kdat_test_fault_gone_park(sep);
+	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(WAIT_FOR(ep_state(sep) == DAT_EP_STATE_DISCONNECTED),
+	      "server EP never disconnected (free)");
+	CHECK_OK(dat_ep_free(sep));
+	CHECK(kdat_test_fault_gone_park(NULL) > parked,
+	      "the end of the connection was not parked (free)");
+	CHECK(no_event(p.s.conn_evd), "a connection event for the freed EP");
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN for the freed EP");
+out:
+	kdat_test_fault_gone_park(NULL);
+	pair_close(&p);
+}
+
 struct upcall_box {
 	atomic_t calls;
 	DAT_EVENT last;
@@ -5324,6 +5402,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
 	CASE(t_srq_ep_broken_none_after_reset_or_free),
+	CASE(t_ep_reset_racing_the_end_of_a_connection),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),
