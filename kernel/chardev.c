@@ -1140,7 +1140,8 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	/* every argument struct must fit the union (a new ioctl's too) */
 	if (unlikely(ks > sizeof(*k)))
 		return -EINVAL;
-	k = kmalloc(sizeof(*k), GFP_KERNEL);
+	/* held while user space may stall the copy out: charged */
+	k = kmalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
 	if (!k)
 		return -ENOMEM;
 	ret = kdat_copy_in(k, ks, u);

@@ -556,7 +556,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	if (srq && recv_evd && !xa_load(&recv_evd->srqs, kdat_obj_key(&srq->obj))) {
 		if (xa_err(xa_store(&recv_evd->srqs, kdat_obj_key(&srq->obj),
-				    &srq->obj, GFP_KERNEL))) {
+				    &srq->obj, GFP_KERNEL_ACCOUNT))) {
 			kdat_evd_leave_stream(req_evd);
 			goto err_locked;
 		}
@@ -843,7 +843,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		goto err_uncharge;
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
-				       GFP_KERNEL))) {
+				       GFP_KERNEL_ACCOUNT))) {
 		ret = -ENOMEM;
 		goto err_destroy_qp;
 	}

@@ -457,7 +457,7 @@ DAT_RETURN kdat_ib_evd_kcreate(DAT_IA_HANDLE h, DAT_COUNT qlen,
 	kdat_obj_init(&evd->obj, DAT_HANDLE_TYPE_EVD, ia->obj.provider, ia,
 		      kdat_evd_release);
 	spin_lock_init(&evd->lock);
-	xa_init(&evd->srqs);
+	xa_init_flags(&evd->srqs, XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&evd->upcall_wq);
 	INIT_LIST_HEAD(&evd->cno_node);
 	INIT_WORK(&evd->upcall_work, kdat_evd_upcall_work);
@@ -619,7 +619,7 @@ DAT_RETURN kdat_ib_evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen)
 
 	if (qlen <= 0 || qlen > evd->obj.ia->ibdev->attrs.max_cqe)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	ring = kvcalloc(qlen, sizeof(*ring), GFP_KERNEL);
+	ring = kvcalloc(qlen, sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	/* grow only: the CQ may hold more than qlen (kdat_evd_cq_charge) */

@@ -407,7 +407,7 @@ DAT_RETURN kdat_ia_open(const char *name, DAT_COUNT qlen,
 		ia->owner = kdat_consumer_of(opener_ip);
 	mutex_init(&ia->lock);
 	INIT_LIST_HEAD(&ia->objs);
-	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ia->lmrs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	kdat_ia_fill_addr(ia);
 
 	/* remove_one either sees this IA or we see the device gone */

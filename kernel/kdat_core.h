@@ -486,6 +486,7 @@ struct kdat_srq {
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
 	bool ring_refusal;		/* ring_lock: head is a refusal held */
+	bool ring_freed;		/* ring_lock: dat_srq_free began */
 	u32 unseen;			/* lock: returns never seen */
 	/*
 	 * User SRQ: the device's SRQ limit (not the DAT low watermark) is

@@ -242,7 +242,9 @@ int kdat_obj_publish(struct kdat_obj *obj)
 	int ret;
 
 	kdat_obj_hold(obj);
-	ret = xa_insert(&kdat_handles, kdat_handle_key(obj), obj, GFP_KERNEL);
+	/* charged to the creator's memory cgroup (a kernel thread: none) */
+	ret = xa_insert(&kdat_handles, kdat_handle_key(obj), obj,
+			GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		kref_put(&obj->ref, kdat_obj_release);
 		return ret;

@@ -607,7 +607,7 @@ DAT_RETURN kdat_ib_srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_handle,
 	INIT_WORK(&srq->cq_free_work, kdat_srq_cq_free_work);
 	INIT_LIST_HEAD(&srq->free_bufs);
 	INIT_LIST_HEAD(&srq->chunks);
-	xa_init(&srq->qps);
+	xa_init_flags(&srq->qps, XA_FLAGS_ACCOUNT);
 	srq->state = DAT_SRQ_STATE_OPERATIONAL;
 	srq->max_recv_dtos = attr->max_recv_dtos;
 	srq->cq_charge = attr->max_recv_dtos;
@@ -787,6 +787,14 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	head = srq->ring_head;
 again:
+	/*
+	 * Freed: nothing is refused or reported any more (a completion
+	 * still in the CQ, or the limit's work, may drain after the free).
+	 */
+	if (srq->ring_freed) {
+		spin_unlock_irqrestore(&srq->ring_lock, flags);
+		return posted;
+	}
 	kdat_fault_rewrite_tail(h, head, kdat_uring_mask(r) + 1);
 	/* pairs with the tail exchange in PostProducer::publish() */
 	raw = smp_load_acquire(&h->tail);
@@ -1197,6 +1205,10 @@ DAT_RETURN kdat_ib_srq_free(DAT_SRQ_HANDLE h)
 	list_del_init(&srq->obj.ia_node);
 	mutex_unlock(&ia->lock);
 	kdat_obj_unpublish(&srq->obj);
+	/* a drain inside finishes its batch first; later ones do nothing */
+	spin_lock_irq(&srq->ring_lock);
+	srq->ring_freed = true;
+	spin_unlock_irq(&srq->ring_lock);
 	kdat_srq_hw_destroy(srq);
 	/*
 	 * A drain handed on before the free reports nothing after it: wait

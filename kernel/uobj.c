@@ -385,12 +385,22 @@ struct kdat_ufile *kdat_ufile_new(void)
 void kdat_ufile_close(struct kdat_ufile *uf)
 {
 	struct kdat_obj *o;
-	unsigned long id;
+	unsigned long id = 0;
 
-	xa_for_each(&uf->objs, id, o) {
-		if (o->type != DAT_HANDLE_TYPE_IA ||
-		    !kref_get_unless_zero(&o->ref))
-			continue;
+	/*
+	 * Each IA pinned under RCU, as kdat_ufile_poll does: only the RCU
+	 * section keeps an entry's memory while it is looked at.
+	 */
+	for (;;) {
+		rcu_read_lock();
+		o = xa_find_after(&uf->objs, &id, ULONG_MAX, XA_PRESENT);
+		while (o && (o->type != DAT_HANDLE_TYPE_IA ||
+			     !kref_get_unless_zero(&o->ref)))
+			o = xa_find_after(&uf->objs, &id, ULONG_MAX,
+					  XA_PRESENT);
+		rcu_read_unlock();
+		if (!o)
+			break;
 		kdat_ia_close(container_of(o, struct kdat_ia, obj), 0);
 		kdat_obj_put(o);
 	}
