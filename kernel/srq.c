@@ -17,8 +17,8 @@
  * The low watermark is armed by dat_srq_set_lw and fires once: the first
  * time available drops below it, or in set_lw itself when it already is.
  * For a /dev/kdat user's SRQ, buffers still in its post ring count
- * beside available (kdat_srq_ring_left), for the watermark and in query
- * and resize alike: dat_srq_post_recv accepted them.
+ * beside available (kdat_srq_ring_left); query and resize count those
+ * held behind a refusal that waits for room (kdat_srq_ring_held).
  *
  * Receive buffers are tracked by preallocated kdat_srq_buf entries so
  * posting never allocates; resize grows the pool and shrinks only the
@@ -213,6 +213,25 @@ static u32 kdat_srq_ring_left(struct kdat_srq *srq)
 				    kdat_uring_mask(r) + 1);
 	/* a refusal held for room on the async EVD is no buffer */
 	return tail - head - (tail != head && srq->ring_refusal);
+}
+
+/*
+ * What dat_srq_query and dat_srq_resize count beside the SRQ's own
+ * counts (ring_lock, then srq->lock): the entries held in the post ring
+ * behind a refusal that waits for room on the async EVD, which the drain
+ * would otherwise have moved into the SRQ, as many as the SRQ has room
+ * for.  Not entries left for want of room: they are not on the SRQ (and
+ * a buffer the user reaped but the kernel has not collected yet would
+ * count twice, in `outstanding` and as its re-post).
+ */
+static u32 kdat_srq_ring_held(struct kdat_srq *srq)
+{
+	s64 room = (s64)srq->max_recv_dtos - srq->outstanding;
+
+	lockdep_assert_held(&srq->lock);
+	if (!srq->ring_refusal || room <= 0)
+		return 0;
+	return min_t(s64, kdat_srq_ring_left(srq), room);
 }
 
 /*
@@ -922,13 +941,10 @@ DAT_RETURN kdat_ib_srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK mask,
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (!p)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	/*
-	 * Buffers a drain left in the post ring are posted, and count as
-	 * the watermark and resize count them (a drain's lock order).
-	 */
+	/* buffers held in the post ring are posted (a drain's lock order) */
 	spin_lock_irqsave(&srq->ring_lock, flags);
 	spin_lock(&srq->lock);
-	in_ring = kdat_srq_ring_left(srq);
+	in_ring = kdat_srq_ring_held(srq);
 	p->ia_handle = srq->obj.ia;
 	p->srq_state = kdat_srq_broken(srq) ? DAT_SRQ_STATE_ERROR : srq->state;
 	p->pz_handle = srq->pz;
@@ -1047,15 +1063,14 @@ DAT_RETURN kdat_ib_srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max)
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	mutex_lock(&srq->resize_lock);
 	/*
-	 * A drain's lock order: the buffers a drain left in the post ring
-	 * (behind a refusal held for room on the async EVD) are outstanding
-	 * too, and stay where they are meanwhile.
+	 * A drain's lock order: buffers held in the post ring behind a
+	 * refusal are outstanding too, and stay where they are meanwhile.
 	 */
 	spin_lock_irq(&srq->ring_lock);
 	spin_lock(&srq->lock);
 	if (kdat_srq_broken(srq)) {
 		ret = KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_ERROR);
-	} else if ((s64)max < (s64)srq->outstanding + kdat_srq_ring_left(srq) ||
+	} else if ((s64)max < (s64)srq->outstanding + kdat_srq_ring_held(srq) ||
 		   max < srq->low_watermark) {
 		ret = KDAT_ERR(DAT_INVALID_STATE,
 			       DAT_INVALID_STATE_SRQ_OPERATIONAL);
