@@ -80,20 +80,28 @@ static void kdat_conn_event(struct kdat_evd *evd, DAT_EVENT_NUMBER num,
 	kdat_evd_post(evd, &ev, NULL, false);
 }
 
-void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+/*
+ * Post @num for connection generation @gen of @ep, unless a reset began
+ * another or dat_ep_free began: true if posted.  A CM handler that read
+ * `freed` before the free set it posts before the free goes on (the free
+ * waits for the handler then, kdat_ib_ep_free), so the event never names
+ * an unpublished EP.
+ */
+bool kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num,
+			      u32 gen)
 {
 	unsigned long flags;
+	bool post;
 
+	spin_lock_irqsave(&ep->lock, flags);
+	post = !ep->freed && ep->conn_gen == gen;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!post)
+		return false;
 	/* the send ring's state word before the event (ep.c) */
 	kdat_ep_ring_sync(ep);
-	/*
-	 * None once dat_ep_free began (it sets freed under ep->lock): a CM
-	 * handler may still run until the free detaches its ID.
-	 */
-	spin_lock_irqsave(&ep->lock, flags);
-	if (!ep->freed)
-		kdat_conn_event(ep->connect_evd, num, ep);
-	spin_unlock_irqrestore(&ep->lock, flags);
+	kdat_conn_event(ep->connect_evd, num, ep);
+	return true;
 }
 
 static void kdat_save_pdata(struct kdat_ep *ep, const void *p, u8 len)
@@ -138,7 +146,8 @@ static DAT_EP_STATE kdat_ep_set_state(struct kdat_ep *ep, DAT_EP_STATE state,
  * a work item (kdat_ep_gone_later): this runs in the CM handler or under
  * op_lock, and the poller runs upcalls that may need either.
  */
-static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+static void __kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num,
+			   bool in_handler)
 {
 	DAT_EP_STATE was;
 	u32 gen;
@@ -146,7 +155,8 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	was = kdat_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED, &gen);
 	if (was == DAT_EP_STATE_DISCONNECTED)
 		return;
-	kdat_fault_gone_park(ep, gen);
+	if (in_handler)
+		kdat_fault_gone_park(ep, gen);
 	/*
 	 * Whatever ends a connection the consumer is disconnecting (a failed
 	 * send of the request, the CM's answer to it) ends it as the
@@ -161,10 +171,15 @@ static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
 	}
 	if (ep->qp)
 		kdat_ep_qp_error(ep, ep->qp);
-	kdat_ep_connection_event(ep, num);
 	/* no recv EVD: nothing the SRQ gave this QP is reported anywhere */
-	if (ep->qp)
+	if (kdat_ep_connection_event(ep, num, gen) && ep->qp)
 		kdat_ep_srq_broken(ep, gen);
+}
+
+/* The end of a connection, from the EP's CM handler. */
+static void kdat_ep_gone(struct kdat_ep *ep, DAT_EVENT_NUMBER num)
+{
+	__kdat_ep_gone(ep, num, true);
 }
 
 /* kdat_ep_connect_wanted, taking ep->lock */
@@ -186,6 +201,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	u8 wire[KDAT_REQ_PDATA_MAX + 1];
 	bool passive, quit;
 	u8 rej_len;
+	u32 gen;
 	int ret;
 
 	spin_lock_irq(&ep->lock);
@@ -257,6 +273,7 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		if (was != DAT_EP_STATE_DISCONNECTED &&
 		    was != DAT_EP_STATE_DISCONNECT_PENDING)
 			ep->state = DAT_EP_STATE_CONNECTED;
+		gen = ep->conn_gen;
 		spin_unlock_irq(&ep->lock);
 		if (was == DAT_EP_STATE_DISCONNECTED ||
 		    was == DAT_EP_STATE_DISCONNECT_PENDING) {
@@ -277,7 +294,8 @@ static int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 					e->param.conn.private_data_len);
 		else
 			ep->private_data_size = 0;
-		kdat_ep_connection_event(ep, DAT_CONNECTION_EVENT_ESTABLISHED);
+		kdat_ep_connection_event(ep, DAT_CONNECTION_EVENT_ESTABLISHED,
+					 gen);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		if (quit) {
@@ -1154,7 +1172,8 @@ static DAT_RETURN kdat_ep_disconnect_locked(struct kdat_ep *ep)
 		gone = !id || rdma_disconnect(id);
 		mutex_unlock(&ep->connect_lock);
 		if (gone)
-			kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED);
+			__kdat_ep_gone(ep, DAT_CONNECTION_EVENT_DISCONNECTED,
+				       false);
 		return DAT_SUCCESS;
 	case DAT_EP_STATE_RESERVED:
 	case DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:

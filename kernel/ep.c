@@ -556,7 +556,7 @@ static DAT_RETURN kdat_ep_create_common(struct kdat_ia *ia,
 	ret = KDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	if (srq && recv_evd && !xa_load(&recv_evd->srqs, kdat_obj_key(&srq->obj))) {
 		if (xa_err(xa_store(&recv_evd->srqs, kdat_obj_key(&srq->obj),
-				    &srq->obj, GFP_KERNEL_ACCOUNT))) {
+				    &srq->obj, GFP_KERNEL))) {
 			kdat_evd_leave_stream(req_evd);
 			goto err_locked;
 		}
@@ -843,7 +843,7 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 		goto err_uncharge;
 	/* SRQ completions find their EP by QP (srq.c) */
 	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
-				       GFP_KERNEL_ACCOUNT))) {
+				       GFP_KERNEL))) {
 		ret = -ENOMEM;
 		goto err_destroy_qp;
 	}
@@ -990,7 +990,6 @@ static void kdat_ep_gone_work(struct work_struct *w)
 {
 	struct kdat_ep *ep = container_of(w, struct kdat_ep, gone_work);
 	DAT_EVENT_NUMBER num;
-	bool post;
 	u32 gen;
 
 	for (;;) {
@@ -1015,13 +1014,9 @@ static void kdat_ep_gone_work(struct work_struct *w)
 
 		/* not for an EP freed, reset or connected again meanwhile */
 		mutex_lock(&ep->op_lock);
-		spin_lock_irq(&ep->lock);
-		post = !ep->freed && ep->conn_gen == gen;
-		spin_unlock_irq(&ep->lock);
-		if (post && num != KDAT_EP_GONE_NO_EVENT) {
-			kdat_ep_connection_event(ep, num);
+		if (num != KDAT_EP_GONE_NO_EVENT &&
+		    kdat_ep_connection_event(ep, num, gen))
 			kdat_ep_srq_broken(ep, gen);
-		}
 		mutex_unlock(&ep->op_lock);
 	}
 	kdat_obj_put(&ep->obj);
@@ -2269,6 +2264,16 @@ DAT_RETURN kdat_ib_ep_free(DAT_EP_HANDLE h)
 	/* read unlocked by a parked CM handler (fault.c) */
 	WRITE_ONCE(ep->freed, true);
 	spin_unlock_irq(&ep->lock);
+	/*
+	 * A CM handler that read `freed` before this posts its connection
+	 * event now, while the EP is still published: let it finish (the
+	 * ID is stable under op_lock; detach takes the handler lock so too).
+	 */
+	id = READ_ONCE(ep->cm_id);
+	if (id) {
+		rdma_lock_handler(id);
+		rdma_unlock_handler(id);
+	}
 	mutex_unlock(&ep->op_lock);
 	/* a run not started yet has nothing to do: drop its reference */
 	if (cancel_work(&ep->gone_work))

@@ -177,13 +177,12 @@ static bool kdat_fault_gone_released(struct kdat_ep *ep, u32 gen)
 	       kdat_ia_dead(ia);
 }
 
-bool __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
+void __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
 {
 	atomic_inc(&kdat_fault_gone_parked);
 	while (!wait_event_timeout(kdat_fault_cm_wq,
 				   kdat_fault_gone_released(ep, gen), HZ / 10))
 		;
-	return true;
 }
 
 /*

@@ -207,7 +207,7 @@ static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
 }
 
 extern struct kdat_ep *kdat_fault_gone_ep;
-bool __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen);
+void __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen);
 
 /*
  * The CM handler's end of connection generation @gen of @ep, the EP just
@@ -754,7 +754,8 @@ void kdat_ep_hw_destroy(struct kdat_ep *ep);
 void kdat_psp_hw_destroy(struct kdat_psp *psp);
 void kdat_cr_hw_destroy(struct kdat_cr *cr);
 u32 kdat_ep_busy_subtype(DAT_EP_STATE state);
-void kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num);
+bool kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num,
+			      u32 gen);
 void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen);
 
 /* ---- CNO (cno.c): Consumer Notification Objects, user IAs only ---- */

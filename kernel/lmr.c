@@ -89,7 +89,7 @@ static DAT_RETURN kdat_lmr_new(struct kdat_ia *ia, struct kdat_pz *pz,
 	lmr->mapped = true;
 	mutex_init(&lmr->hw_lock);
 	if (xa_alloc_cyclic(&ia->lmrs, &id, lmr, xa_limit_31b, &ia->next_lmr,
-			    GFP_KERNEL_ACCOUNT) < 0)
+			    GFP_KERNEL) < 0)
 		goto err;
 	lmr->context = id;
 	cmpxchg_release(kdat_lmr_slot(ia, id), NULL, lmr);

@@ -382,25 +382,29 @@ struct kdat_ufile *kdat_ufile_new(void)
  * The last close (also of a killed process): no ioctl of this file runs
  * any more, so every IA it opened closes abruptly, which frees everything.
  */
+/*
+ * The file's next object of @type after ID *@id, referenced, or NULL.
+ * Only the RCU section keeps an entry's memory while it is looked at.
+ */
+static struct kdat_obj *kdat_ufile_next(struct kdat_ufile *uf,
+					unsigned long *id, DAT_HANDLE_TYPE type)
+{
+	struct kdat_obj *o;
+
+	rcu_read_lock();
+	do {
+		o = xa_find_after(&uf->objs, id, ULONG_MAX, XA_PRESENT);
+	} while (o && (o->type != type || !kref_get_unless_zero(&o->ref)));
+	rcu_read_unlock();
+	return o;
+}
+
 void kdat_ufile_close(struct kdat_ufile *uf)
 {
 	struct kdat_obj *o;
 	unsigned long id = 0;
 
-	/*
-	 * Each IA pinned under RCU, as kdat_ufile_poll does: only the RCU
-	 * section keeps an entry's memory while it is looked at.
-	 */
-	for (;;) {
-		rcu_read_lock();
-		o = xa_find_after(&uf->objs, &id, ULONG_MAX, XA_PRESENT);
-		while (o && (o->type != DAT_HANDLE_TYPE_IA ||
-			     !kref_get_unless_zero(&o->ref)))
-			o = xa_find_after(&uf->objs, &id, ULONG_MAX,
-					  XA_PRESENT);
-		rcu_read_unlock();
-		if (!o)
-			break;
+	while ((o = kdat_ufile_next(uf, &id, DAT_HANDLE_TYPE_IA))) {
 		kdat_ia_close(container_of(o, struct kdat_ia, obj), 0);
 		kdat_obj_put(o);
 	}
@@ -415,16 +419,7 @@ __poll_t kdat_ufile_poll(struct kdat_ufile *uf)
 	bool ready = false;
 
 	/* each EVD pinned while we look: its ring goes with its last ref */
-	for (;;) {
-		rcu_read_lock();
-		o = xa_find_after(&uf->objs, &id, ULONG_MAX, XA_PRESENT);
-		while (o && (o->type != DAT_HANDLE_TYPE_EVD ||
-			     !kref_get_unless_zero(&o->ref)))
-			o = xa_find_after(&uf->objs, &id, ULONG_MAX,
-					  XA_PRESENT);
-		rcu_read_unlock();
-		if (!o)
-			break;
+	while ((o = kdat_ufile_next(uf, &id, DAT_HANDLE_TYPE_EVD))) {
 		ready = kdat_uevd_ready(container_of(o, struct kdat_evd, obj));
 		kdat_obj_put(o);
 		if (ready)

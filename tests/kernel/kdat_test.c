@@ -3988,49 +3988,61 @@ out:
  * for it may reach the EP's next connection, which gets exactly its own
  * (before, the handler read the generation after the reset had started
  * the next one: DISCONNECTED twice, and the next connection's EP_BROKEN
- * raised early and then suppressed).  And a dat_ep_free that wins it:
- * no event names the freed EP.  kdat_test_fault_gone_park puts the
- * handler there.
+ * raised early and then suppressed), with or without a recv EVD (without
+ * one, the handler posted DISCONNECTED unchecked).  And a dat_ep_free
+ * that wins it: no event names the freed EP.  kdat_test_fault_gone_park
+ * puts the handler there.
  */
 static void t_ep_reset_racing_the_end_of_a_connection(void)
 {
 	static struct pair p;	/* too big for the stack */
 	DAT_EP_ATTR a = ep_attr();
 	DAT_EP_HANDLE sep = NULL, cep, cep2;
-	int parked;
+	DAT_EVD_HANDLE recv;
+	int parked, v;
 	DAT_EVENT ev;
 
-	CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd, NULL,
-					p.s.conn_evd, p.srq, &a, &sep));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
-			       p.c.conn_evd, &a, &cep));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, p.c.dto_evd,
-			       p.c.conn_evd, &a, &cep2));
-	CHECK(!connect_one(&p, sep, cep, 8), "connect");
-	parked = kdat_test_fault_gone_park(sep);
-	CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
-	CHECK(WAIT_FOR(ep_state(sep) == DAT_EP_STATE_DISCONNECTED),
-	      "server EP never disconnected");
-	/* the handler waits for this reset's new generation, then goes on */
-	CHECK_OK(dat_ep_reset(sep));
-	CHECK(kdat_test_fault_gone_park(NULL) > parked,
-	      "the end of the connection was not parked");
-	CHECK(next_event(p.c.conn_evd, &ev) &&
-	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
-	      "client saw no DISCONNECTED");
+	/*
+	 * v 0: the EP has a recv EVD (gone_work reports the end); v 1: it
+	 * has none (the handler itself does).
+	 */
+	for (v = 0; v < 2; v++) {
+		CHECK(!pair_open_flags(&p, 0, 8, KDAT_IA_SRQ_EP_BROKEN),
+		      "setup %d", v);
+		recv = v ? NULL : p.s.dto_evd;
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, recv, NULL,
+						p.s.conn_evd, p.srq, &a, &sep));
+		CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd,
+				       p.c.dto_evd, p.c.conn_evd, &a, &cep));
+		CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd,
+				       p.c.dto_evd, p.c.conn_evd, &a, &cep2));
+		CHECK(!connect_one(&p, sep, cep, 8), "connect %d", v);
+		parked = kdat_test_fault_gone_park(sep);
+		CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+		CHECK(WAIT_FOR(ep_state(sep) == DAT_EP_STATE_DISCONNECTED),
+		      "server EP never disconnected (%d)", v);
+		/* the handler waits for the reset's generation, then goes on */
+		CHECK_OK(dat_ep_reset(sep));
+		CHECK(kdat_test_fault_gone_park(NULL) > parked,
+		      "the end of the connection was not parked (%d)", v);
+		CHECK(next_event(p.c.conn_evd, &ev) &&
+		      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+		      "client saw no DISCONNECTED (%d)", v);
 
-	/* the next connection: its end is the only one reported */
-	CHECK(!connect_one(&p, sep, cep2, 9), "reconnect");
-	CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_ABRUPT_FLAG));
-	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, sep),
-	      "no EP_BROKEN for the new connection (0x%x)", ev.event_number);
-	CHECK_OK(dat_evd_dequeue(p.s.conn_evd, &ev));
-	CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
-	      "event 0x%x", ev.event_number);
-	CHECK(no_event(p.s.conn_evd), "DISCONNECTED for the reset connection");
-	CHECK(no_event(p.s.async_evd), "EP_BROKEN twice");
-	pair_close(&p);
+		/* the next connection: its end is the only one reported */
+		CHECK(!connect_one(&p, sep, cep2, 9), "reconnect %d", v);
+		CHECK_OK(dat_ep_disconnect(sep, DAT_CLOSE_ABRUPT_FLAG));
+		CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, sep),
+		      "no EP_BROKEN for the new connection (%d: 0x%x)", v,
+		      ev.event_number);
+		CHECK_OK(dat_evd_dequeue(p.s.conn_evd, &ev));
+		CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+		      "event 0x%x (%d)", ev.event_number, v);
+		CHECK(no_event(p.s.conn_evd),
+		      "DISCONNECTED for the reset connection (%d)", v);
+		CHECK(no_event(p.s.async_evd), "EP_BROKEN twice (%d)", v);
+		pair_close(&p);
+	}
 
 	/*
 	 * A dat_ep_free that wins it: the EP has no recv EVD, so the handler
