@@ -4144,6 +4144,23 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * @free(@h), again while a call still holds its use of the object
+ * (DAT_INVALID_STATE; bounded, for a broken module only).
+ */
+static DAT_RETURN free_while_in_use(DAT_RETURN (*free)(DAT_HANDLE),
+				    DAT_HANDLE h)
+{
+	DAT_RETURN ret;
+	int tries = 0;
+
+	do {
+		ret = free(h);
+		cond_resched();
+	} while (DAT_GET_TYPE(ret) == DAT_INVALID_STATE && ++tries < 100000);
+	return ret;
+}
+
 struct lw_free_box {
 	DAT_SRQ_HANDLE srq;
 	struct task_struct *task;
@@ -4155,18 +4172,14 @@ static void lw_free_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 			   DAT_BOOLEAN more)
 {
 	struct lw_free_box *b = data;
-	int tries = 0;
 
 	if (ev->event_number != DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR ||
 	    ev->event_data.asynch_error_event_data.reason !=
 	    DAT_SRQ_LOW_WATERMARK_EVENT || b->task)
 		return;
 	b->task = current;
-	/* the call that fired may still hold its use of the SRQ: retry */
-	do {
-		b->ret = dat_srq_free(b->srq);
-		cond_resched();
-	} while (DAT_GET_TYPE(b->ret) == DAT_INVALID_STATE && ++tries < 100000);
+	/* the call that fired may still hold its use of the SRQ */
+	b->ret = free_while_in_use(dat_srq_free, b->srq);
 	complete(&b->done);
 }
 
@@ -4287,16 +4300,12 @@ static void selffree_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 			    DAT_BOOLEAN more)
 {
 	struct selffree_box *b = data;
-	int tries = 0;
 
 	/*
 	 * dat_evd_post_se may still hold its use of the EVD (it queued this
 	 * work before returning): the free is DAT_INVALID_STATE until then.
 	 */
-	do {
-		b->ret = dat_evd_free(b->evd);
-		cond_resched();
-	} while (DAT_GET_TYPE(b->ret) == DAT_INVALID_STATE && ++tries < 100000);
+	b->ret = free_while_in_use(dat_evd_free, b->evd);
 	complete(&b->done);
 }
 

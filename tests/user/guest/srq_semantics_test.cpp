@@ -68,6 +68,27 @@ protected:
 		cep.push_back(ce);
 	}
 
+	// Into the post ring (no EP, so nothing drains them yet): @bad
+	// receives whose LMR is freed before the kernel sees them (it
+	// refuses each), then @good ones behind them.
+	void post_refused_then_good(int bad, int good)
+	{
+		std::vector<char> mem(4096);
+		DAT_LMR_HANDLE l;
+		DAT_LMR_CONTEXT lc;
+
+		ASSERT_OK(s.register_mem(s.pz, mem.data(), mem.size(),
+					 DAT_MEM_PRIV_ALL_FLAG, &l, &lc));
+		for (int i = 0; i < bad; i++) {
+			DAT_LMR_TRIPLET t{lc, 0,
+					  (DAT_VADDR)(uintptr_t)mem.data(), 64};
+			ASSERT_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+		}
+		ASSERT_OK(dat_lmr_free(l));
+		for (int i = 0; i < good; i++)
+			ASSERT_OK(post_srq(0, 64, 1000 + i));
+	}
+
 	// Async events of @srq with @reason waiting on the async EVD now.
 	int take_async(DAT_SRQ_HANDLE h, DAT_COUNT reason, int *other = nullptr)
 	{
@@ -181,19 +202,9 @@ TEST_F(SrqSemantics, RefusalsHeldForRoomDoNotStallTheEntriesBehind)
 {
 	const int bad = 150, good = 8;	// bad > the async EVD's 64
 	make_srq(256, 1);
-	std::vector<char> mem(4096);
-	DAT_LMR_HANDLE l;
-	DAT_LMR_CONTEXT lc;
-
-	ASSERT_OK(s.register_mem(s.pz, mem.data(), mem.size(),
-				 DAT_MEM_PRIV_ALL_FLAG, &l, &lc));
-	for (int i = 0; i < bad; i++) {
-		DAT_LMR_TRIPLET t{lc, 0, (DAT_VADDR)(uintptr_t)mem.data(), 64};
-		ASSERT_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
-	}
-	ASSERT_OK(dat_lmr_free(l));	// the kernel refuses these when it drains
-	for (int i = 0; i < good; i++)
-		ASSERT_OK(post_srq(0, 64, 1000 + i));
+	post_refused_then_good(bad, good);
+	if (HasFatalFailure())
+		return;
 	// one drain (a query drains the ring first): the async EVD fills
 	(void)query();
 	int got = 0, other = 0;
@@ -212,19 +223,9 @@ TEST_F(SrqSemantics, ResizeAndQueryCountBuffersHeldBehindARefusal)
 {
 	const int bad = 100, good = 8;	// bad > the async EVD's 64
 	make_srq(256, 1);
-	std::vector<char> mem(4096);
-	DAT_LMR_HANDLE l;
-	DAT_LMR_CONTEXT lc;
-
-	ASSERT_OK(s.register_mem(s.pz, mem.data(), mem.size(),
-				 DAT_MEM_PRIV_ALL_FLAG, &l, &lc));
-	for (int i = 0; i < bad; i++) {
-		DAT_LMR_TRIPLET t{lc, 0, (DAT_VADDR)(uintptr_t)mem.data(), 64};
-		ASSERT_OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
-	}
-	ASSERT_OK(dat_lmr_free(l));	// the kernel refuses these when it drains
-	for (int i = 0; i < good; i++)
-		ASSERT_OK(post_srq(0, 64, 1000 + i));
+	post_refused_then_good(bad, good);
+	if (HasFatalFailure())
+		return;
 	// the query's drain fills the async EVD and holds the next refusal
 	DAT_SRQ_PARAM q = query();
 	EXPECT_EQ(q.available_dto_count, q.outstanding_dto_count);
