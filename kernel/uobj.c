@@ -379,10 +379,6 @@ struct kdat_ufile *kdat_ufile_new(void)
 }
 
 /*
- * The last close (also of a killed process): no ioctl of this file runs
- * any more, so every IA it opened closes abruptly, which frees everything.
- */
-/*
  * The file's next object of @type after ID *@id, referenced, or NULL.
  * Only the RCU section keeps an entry's memory while it is looked at.
  */
@@ -399,6 +395,10 @@ static struct kdat_obj *kdat_ufile_next(struct kdat_ufile *uf,
 	return o;
 }
 
+/*
+ * The last close (also of a killed process): no ioctl of this file runs
+ * any more, so every IA it opened closes abruptly, which frees everything.
+ */
 void kdat_ufile_close(struct kdat_ufile *uf)
 {
 	struct kdat_obj *o;
