@@ -94,7 +94,7 @@ bool kdat_ep_connection_event(struct kdat_ep *ep, DAT_EVENT_NUMBER num,
 	bool post;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	post = !ep->freed && ep->conn_gen == gen;
+	post = kdat_ep_gen_live(ep, gen);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	if (!post)
 		return false;

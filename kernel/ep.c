@@ -941,7 +941,7 @@ static void kdat_ep_rq_flushed(struct kdat_ep *ep, u32 gen)
 	int ret = -ENOENT;
 
 	spin_lock_irq(&ep->lock);
-	if (ep->qp_error && !ep->srq && !ep->freed && ep->conn_gen == gen) {
+	if (ep->qp_error && !ep->srq && kdat_ep_gen_live(ep, gen)) {
 		reinit_completion(&ep->rq_marker_done);
 		ret = ib_post_recv(ep->qp, &wr, NULL);
 	}
@@ -1042,7 +1042,7 @@ void kdat_ep_srq_broken(struct kdat_ep *ep, u32 gen)
 		return;
 	spin_lock_irqsave(&ep->lock, flags);
 	/* a reset or free since @gen ended: that connection is nobody's now */
-	if (ep->conn_gen != gen || ep->freed) {
+	if (!kdat_ep_gen_live(ep, gen)) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return;
 	}

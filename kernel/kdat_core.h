@@ -699,6 +699,16 @@ static inline bool kdat_ep_connect_wanted(const struct kdat_ep *ep)
 	       !ep->freed;
 }
 
+/*
+ * Under ep->lock: is connection generation @gen still the EP's, with no
+ * dat_ep_reset (a new generation) or dat_ep_free begun since?  What may
+ * still be done or reported for that connection.
+ */
+static inline bool kdat_ep_gen_live(const struct kdat_ep *ep, u32 gen)
+{
+	return !ep->freed && ep->conn_gen == gen;
+}
+
 struct kdat_psp {
 	struct kdat_obj obj;
 	struct kdat_evd *evd;

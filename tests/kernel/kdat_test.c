@@ -3736,12 +3736,19 @@ static void t_ep_upcalls_of_two_pollers_reset_each_others_eps(void)
 /* KDAT_IA_SRQ_EP_BROKEN: DAT 2.0's end-of-connection EP_BROKEN         */
 
 /* Is @ev DAT_ASYNC_ERROR_EP_BROKEN naming @ep, reason TRANSFER_TO_ERROR? */
+/* Is @ev the asynchronous event @num about @h, for @reason? */
+static bool is_async(const DAT_EVENT *ev, DAT_EVENT_NUMBER num, DAT_HANDLE h,
+		     DAT_COUNT reason)
+{
+	return ev->event_number == num &&
+	       ev->event_data.asynch_error_event_data.dat_handle == h &&
+	       ev->event_data.asynch_error_event_data.reason == reason;
+}
+
 static bool is_ep_broken(const DAT_EVENT *ev, DAT_EP_HANDLE ep)
 {
-	return ev->event_number == DAT_ASYNC_ERROR_EP_BROKEN &&
-	       ev->event_data.asynch_error_event_data.dat_handle == ep &&
-	       ev->event_data.asynch_error_event_data.reason ==
-	       DAT_EP_TRANSFER_TO_ERROR;
+	return is_async(ev, DAT_ASYNC_ERROR_EP_BROKEN, ep,
+			DAT_EP_TRANSFER_TO_ERROR);
 }
 
 /*
@@ -4236,10 +4243,8 @@ static bool next_overflow(struct kt_side *x, DAT_EVD_HANDLE evd)
 	DAT_EVENT ev;
 
 	return next_event(x->async_evd, &ev) &&
-	       ev.event_number == DAT_ASYNC_ERROR_EVD_OVERFLOW &&
-	       ev.event_data.asynch_error_event_data.dat_handle == evd &&
-	       ev.event_data.asynch_error_event_data.reason ==
-	       DAT_EVD_OVERFLOW_ERROR;
+	       is_async(&ev, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd,
+			DAT_EVD_OVERFLOW_ERROR);
 }
 
 /*
