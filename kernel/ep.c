@@ -659,9 +659,16 @@ static void kdat_qp_event(struct ib_event *e, void *ctx)
 		 * The QP exists only within one connection generation.  On
 		 * an IA that asked for the end-of-connection EP_BROKEN, an
 		 * SRQ EP gets one per connection: this one, or that one,
-		 * whichever is first.  Other EPs report every QP error.
+		 * whichever is first.  Other EPs report every QP error.  Not
+		 * a QP the EP let go (a reset, free or device removal took
+		 * it; the QP lives on until it is destroyed): the EP may be
+		 * freed, or connected again on another QP.
 		 */
 		spin_lock_irqsave(&ep->lock, flags);
+		if (ep->qp != e->element.qp || ep->freed) {
+			spin_unlock_irqrestore(&ep->lock, flags);
+			break;
+		}
 		again = ep->broken && ep->broken_gen == ep->conn_gen;
 		ep->broken = true;
 		ep->broken_gen = ep->conn_gen;
@@ -780,6 +787,57 @@ out:
 }
 EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
 
+/* Tries at a QP address not still taken by a destroyed QP of the SRQ. */
+#define KDAT_QP_ADDR_TRIES	8
+
+/*
+ * rdma_create_qp for an SRQ EP, entered in the SRQ's table of its QPs
+ * (completions find their EP there, by QP address).  An address marked
+ * KDAT_QP_GONE is a destroyed QP's whose completions may still be in a CQ
+ * (kdat_srq_qp_gone): a new QP there would be named by them.  Waiting for
+ * the poll is not possible here (an accept holds op_lock, a connect the
+ * ID's handler lock, and the poll runs upcalls that may take them), so
+ * the QP goes, a placeholder QP takes its memory (the allocator's next
+ * object, as a rule) and the EP's QP is made again, elsewhere.
+ */
+static int kdat_ep_create_srq_qp(struct kdat_ep *ep, struct rdma_cm_id *id,
+				 struct ib_qp_init_attr *qa)
+{
+	struct ib_qp_init_attr ha = {
+		.send_cq = qa->send_cq, .recv_cq = qa->recv_cq,
+		.srq = qa->srq, .qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+	};
+	struct ib_qp *held[KDAT_QP_ADDR_TRIES];
+	struct ib_qp_init_attr want = *qa;
+	int n = 0, ret;
+
+	for (;;) {
+		*qa = want;
+		ret = rdma_create_qp(id, ep->pz->pd, qa);
+		if (ret)
+			break;
+		ret = xa_insert(&ep->srq->qps, kdat_qp_key(id->qp), ep,
+				GFP_KERNEL);
+		if (!ret)
+			break;
+		rdma_destroy_qp(id);
+		if (ret != -EBUSY || n == ARRAY_SIZE(held))
+			break;
+		held[n] = ib_create_qp(ep->pz->pd, &ha);
+		if (IS_ERR(held[n])) {
+			ret = PTR_ERR(held[n]);
+			break;
+		}
+		n++;
+	}
+	/* never connected: they took no buffer */
+	while (n--)
+		ib_destroy_qp(held[n]);
+	return ret;
+}
+
 int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr qa = {};
@@ -838,15 +896,10 @@ int kdat_ep_create_qp(struct kdat_ep *ep, struct rdma_cm_id *id)
 	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
 	qa.qp_type = IB_QPT_RC;
 	/* the EP's PZ, also with an SRQ: it governs incoming RDMA */
-	ret = rdma_create_qp(id, ep->pz->pd, &qa);
+	ret = ep->srq ? kdat_ep_create_srq_qp(ep, id, &qa) :
+			rdma_create_qp(id, ep->pz->pd, &qa);
 	if (ret)
 		goto err_uncharge;
-	/* SRQ completions find their EP by QP (srq.c) */
-	if (ep->srq && xa_err(xa_store(&ep->srq->qps, kdat_qp_key(id->qp), ep,
-				       GFP_KERNEL))) {
-		ret = -ENOMEM;
-		goto err_destroy_qp;
-	}
 	spin_lock_irq(&ep->lock);
 	/* an active EP's ID is its own already (dat_ep_connect) */
 	own_id = ep->cm_id == id;
@@ -1156,7 +1209,9 @@ static void kdat_ep_flush_pending(struct kdat_ep *ep, const u32 *gen,
  * once.  An SRQ QP drains only its send queue: its receives belong to the
  * SRQ, whose completions find their EP through the SRQ's QP table, not
  * through the QP, and whose memory the receive EVD pins (srq.c; without
- * one, the SRQ's own CQ, which goes before the SRQ).
+ * one, the SRQ's own CQ, which goes before the SRQ).  Its entry there
+ * names no EP from now on, and keeps the QP's address from a new QP until
+ * the recv CQ was polled past the destroy (kdat_srq_qp_gone).
  * Idempotent.  Returns the EP's own CQ, if any, for the caller to free once
  * op_lock is dropped (kdat_ep_free_cq): freeing a CQ waits for its poller,
  * and a poller runs upcalls that take op_lock (of another EP: lockdep knows
@@ -1183,8 +1238,10 @@ static struct ib_cq *kdat_ep_detach_qp(struct kdat_ep *ep,
 	if (id)
 		rdma_unlock_handler(id);
 
+	/* reported to no one from now, the address kept until the CQ's poll */
 	if (qp && ep->srq)
-		xa_erase(&ep->srq->qps, kdat_qp_key(qp));
+		xa_store(&ep->srq->qps, kdat_qp_key(qp), KDAT_QP_GONE,
+			 GFP_KERNEL);
 	cq = ep->own_cq;
 	ep->own_cq = NULL;
 	*idp = id;
@@ -1195,12 +1252,19 @@ static struct ib_cq *kdat_ep_detach_qp(struct kdat_ep *ep,
 static void kdat_ep_finish_qp(struct kdat_ep *ep, struct rdma_cm_id *id,
 			      struct ib_qp *qp)
 {
+	struct ib_cq *rcq = qp ? qp->recv_cq : NULL;
+	unsigned long key = qp ? kdat_qp_key(qp) : 0;
+
 	if (id && qp) {
 		if (ep->srq)
 			ib_drain_sq(qp);
 		else
 			ib_drain_qp(qp);
 		rdma_destroy_qp(id);
+		kdat_fault_qp_park(ep);
+		/* the SRQ buffer it had begun to fill may complete this late */
+		if (ep->srq)
+			kdat_srq_qp_gone(ep->srq, key, rcq);
 		kdat_ep_cq_uncharge(ep);
 	}
 	if (id)
@@ -2046,10 +2110,11 @@ static void kdat_ep_ring_close(struct kdat_ep *ep)
  * May the caller wait for a drain of @ep's QP, its own or another
  * teardown's (@cq: the EP's own CQ it took, if any)?  The drain waits for
  * the request EVD's poller (or the EP's own CQ's) and, without an SRQ,
- * the recv EVD's.  Not from an upcall of one of those (it would wait for
- * itself), nor of another poller when one of those waits itself
- * (kdat_poller_wait_begin: two upcalls draining through each other's
- * pollers would wait for ever); recorded in @pw until
+ * the recv EVD's (an SRQ EP's, from such an upcall, is polled later in a
+ * work item: kdat_srq_qp_gone).  Not from an upcall of one of those (it
+ * would wait for itself), nor of another poller when one of those waits
+ * itself (kdat_poller_wait_begin: two upcalls draining through each
+ * other's pollers would wait for ever); recorded in @pw until
  * kdat_poller_wait_end.  Only the CQs' addresses are compared.
  */
 static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,

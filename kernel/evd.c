@@ -349,10 +349,14 @@ void kdat_cq_flush(struct ib_cq *cq)
 	}
 }
 
-/* Free an EVD's CQ, with what is still in it delivered first. */
+/*
+ * Free an EVD's CQ, with what is still in it delivered first, also by a
+ * destroyed SRQ QP's late poll (kdat_srq_qp_gone).
+ */
 static void kdat_evd_cq_free(struct ib_cq *cq)
 {
 	kdat_cq_flush(cq);
+	kdat_srq_qp_gone_sync();
 	ib_free_cq(cq);
 }
 

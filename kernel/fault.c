@@ -35,6 +35,10 @@
  * Disconnected, until a dat_ep_reset (allowed from there) starts the next
  * connection generation: the reset then waits for the handler, which goes
  * on (the interleaving of a reset that wins the race).
+ * kdat_test_fault_qp_park(ep) parks the teardown of @ep's QP (a free,
+ * reset or device removal) right after the QP was destroyed, before its
+ * SRQ gives its address back: a new QP may be made meanwhile, maybe at the
+ * same address.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -196,6 +200,38 @@ int kdat_test_fault_gone_park(DAT_EP_HANDLE ep)
 	return atomic_read(&kdat_fault_gone_parked);
 }
 EXPORT_SYMBOL_GPL(kdat_test_fault_gone_park);
+
+struct kdat_ep *kdat_fault_qp_ep;
+static atomic_t kdat_fault_qp_parked;
+
+static bool kdat_fault_qp_released(struct kdat_ep *ep)
+{
+	struct kdat_ia *ia = ep->obj.ia;
+
+	return READ_ONCE(kdat_fault_qp_ep) != ep || READ_ONCE(ia->closing) ||
+	       kdat_ia_dead(ia);
+}
+
+/* Until kdat_test lets go, or the IA closes or dies (polled). */
+void __kdat_fault_qp_park(struct kdat_ep *ep)
+{
+	atomic_inc(&kdat_fault_qp_parked);
+	while (!wait_event_timeout(kdat_fault_cm_wq,
+				   kdat_fault_qp_released(ep), HZ / 10))
+		;
+}
+
+/*
+ * For kdat_test: park the QP teardown of @ep (NULL: nobody's).  The number
+ * of teardowns parked so far.
+ */
+int kdat_test_fault_qp_park(DAT_EP_HANDLE ep)
+{
+	WRITE_ONCE(kdat_fault_qp_ep, (struct kdat_ep *)ep);
+	wake_up_all(&kdat_fault_cm_wq);
+	return atomic_read(&kdat_fault_qp_parked);
+}
+EXPORT_SYMBOL_GPL(kdat_test_fault_qp_park);
 
 /* For kdat_test, which has no file: on until it turns it off. */
 void kdat_test_fault_new_qp_post(bool on)

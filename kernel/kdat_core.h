@@ -219,6 +219,16 @@ static inline void kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
 		__kdat_fault_gone_park(ep, gen);
 }
 
+extern struct kdat_ep *kdat_fault_qp_ep;
+void __kdat_fault_qp_park(struct kdat_ep *ep);
+
+/* @ep's QP was just destroyed: park if kdat_test said so (fault.c). */
+static inline void kdat_fault_qp_park(struct kdat_ep *ep)
+{
+	if (unlikely(READ_ONCE(kdat_fault_qp_ep) == ep))
+		__kdat_fault_qp_park(ep);
+}
+
 /* ---- device / IA (ia.c) ---- */
 struct kdat_device {
 	struct ib_device *ibdev;
@@ -481,7 +491,11 @@ struct kdat_srq {
 	struct list_head chunks;	/* tracker memory */
 	struct mutex resize_lock;
 	atomic_t eps;			/* EPs using it */
-	struct xarray qps;		/* QP address -> EP, for completions */
+	/*
+	 * QP address -> EP, for completions; KDAT_QP_GONE for a QP destroyed
+	 * while its completions may still be in a CQ (kdat_srq_qp_gone)
+	 */
+	struct xarray qps;
 	struct kdat_uring *uring;	/* user SRQ: the mmapped post ring */
 	spinlock_t ring_lock;		/* one drainer at a time */
 	u32 ring_head;			/* our copy of the ring's head */
@@ -753,6 +767,10 @@ int kdat_ep_init(void);
 void kdat_ep_exit(void);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 unsigned long kdat_qp_key(const struct ib_qp *qp);
+#define KDAT_QP_GONE	xa_mk_value(0)
+void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
+		      struct ib_cq *cq);
+void kdat_srq_qp_gone_sync(void);
 /*
  * 0; or -EIO: the EP keeps the QP (in the error state) and @id, for its
  * end to drain; other errors: the EP took no QP, and an accept's @id

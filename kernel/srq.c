@@ -242,7 +242,9 @@ static u32 kdat_srq_ring_held(struct kdat_srq *srq)
  * QP address, without touching the QP: a device that raises no
  * LAST_WQE_REACHED (rxe) can complete a flushed buffer after the QP was
  * destroyed.  Such a buffer is counted back (it is no longer available
- * nor outstanding) but reported to no one: its EP is gone.
+ * nor outstanding) but reported to no one: its EP is gone.  Its address
+ * stays taken in the table until the CQ was polled past it
+ * (kdat_srq_qp_gone), so a new QP made there meanwhile is never named.
  */
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -256,7 +258,7 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	rcu_read_lock();
 	ep = xa_load(&srq->qps, kdat_qp_key(wc->qp));
-	if (ep && !kref_get_unless_zero(&ep->obj.ref))
+	if (xa_is_value(ep) || (ep && !kref_get_unless_zero(&ep->obj.ref)))
 		ep = NULL;
 	rcu_read_unlock();
 
@@ -304,6 +306,75 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		kdat_srq_fire_lw(srq, cq != READ_ONCE(srq->recv_cq));
 	if (ep)
 		kdat_obj_put(&ep->obj);
+}
+
+/*
+ * The poll of a destroyed SRQ QP's recv CQ, for a teardown that ran in an
+ * upcall of a CQ's poller (kdat_srq_qp_gone).  It holds the SRQ; the CQ
+ * stays until it ran: every free of an EVD's or SRQ's CQ waits for this
+ * queue first (kdat_srq_qp_gone_sync).  Module exit drains it.
+ */
+static struct workqueue_struct *kdat_qp_gone_wq;
+
+struct kdat_qp_gone {
+	struct work_struct work;
+	struct kdat_srq *srq;
+	struct ib_cq *cq;
+	unsigned long key;
+};
+
+static void kdat_srq_qp_gone_now(struct kdat_srq *srq, unsigned long key,
+				 struct ib_cq *cq)
+{
+	kdat_cq_flush(cq);
+	xa_cmpxchg(&srq->qps, key, KDAT_QP_GONE, NULL, GFP_KERNEL);
+}
+
+static void kdat_srq_qp_gone_work(struct work_struct *w)
+{
+	struct kdat_qp_gone *g = container_of(w, struct kdat_qp_gone, work);
+
+	kdat_srq_qp_gone_now(g->srq, g->key, g->cq);
+	kdat_obj_put(&g->srq->obj);
+	kfree(g);
+}
+
+/*
+ * The SRQ QP of @key was destroyed (its EP's teardown marked it
+ * KDAT_QP_GONE when it took the QP): deliver what its recv CQ @cq holds,
+ * completions naming the address among them, then give the address back.
+ * Until then kdat_ep_create_qp does not use a QP made there.  In place,
+ * or, from an upcall a CQ's poller runs (maybe @cq's own, which would
+ * wait for itself), in a work item.  Without memory for one, the address
+ * stays taken until the SRQ goes.
+ */
+void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
+		      struct ib_cq *cq)
+{
+	struct kdat_qp_gone *g;
+
+	if (!kdat_in_a_cq_poller()) {
+		kdat_srq_qp_gone_now(srq, key, cq);
+		return;
+	}
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return;
+	INIT_WORK(&g->work, kdat_srq_qp_gone_work);
+	kdat_obj_hold(&srq->obj);
+	g->srq = srq;
+	g->cq = cq;
+	g->key = key;
+	queue_work(kdat_qp_gone_wq, &g->work);
+}
+
+/*
+ * Before an EVD's or SRQ's CQ is freed: a kdat_srq_qp_gone work may still
+ * poll it.  Not from such a work, nor from a CQ's poller.
+ */
+void kdat_srq_qp_gone_sync(void)
+{
+	flush_workqueue(kdat_qp_gone_wq);
 }
 
 static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
@@ -418,6 +489,7 @@ static void kdat_srq_cq_free_work(struct work_struct *w)
 {
 	struct kdat_srq *srq = container_of(w, struct kdat_srq, cq_free_work);
 
+	kdat_srq_qp_gone_sync();
 	ib_free_cq(srq->cq_dying);
 	srq->cq_dying = NULL;
 	kdat_srq_recv_cq_freed(srq);
@@ -476,6 +548,11 @@ int kdat_srq_init(void)
 	kdat_ring_wq = alloc_workqueue("kdat_ring", WQ_UNBOUND, 0);
 	if (!kdat_ring_wq)
 		return -ENOMEM;
+	kdat_qp_gone_wq = alloc_workqueue("kdat_qp_gone", WQ_UNBOUND, 0);
+	if (!kdat_qp_gone_wq) {
+		destroy_workqueue(kdat_ring_wq);
+		return -ENOMEM;
+	}
 	dir = debugfs_lookup("kdat", NULL);
 	if (!IS_ERR_OR_NULL(dir)) {	/* an error without CONFIG_DEBUG_FS */
 		debugfs_create_file("srq_limit", 0444, dir, NULL,
@@ -495,6 +572,7 @@ int kdat_srq_init(void)
  */
 void kdat_srq_exit(void)
 {
+	destroy_workqueue(kdat_qp_gone_wq);	/* each holds an SRQ */
 	destroy_workqueue(kdat_ring_wq);
 }
 
@@ -1191,6 +1269,7 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 		kdat_free_begin(&srq->obj);
 		queue_work(kdat_ring_wq, &srq->cq_free_work);
 	} else if (cq) {
+		kdat_srq_qp_gone_sync();
 		ib_free_cq(cq);
 		kdat_srq_recv_cq_freed(srq);
 	} else {

@@ -4077,6 +4077,216 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * A completion a device leaves in a CQ for a QP already destroyed (rxe
+ * flushes an SRQ QP's buffer in progress as late as the QP's destroy, and
+ * a CQ's poller may be behind) names the QP by its address only, and a new
+ * QP may be made at that very address.  It must reach no EP, least of all
+ * the new QP's.  Each round: the old EP's first receive's upcall holds the
+ * recv CQ's poller, so its second receive stays in the CQ; the old EP is
+ * freed in a thread, whose teardown parks right after the QP's destroy
+ * (kdat_test_fault_qp_park), or, in odd rounds, by that upcall itself (the
+ * CQ is then polled past the destroy in a work item, once the upcall
+ * returns); a new EP on the same SRQ and recv EVD then connects, its QP
+ * maybe at the old one's address (a freed object is often its slab's
+ * next; the rounds give it several chances); the poller goes on.  The
+ * second receive's buffer comes back to the SRQ, and the new EP's only
+ * event is its own message's.
+ */
+#define STALE_ROUNDS	6
+
+struct stale_box {
+	atomic_t calls;
+	bool release;
+	bool free_in_upcall, entered, go_free;
+	DAT_EP_HANDLE ep[3];		/* per upcall: the event's EP ... */
+	DAT_DTO_COOKIE ck[3];		/* ... and cookie */
+	DAT_EP_HANDLE free_ep;
+	DAT_RETURN free_ret;
+	struct completion freed;
+	wait_queue_head_t wq;
+};
+
+static void stale_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			 DAT_BOOLEAN more)
+{
+	const DAT_DTO_COMPLETION_EVENT_DATA *d =
+		&ev->event_data.dto_completion_event_data;
+	struct stale_box *b = data;
+	int i = atomic_read(&b->calls);
+
+	if (i < ARRAY_SIZE(b->ep)) {
+		b->ep[i] = d->ep_handle;
+		b->ck[i] = d->user_cookie;
+	}
+	/* the poller's run frees the EP: the late poll goes to a work item */
+	if (!i && READ_ONCE(b->free_in_upcall)) {
+		WRITE_ONCE(b->entered, true);
+		wake_up(&b->wq);
+		wait_event_timeout(b->wq, READ_ONCE(b->go_free),
+				   msecs_to_jiffies(WAIT_MS));
+		b->free_ret = dat_ep_free(b->free_ep);
+		complete_all(&b->freed);
+	}
+	hold_first_upcall(&b->calls, &b->release, &b->wq);
+}
+
+static int stale_free_thread(void *data)
+{
+	struct stale_box *b = data;
+
+	b->free_ret = dat_ep_free(b->free_ep);
+	complete_all(&b->freed);
+	return 0;
+}
+
+static void t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct stale_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = stale_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep, cep, sep_new, cep_new;
+	struct task_struct *k = NULL;
+	DAT_EVD_HANDLE evd;
+	DAT_RETURN accepted;
+	int r, i, parked, ends;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	bool ok;
+	u32 tag;
+	u64 ck;
+
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	init_waitqueue_head(&box.wq);
+	init_completion(&box.freed);
+	CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &up,
+				 DAT_EVD_DTO_FLAG, &evd));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, p.s.dto_evd,
+					p.s.conn_evd, p.srq, &a, &sep));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	CHECK(!connect_one(&p, sep, cep, 100), "connect");
+	for (r = 0; r < STALE_ROUNDS; r++) {
+		ck = 40 + 3 * r;
+		atomic_set(&box.calls, 0);
+		box.release = false;
+		/* odd rounds: the upcall frees the EP, in the poller's run */
+		box.free_in_upcall = r & 1;
+		box.entered = false;
+		box.go_free = false;
+		box.free_ep = sep;
+		reinit_completion(&box.freed);
+		for (i = 0; i < 3; i++)
+			CHECK_OK(post_srq(&p, i * 64, 64, ck + i));
+		p.cep[0] = cep;
+		CHECK(send_msg(&p, 0, 0, 8, 1), "send 1 (%d)", r);
+		CHECK(wait_event_timeout(box.wq, atomic_read(&box.calls) >= 1 ||
+					 READ_ONCE(box.entered),
+					 msecs_to_jiffies(WAIT_MS)),
+		      "no upcall (%d)", r);
+		/* placed by the server's device: in the CQ, behind the poller */
+		CHECK(send_msg(&p, 0, 0, 8, 2), "send 2 (%d)", r);
+
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd,
+						p.s.dto_evd, p.s.conn_evd,
+						p.srq, &a, &sep_new));
+		CHECK_OK(plain_ep(&p.c, &cep_new));
+		/* the client's QP first: the request is in when it was made */
+		tag = 101 + r;
+		CHECK_OK(connect_to(cep_new, next_qual, sizeof(tag), &tag));
+		CHECK(next_event(p.s.cr_evd, &ev) &&
+		      ev.event_number == DAT_CONNECTION_REQUEST_EVENT,
+		      "no connection request (%d)", r);
+		cr = ev.event_data.cr_arrival_event_data.cr_handle;
+		/*
+		 * The free on this CPU, the accept's QP made on it next: the
+		 * slab's per-CPU free list gives the old address back first.
+		 */
+		if (box.free_in_upcall) {
+			/* the poller stays in the upcall after the free */
+			WRITE_ONCE(box.go_free, true);
+			wake_up(&box.wq);
+			CHECK(wait_for_completion_timeout(&box.freed,
+							  msecs_to_jiffies(WAIT_MS)),
+			      "the upcall's free never returned (%d)", r);
+			CHECK_OK(box.free_ret);
+			CHECK_OK(dat_cr_accept(cr, sep_new, 0, NULL));
+		} else {
+			migrate_disable();
+			parked = kdat_test_fault_qp_park(sep);
+			k = kthread_create(stale_free_thread, &box,
+					   "kdat_stale_free");
+			if (!IS_ERR(k)) {
+				kthread_bind(k, smp_processor_id());
+				wake_up_process(k);
+			}
+			ok = !IS_ERR(k) &&
+			     WAIT_FOR(kdat_test_fault_qp_park(sep) > parked);
+			accepted = ok ? dat_cr_accept(cr, sep_new, 0, NULL) :
+					DAT_SUCCESS;
+			migrate_enable();
+			CHECK(!IS_ERR(k), "thread (%d)", r);
+			CHECK(ok, "the old QP's teardown never parked (%d)", r);
+			CHECK_OK(accepted);
+		}
+		/* the old connection's end and the new one, in either order */
+		for (i = 0, ends = 0; i < 2; i++) {
+			CHECK(next_event(p.c.conn_evd, &ev), "client event %d (%d)",
+			      i, r);
+			ends |= ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED &&
+				ev.event_data.connect_event_data.ep_handle == cep;
+			ends |= (ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED &&
+				 ev.event_data.connect_event_data.ep_handle ==
+				 cep_new) << 1;
+		}
+		CHECK(ends == 3, "client events: ends 0x%x (%d)", ends, r);
+		CHECK_OK(dat_ep_free(cep));
+		CHECK(!kt_established(&kt, &p.s, &sep_new, 1), "connect (%d)", r);
+		kdat_test_fault_qp_park(NULL);
+		WRITE_ONCE(box.release, true);
+		wake_up(&box.wq);
+		CHECK(wait_for_completion_timeout(&box.freed,
+						  msecs_to_jiffies(WAIT_MS)),
+		      "the free never returned (%d)", r);
+		k = NULL;
+		CHECK_OK(box.free_ret);
+		sep = sep_new;
+		cep = cep_new;
+
+		p.cep[0] = cep;
+		CHECK(send_msg(&p, 0, 0, 8, 3), "send 3 (%d)", r);
+		CHECK(WAIT_FOR(atomic_read(&box.calls) >= 2),
+		      "the new EP's receive not seen (%d)", r);
+		CHECK(box.ep[1] != sep || box.ck[1].as_64 != ck + 1,
+		      "the old QP's second receive was reported on the new QP at its address (%d)",
+		      r);
+		CHECK(box.ep[1] == sep && box.ck[1].as_64 == ck + 2,
+		      "second event: EP %p cookie %llu (%d)", box.ep[1],
+		      box.ck[1].as_64, r);
+		CHECK(no_event(evd) && atomic_read(&box.calls) == 2,
+		      "%d upcalls (%d)", atomic_read(&box.calls), r);
+		/* 2 reaped, the second given back with the old EP: none left */
+		CHECK(WAIT_FOR(srq_q(p.srq).outstanding_dto_count == 0) &&
+		      srq_q(p.srq).available_dto_count == 0,
+		      "SRQ counts %d/%d (%d)", srq_q(p.srq).available_dto_count,
+		      srq_q(p.srq).outstanding_dto_count, r);
+	}
+out:
+	kdat_test_fault_qp_park(NULL);
+	WRITE_ONCE(box.release, true);
+	wake_up(&box.wq);
+	/* a free that never returns: leave the pair (and say so) */
+	if (!IS_ERR_OR_NULL(k) &&
+	    !wait_for_completion_timeout(&box.freed,
+					 msecs_to_jiffies(WAIT_MS))) {
+		pr_err("kdat_test: %s: the free hangs, pair leaked\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
 struct upcall_box {
 	atomic_t calls;
 	DAT_EVENT last;
@@ -5429,6 +5639,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
 	CASE(t_srq_ep_broken_none_after_reset_or_free),
 	CASE(t_ep_reset_racing_the_end_of_a_connection),
+	CASE(t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),
