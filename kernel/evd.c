@@ -356,7 +356,7 @@ void kdat_cq_flush(struct ib_cq *cq)
 static void kdat_evd_cq_free(struct ib_cq *cq)
 {
 	kdat_cq_flush(cq);
-	kdat_srq_qp_gone_sync();
+	kdat_srq_qp_gone_sync(cq);
 	ib_free_cq(cq);
 }
 

@@ -770,7 +770,7 @@ unsigned long kdat_qp_key(const struct ib_qp *qp);
 #define KDAT_QP_GONE	xa_mk_value(0)
 void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
 		      struct ib_cq *cq);
-void kdat_srq_qp_gone_sync(void);
+void kdat_srq_qp_gone_sync(struct ib_cq *cq);
 /*
  * 0; or -EIO: the EP keeps the QP (in the error state) and @id, for its
  * end to drain; other errors: the EP took no QP, and an accept's @id

@@ -311,13 +311,17 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * The poll of a destroyed SRQ QP's recv CQ, for a teardown that ran in an
  * upcall of a CQ's poller (kdat_srq_qp_gone).  It holds the SRQ; the CQ
- * stays until it ran: every free of an EVD's or SRQ's CQ waits for this
- * queue first (kdat_srq_qp_gone_sync).  Module exit drains it.
+ * stays until it ran: a free of an EVD's or SRQ's CQ waits for those of
+ * its CQ first (kdat_srq_qp_gone_sync), listed here until they end.
+ * Module exit drains the queue.
  */
 static struct workqueue_struct *kdat_qp_gone_wq;
+static DEFINE_SPINLOCK(kdat_qp_gone_lock);
+static LIST_HEAD(kdat_qp_gone_list);
 
 struct kdat_qp_gone {
 	struct work_struct work;
+	struct list_head node;		/* kdat_qp_gone_list */
 	struct kdat_srq *srq;
 	struct ib_cq *cq;
 	unsigned long key;
@@ -335,6 +339,11 @@ static void kdat_srq_qp_gone_work(struct work_struct *w)
 	struct kdat_qp_gone *g = container_of(w, struct kdat_qp_gone, work);
 
 	kdat_srq_qp_gone_now(g->srq, g->key, g->cq);
+	spin_lock(&kdat_qp_gone_lock);
+	list_del(&g->node);
+	spin_unlock(&kdat_qp_gone_lock);
+	smp_mb();	/* the list before wake_up_var's waiter check */
+	wake_up_var(&kdat_qp_gone_list);
 	kdat_obj_put(&g->srq->obj);
 	kfree(g);
 }
@@ -365,16 +374,36 @@ void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
 	g->srq = srq;
 	g->cq = cq;
 	g->key = key;
+	spin_lock(&kdat_qp_gone_lock);
+	list_add(&g->node, &kdat_qp_gone_list);
+	spin_unlock(&kdat_qp_gone_lock);
 	queue_work(kdat_qp_gone_wq, &g->work);
 }
 
-/*
- * Before an EVD's or SRQ's CQ is freed: a kdat_srq_qp_gone work may still
- * poll it.  Not from such a work, nor from a CQ's poller.
- */
-void kdat_srq_qp_gone_sync(void)
+static bool kdat_srq_qp_gone_pending(struct ib_cq *cq)
 {
-	flush_workqueue(kdat_qp_gone_wq);
+	struct kdat_qp_gone *g;
+	bool found = false;
+
+	spin_lock(&kdat_qp_gone_lock);
+	list_for_each_entry(g, &kdat_qp_gone_list, node)
+		if (g->cq == cq) {
+			found = true;
+			break;
+		}
+	spin_unlock(&kdat_qp_gone_lock);
+	return found;
+}
+
+/*
+ * Before @cq (an EVD's or SRQ's) is freed: a kdat_srq_qp_gone work may
+ * still poll it.  Only those of @cq: another CQ's poller, stuck in its
+ * consumer's upcall, holds up no one else's free.  Not from such a work,
+ * nor from a CQ's poller.
+ */
+void kdat_srq_qp_gone_sync(struct ib_cq *cq)
+{
+	wait_var_event(&kdat_qp_gone_list, !kdat_srq_qp_gone_pending(cq));
 }
 
 static int kdat_srq_add_bufs(struct kdat_srq *srq, DAT_COUNT n)
@@ -489,7 +518,7 @@ static void kdat_srq_cq_free_work(struct work_struct *w)
 {
 	struct kdat_srq *srq = container_of(w, struct kdat_srq, cq_free_work);
 
-	kdat_srq_qp_gone_sync();
+	kdat_srq_qp_gone_sync(srq->cq_dying);
 	ib_free_cq(srq->cq_dying);
 	srq->cq_dying = NULL;
 	kdat_srq_recv_cq_freed(srq);
@@ -1269,7 +1298,7 @@ void kdat_srq_hw_destroy(struct kdat_srq *srq)
 		kdat_free_begin(&srq->obj);
 		queue_work(kdat_ring_wq, &srq->cq_free_work);
 	} else if (cq) {
-		kdat_srq_qp_gone_sync();
+		kdat_srq_qp_gone_sync(cq);
 		ib_free_cq(cq);
 		kdat_srq_recv_cq_freed(srq);
 	} else {

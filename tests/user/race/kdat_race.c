@@ -4873,17 +4873,19 @@ static void case_ring_pages_count_until_their_last_mapping_goes(void)
 /* What rcg_begin changed, for rcg_end to put back. */
 static struct {
 	const char *root;
+	const char *ctl;	/* the controller a case turns on */
 	bool mounted, enabled;
 } rcg;
 
-/* The cgroup2 root (the system's, or one mounted here), rdma enabled. */
-static const char *rcg_begin(void)
+/* The cgroup2 root (the system's, or one mounted here), for controller @c. */
+static const char *rcg_begin(const char *c)
 {
 	char ctl[512] = "", path[256];
 	FILE *f;
 	size_t n;
 
 	memset(&rcg, 0, sizeof(rcg));
+	rcg.ctl = c;
 	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK)) {
 		rcg.root = "/sys/fs/cgroup";
 	} else {
@@ -4900,7 +4902,7 @@ static const char *rcg_begin(void)
 		ctl[n] = 0;
 		fclose(f);
 		/* turned on by this case: turned off by rcg_end */
-		rcg.enabled = !strstr(ctl, "rdma");
+		rcg.enabled = !strstr(ctl, rcg.ctl);
 	}
 	return rcg.root;
 }
@@ -4910,28 +4912,34 @@ static bool rcg_write(const char *root, const char *file, const char *v);
 /* Put back what rcg_begin changed. */
 static void rcg_end(void)
 {
+	char off[32];
+
+	snprintf(off, sizeof(off), "-%s", rcg.ctl ? rcg.ctl : "");
 	if (rcg.enabled)
-		rcg_write(rcg.root, "cgroup.subtree_control", "-rdma");
+		rcg_write(rcg.root, "cgroup.subtree_control", off);
 	if (rcg.mounted)
 		umount(RCG_MNT);
 	memset(&rcg, 0, sizeof(rcg));
 }
 
 /*
- * A fresh cgroup @name under @root (path into @cg) with the rdma
- * controller on and rdma.max @max; false (a CHECK failed) if not.  Output
- * is flushed, for the fork that follows.
+ * A fresh cgroup @name under @root (path into @cg) with rcg_begin's
+ * controller on and, unless NULL, rdma.max @max; false (a CHECK failed)
+ * if not.  Output is flushed, for the fork that follows.
  */
 static bool rcg_make(const char *root, const char *name, const char *max,
 		     char *cg, size_t n)
 {
+	char on[32];
+
 	snprintf(cg, n, "%s/%s", root, name);
+	snprintf(on, sizeof(on), "+%s", rcg.ctl);
 	rmdir(cg);
-	CHECK(rcg_write(root, "cgroup.subtree_control", "+rdma"),
-	      "cannot enable the rdma controller in %s: %s", root,
+	CHECK(rcg_write(root, "cgroup.subtree_control", on),
+	      "cannot enable the %s controller in %s: %s", rcg.ctl, root,
 	      strerror(errno));
 	CHECK(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
-	CHECK(rcg_write(cg, "rdma.max", max),
+	CHECK(!max || rcg_write(cg, "rdma.max", max),
 	      "cannot write %s/rdma.max: %s", cg, strerror(errno));
 	fflush(NULL);
 	return !kr_failed();
@@ -5018,7 +5026,7 @@ static int rcg_child(const char *cg)
 
 static void case_rdma_cgroup_bounds_ias_and_objects(void)
 {
-	const char *root = rcg_begin();
+	const char *root = rcg_begin("rdma");
 	char cg[200], cur[512] = "";
 	int status = -1;
 	pid_t pid;
@@ -5055,7 +5063,7 @@ out:
  */
 static void case_rdma_cgroup_charges_end_with_the_device(void)
 {
-	const char *root = rcg_begin();
+	const char *root = rcg_begin("rdma");
 	char cg[200], cur[512] = "", b = 0;
 	int status = -1, c2p[2], p2c[2];
 	pid_t pid;
@@ -5101,6 +5109,93 @@ out:
 	close(c2p[1]);
 	close(p2c[0]);
 	close(p2c[1]);
+	CHECK(!rmdir(cg), "rmdir %s: %s", cg, strerror(errno));
+	rcg_end();
+}
+
+/*
+ * Kernel memory a process makes kdat allocate is charged to its memory
+ * cgroup, so a container's memory.max holds for it.  A child in a cgroup
+ * of its own makes an SRQ of 2^18 one-segment buffers: the buffer
+ * trackers (40 bytes each on 64 bits) and the post ring (64-byte
+ * entries) raise the cgroup's memory.current by at least 96 bytes a
+ * buffer, and the SRQ's free (its ring never mapped) lowers it by as
+ * much.  Without __GFP_ACCOUNT on either, the rise falls short.
+ */
+#define MCG_BUFFERS	(1 << 18)
+#define MCG_PER_BUFFER	96L
+
+static long mcg_current(const char *cg)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int mcg_child(const char *cg)
+{
+	long want = MCG_BUFFERS * MCG_PER_BUFFER, m0, m1, m2;
+	uint32_t ia, pz, srq, st;
+	int fd, i;
+
+	if (!rcg_write(cg, "cgroup.procs", "0")) {
+		fprintf(stderr, "# cannot join %s: %s\n", cg, strerror(errno));
+		return 2;
+	}
+	fd = kdat_open();
+	REQUIRE(rcg_ia_open(fd, &ia) == DAT_SUCCESS, "IA");
+	REQUIRE(k_pz(fd, ia, &pz) == DAT_SUCCESS, "PZ");
+	m0 = mcg_current(cg);
+	st = k_srq(fd, ia, pz, MCG_BUFFERS, &srq, NULL);
+	REQUIRE(st == DAT_SUCCESS, "SRQ of %d: %s", MCG_BUFFERS, ST(st));
+	m1 = mcg_current(cg);
+	CHECK(m0 >= 0 && m1 - m0 >= want,
+	      "an SRQ of %d buffers charged %ld bytes, want at least %ld",
+	      MCG_BUFFERS, m1 - m0, want);
+	CHECK(k_free(fd, srq, KT_SRQ) == DAT_SUCCESS, "SRQ free");
+	/* given back by the free itself; polled a while for any deferral */
+	for (i = 0; i < 100; i++) {
+		m2 = mcg_current(cg);
+		if (m1 - m2 >= want)
+			break;
+		usleep(100 * 1000);
+	}
+	CHECK(m1 - m2 >= want,
+	      "the SRQ's free gave back %ld bytes, want at least %ld",
+	      m1 - m2, want);
+	fprintf(stderr, "# SRQ of %d: charged %ld bytes, given back %ld\n",
+		MCG_BUFFERS, m1 - m0, m1 - m2);
+	close(fd);
+	return kr_failed() ? 1 : 0;
+}
+
+static void case_memcg_charges_what_a_process_sizes(void)
+{
+	const char *root = rcg_begin("memory");
+	char cg[200];
+	int status = -1;
+	pid_t pid;
+
+	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
+	if (!rcg_make(root, "kdat_race_memory", NULL, cg, sizeof(cg)))
+		goto out;
+	pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(mcg_child(cg));
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child in the cgroup: status 0x%x", status);
+out:
 	CHECK(!rmdir(cg), "rmdir %s: %s", cg, strerror(errno));
 	rcg_end();
 }
@@ -5158,6 +5253,8 @@ static const struct kcase cases[] = {
 	/* last: these take rxe1 away and put it back */
 	{ "device_removal_mid_traffic", case_device_removal_mid_traffic },
 	{ "device_removal_flushes_vs_frees", case_device_removal_flushes_vs_frees },
+	{ "memcg_charges_what_a_process_sizes",
+	  case_memcg_charges_what_a_process_sizes },
 	{ "rdma_cgroup_charges_end_with_the_device",
 	  case_rdma_cgroup_charges_end_with_the_device },
 };
