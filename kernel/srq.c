@@ -339,12 +339,13 @@ static void kdat_srq_qp_gone_work(struct work_struct *w)
 	struct kdat_qp_gone *g = container_of(w, struct kdat_qp_gone, work);
 
 	kdat_srq_qp_gone_now(g->srq, g->key, g->cq);
+	/* first: a close that waits for the CQ's free finds the SRQ gone */
+	kdat_obj_put(&g->srq->obj);
 	spin_lock(&kdat_qp_gone_lock);
 	list_del(&g->node);
 	spin_unlock(&kdat_qp_gone_lock);
 	smp_mb();	/* the list before wake_up_var's waiter check */
 	wake_up_var(&kdat_qp_gone_list);
-	kdat_obj_put(&g->srq->obj);
 	kfree(g);
 }
 

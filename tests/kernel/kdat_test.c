@@ -4153,8 +4153,8 @@ static void t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep(void)
 	DAT_RETURN accepted;
 	int r, i, parked, ends;
 	DAT_CR_HANDLE cr;
+	bool ok, freeing = false;
 	DAT_EVENT ev;
-	bool ok;
 	u32 tag;
 	u64 ck;
 
@@ -4203,6 +4203,7 @@ static void t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep(void)
 		 * The free on this CPU, the accept's QP made on it next: the
 		 * slab's per-CPU free list gives the old address back first.
 		 */
+		freeing = true;
 		if (box.free_in_upcall) {
 			/* the poller stays in the upcall after the free */
 			WRITE_ONCE(box.go_free, true);
@@ -4249,6 +4250,7 @@ static void t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep(void)
 		CHECK(wait_for_completion_timeout(&box.freed,
 						  msecs_to_jiffies(WAIT_MS)),
 		      "the free never returned (%d)", r);
+		freeing = false;
 		k = NULL;
 		CHECK_OK(box.free_ret);
 		sep = sep_new;
@@ -4276,8 +4278,8 @@ out:
 	kdat_test_fault_qp_park(NULL);
 	WRITE_ONCE(box.release, true);
 	wake_up(&box.wq);
-	/* a free that never returns: leave the pair (and say so) */
-	if (!IS_ERR_OR_NULL(k) &&
+	/* a free that never returns (thread or upcall): leave the pair */
+	if (freeing && !IS_ERR(k) &&
 	    !wait_for_completion_timeout(&box.freed,
 					 msecs_to_jiffies(WAIT_MS))) {
 		pr_err("kdat_test: %s: the free hangs, pair leaked\n",
