@@ -4945,6 +4945,28 @@ static bool rcg_make(const char *root, const char *name, const char *max,
 	return !kr_failed();
 }
 
+/*
+ * Run @child in a fresh cgroup @name under @root (rcg_make; path into
+ * @cg) in a forked process; true if it exited 0 (a CHECK says why not).
+ */
+static bool rcg_run(const char *root, const char *name, const char *max,
+		    int (*child)(const char *cg), char *cg, size_t n)
+{
+	int status = -1;
+	pid_t pid;
+
+	if (!rcg_make(root, name, max, cg, n))
+		return false;
+	pid = fork();
+	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(child(cg));
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child in the cgroup: status 0x%x", status);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* rdma.current of @cg, into @cur. */
 static bool rcg_current(const char *cg, char *cur, size_t len)
 {
@@ -5027,21 +5049,12 @@ static int rcg_child(const char *cg)
 static void case_rdma_cgroup_bounds_ias_and_objects(void)
 {
 	const char *root = rcg_begin("rdma");
-	char cg[200], cur[512] = "";
-	int status = -1;
-	pid_t pid;
+	char cg[200] = "", cur[512] = "";
 
 	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
-	if (!rcg_make(root, RCG_DIR, "rxe0 hca_handle=1 hca_object=4", cg,
-		      sizeof(cg)))
+	if (!rcg_run(root, RCG_DIR, "rxe0 hca_handle=1 hca_object=4",
+		     rcg_child, cg, sizeof(cg)))
 		goto out;
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
-	if (!pid)
-		_exit(rcg_child(cg));
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child in the cgroup: status 0x%x", status);
 	/* its file closed: all given back */
 	CHECK(rcg_current(cg, cur, sizeof(cur)) &&
 	      (!strstr(cur, "rxe0") ||
@@ -5188,21 +5201,10 @@ static int mcg_child(const char *cg)
 static void case_memcg_charges_what_a_process_sizes(void)
 {
 	const char *root = rcg_begin("memory");
-	char cg[200];
-	int status = -1;
-	pid_t pid;
+	char cg[200] = "";
 
 	REQUIRE(root, "no cgroup2 hierarchy: %s", strerror(errno));
-	if (!rcg_make(root, "kdat_race_memory", NULL, cg, sizeof(cg)))
-		goto out;
-	pid = fork();
-	REQUIRE(pid >= 0, "fork: %s", strerror(errno));
-	if (!pid)
-		_exit(mcg_child(cg));
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child in the cgroup: status 0x%x", status);
-out:
+	rcg_run(root, "kdat_race_memory", NULL, mcg_child, cg, sizeof(cg));
 	CHECK(!rmdir(cg), "rmdir %s: %s", cg, strerror(errno));
 	rcg_end();
 }
