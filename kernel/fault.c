@@ -169,67 +169,55 @@ void kdat_fault_cm_resume(void)
 	atomic_inc(&kdat_fault_cm_resumed);
 }
 
-struct kdat_ep *kdat_fault_gone_ep;
-static atomic_t kdat_fault_gone_parked;
+struct kdat_fault_park kdat_fault_gone, kdat_fault_qp;
 
-static bool kdat_fault_gone_released(struct kdat_ep *ep, u32 gen)
+/*
+ * Whether @p still holds @ep's path.  Every park ends when kdat_test lets
+ * go or the IA closes or dies; the end of connection generation *@gen
+ * also when the EP is freed or a reset starts the next generation (the
+ * QP teardown's park has no @gen: it may be the free itself).
+ */
+static bool kdat_fault_park_holds(struct kdat_fault_park *p,
+				  struct kdat_ep *ep, const u32 *gen)
 {
 	struct kdat_ia *ia = ep->obj.ia;
 
-	return READ_ONCE(kdat_fault_gone_ep) != ep || READ_ONCE(ep->freed) ||
-	       READ_ONCE(ep->conn_gen) != gen || READ_ONCE(ia->closing) ||
-	       kdat_ia_dead(ia);
+	if (READ_ONCE(p->ep) != ep || READ_ONCE(ia->closing) ||
+	    kdat_ia_dead(ia))
+		return false;
+	return !gen || (!READ_ONCE(ep->freed) &&
+			READ_ONCE(ep->conn_gen) == *gen);
 }
 
-void __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
+/* Park while @p holds @ep's path (polled: no teardown needs to wake it). */
+void __kdat_fault_park(struct kdat_fault_park *p, struct kdat_ep *ep,
+		       const u32 *gen)
 {
-	atomic_inc(&kdat_fault_gone_parked);
+	atomic_inc(&p->parked);
 	while (!wait_event_timeout(kdat_fault_cm_wq,
-				   kdat_fault_gone_released(ep, gen), HZ / 10))
+				   !kdat_fault_park_holds(p, ep, gen), HZ / 10))
 		;
 }
 
-/*
- * For kdat_test: park the end of @ep's connection (NULL: nobody's).  The
- * number of ends parked so far.
- */
+/* Point @p at @ep (NULL: nobody's); the number of parks so far. */
+static int kdat_test_fault_park(struct kdat_fault_park *p, DAT_EP_HANDLE ep)
+{
+	WRITE_ONCE(p->ep, (struct kdat_ep *)ep);
+	wake_up_all(&kdat_fault_cm_wq);
+	return atomic_read(&p->parked);
+}
+
+/* For kdat_test: park the end of @ep's connection. */
 int kdat_test_fault_gone_park(DAT_EP_HANDLE ep)
 {
-	WRITE_ONCE(kdat_fault_gone_ep, (struct kdat_ep *)ep);
-	wake_up_all(&kdat_fault_cm_wq);
-	return atomic_read(&kdat_fault_gone_parked);
+	return kdat_test_fault_park(&kdat_fault_gone, ep);
 }
 EXPORT_SYMBOL_GPL(kdat_test_fault_gone_park);
 
-struct kdat_ep *kdat_fault_qp_ep;
-static atomic_t kdat_fault_qp_parked;
-
-static bool kdat_fault_qp_released(struct kdat_ep *ep)
-{
-	struct kdat_ia *ia = ep->obj.ia;
-
-	return READ_ONCE(kdat_fault_qp_ep) != ep || READ_ONCE(ia->closing) ||
-	       kdat_ia_dead(ia);
-}
-
-/* Until kdat_test lets go, or the IA closes or dies (polled). */
-void __kdat_fault_qp_park(struct kdat_ep *ep)
-{
-	atomic_inc(&kdat_fault_qp_parked);
-	while (!wait_event_timeout(kdat_fault_cm_wq,
-				   kdat_fault_qp_released(ep), HZ / 10))
-		;
-}
-
-/*
- * For kdat_test: park the QP teardown of @ep (NULL: nobody's).  The number
- * of teardowns parked so far.
- */
+/* For kdat_test: park the QP teardown of @ep (a free, reset or removal). */
 int kdat_test_fault_qp_park(DAT_EP_HANDLE ep)
 {
-	WRITE_ONCE(kdat_fault_qp_ep, (struct kdat_ep *)ep);
-	wake_up_all(&kdat_fault_cm_wq);
-	return atomic_read(&kdat_fault_qp_parked);
+	return kdat_test_fault_park(&kdat_fault_qp, ep);
 }
 EXPORT_SYMBOL_GPL(kdat_test_fault_qp_park);
 

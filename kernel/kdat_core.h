@@ -206,27 +206,30 @@ static inline bool kdat_fault_cm_park(struct kdat_ep *ep,
 	return false;
 }
 
-extern struct kdat_ep *kdat_fault_gone_ep;
-void __kdat_fault_gone_park(struct kdat_ep *ep, u32 gen);
+/* a path of one EP that kdat_test parks (fault.c) */
+struct kdat_fault_park {
+	struct kdat_ep *ep;		/* whose path parks; NULL: nobody's */
+	atomic_t parked;		/* parks so far */
+};
+extern struct kdat_fault_park kdat_fault_gone, kdat_fault_qp;
+void __kdat_fault_park(struct kdat_fault_park *p, struct kdat_ep *ep,
+		       const u32 *gen);
 
 /*
  * The CM handler's end of connection generation @gen of @ep, the EP just
- * made Disconnected: park if kdat_test said so for this EP (fault.c).
+ * made Disconnected: park if kdat_test said so for this EP.
  */
 static inline void kdat_fault_gone_park(struct kdat_ep *ep, u32 gen)
 {
-	if (unlikely(READ_ONCE(kdat_fault_gone_ep) == ep))
-		__kdat_fault_gone_park(ep, gen);
+	if (unlikely(READ_ONCE(kdat_fault_gone.ep) == ep))
+		__kdat_fault_park(&kdat_fault_gone, ep, &gen);
 }
 
-extern struct kdat_ep *kdat_fault_qp_ep;
-void __kdat_fault_qp_park(struct kdat_ep *ep);
-
-/* @ep's QP was just destroyed: park if kdat_test said so (fault.c). */
+/* @ep's QP was just destroyed: park if kdat_test said so. */
 static inline void kdat_fault_qp_park(struct kdat_ep *ep)
 {
-	if (unlikely(READ_ONCE(kdat_fault_qp_ep) == ep))
-		__kdat_fault_qp_park(ep);
+	if (unlikely(READ_ONCE(kdat_fault_qp.ep) == ep))
+		__kdat_fault_park(&kdat_fault_qp, ep, NULL);
 }
 
 /* ---- device / IA (ia.c) ---- */
