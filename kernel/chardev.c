@@ -53,9 +53,20 @@ static int kdat_copy_out(void __user *u, void *k, size_t ksize,
 }
 
 /* The handler kdat_ioc_<name>, its argument a struct kdat_ioc_<arg> */
+/*
+ * A handler of struct kdat_ioc_@arg, and the entry the table calls it by:
+ * through a pointer of exactly its own type, as kCFI requires of every
+ * indirect call.
+ */
 #define DEFINE_IOC(name, arg)						\
-	static DAT_RETURN kdat_ioc_##name(struct kdat_ucall *c,		\
-					  struct kdat_ioc_##arg *a)
+	static DAT_RETURN __kdat_ioc_##name(struct kdat_ucall *c,	\
+					    struct kdat_ioc_##arg *a);	\
+	static DAT_RETURN kdat_ioc_##name(struct kdat_ucall *c, void *a) \
+	{								\
+		return __kdat_ioc_##name(c, a);				\
+	}								\
+	static DAT_RETURN __kdat_ioc_##name(struct kdat_ucall *c,	\
+					    struct kdat_ioc_##arg *a)
 
 #define HANDLE_ERR(sub)	KDAT_ERR(DAT_INVALID_HANDLE, (sub))
 
@@ -1047,9 +1058,7 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
  * rules: missing fields read as zero, unknown trailing bytes must be zero).
  */
 #define IOC(nr, name, type)						\
-	[_IOC_NR(nr)] = { sizeof(type),					\
-			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
-			  kdat_ioc_##name }
+	[_IOC_NR(nr)] = { sizeof(type), kdat_ioc_##name }
 
 /*
  * A call that may sleep for as long as user space says (evd_wait; ia_list,
@@ -1058,9 +1067,7 @@ static bool kdat_ioc_reserved_zero(unsigned int nr, const void *k)
  * never waits for it.
  */
 #define IOC_SLEEPS(nr, name, type)					\
-	[_IOC_NR(nr)] = { sizeof(type),					\
-			  (DAT_RETURN (*)(struct kdat_ucall *, void *))	\
-			  kdat_ioc_##name, true }
+	[_IOC_NR(nr)] = { sizeof(type), kdat_ioc_##name, true }
 
 static const struct {
 	size_t size;
@@ -1184,8 +1191,12 @@ out:
 
 static int kdat_open(struct inode *inode, struct file *f)
 {
-	struct kdat_ufile *uf = kdat_ufile_new();
+	struct kdat_ufile *uf;
 
+	/* the file belongs to the opener's address space (its rings) */
+	if (!current->mm)
+		return -EINVAL;
+	uf = kdat_ufile_new();
 	if (!uf)
 		return -ENOMEM;
 	f->private_data = uf;

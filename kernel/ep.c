@@ -2107,23 +2107,27 @@ static void kdat_ep_ring_close(struct kdat_ep *ep)
 /* Reset and free                                                          */
 
 /*
- * May the caller wait for a drain of @ep's QP, its own or another
- * teardown's (@cq: the EP's own CQ it took, if any)?  The drain waits for
- * the request EVD's poller (or the EP's own CQ's) and, without an SRQ,
- * the recv EVD's (an SRQ EP's, from such an upcall, is polled later in a
- * work item: kdat_srq_qp_gone).  Not from an upcall of one of those (it
- * would wait for itself), nor of another poller when one of those waits
- * itself (kdat_poller_wait_begin: two upcalls draining through each
- * other's pollers would wait for ever); recorded in @pw until
- * kdat_poller_wait_end.  Only the CQs' addresses are compared.
+ * May the caller wait for a drain of @ep's QP: its own in place, or, with
+ * @other, another teardown's (@cq: the EP's own CQ it took, if any)?  A
+ * drain waits for the request EVD's poller (or the EP's own CQ's) and the
+ * recv EVD's.  An SRQ EP's recv CQ is polled past the QP's destroy by
+ * kdat_srq_qp_gone: in place, or in a work item when the teardown runs in
+ * an upcall of a poller, so an upcall's own drain never waits for that
+ * poller; another teardown, in place, does.  Not from an upcall of one of
+ * those (it would wait for itself), nor of another poller when one of
+ * those waits itself (kdat_poller_wait_begin: two upcalls draining
+ * through each other's pollers would wait for ever); recorded in @pw
+ * until kdat_poller_wait_end.  Only the CQs' addresses are compared.
  */
 static bool kdat_ep_may_wait_drain(struct kdat_ep *ep, struct ib_cq *cq,
-				   struct kdat_poller_wait *pw)
+				   bool other, struct kdat_poller_wait *pw)
 {
-	struct ib_cq *cqs[3];
+	struct ib_cq *cqs[3] = {};
 
-	cqs[0] = ep->request_evd ? READ_ONCE(ep->request_evd->cq) : NULL;
-	cqs[1] = ep->recv_evd && !ep->srq ? READ_ONCE(ep->recv_evd->cq) : NULL;
+	if (ep->request_evd)
+		cqs[0] = READ_ONCE(ep->request_evd->cq);
+	if (ep->recv_evd && (!ep->srq || other))
+		cqs[1] = READ_ONCE(ep->recv_evd->cq);
 	cqs[2] = cq;
 	return kdat_poller_wait_begin(pw, cqs, ARRAY_SIZE(cqs));
 }
@@ -2147,7 +2151,8 @@ static bool kdat_ep_teardown_must_defer(struct kdat_ep *ep, struct ib_qp *qp,
 		return false;
 	if (cq && kdat_in_a_cq_poller())
 		return true;
-	return !kdat_ep_may_wait_drain(ep, cq, pw);
+	return !kdat_ep_may_wait_drain(ep, cq,
+				       atomic_read(&ep->hw_teardown) > 1, pw);
 }
 
 /*
@@ -2214,7 +2219,8 @@ void kdat_ep_await_reset(struct kdat_ep *ep)
 {
 	struct kdat_poller_wait pw;
 
-	if (kdat_ep_reset_done(ep) || !kdat_ep_may_wait_drain(ep, NULL, &pw))
+	if (kdat_ep_reset_done(ep) ||
+	    !kdat_ep_may_wait_drain(ep, NULL, true, &pw))
 		return;
 	wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
 	kdat_poller_wait_end(&pw);
@@ -2262,7 +2268,7 @@ again:
 	if (ep->resetting) {
 		spin_unlock_irq(&ep->lock);
 		mutex_unlock(&ep->op_lock);
-		if (!kdat_ep_may_wait_drain(ep, NULL, &pw))
+		if (!kdat_ep_may_wait_drain(ep, NULL, true, &pw))
 			return DAT_SUCCESS;
 		wait_var_event(&ep->resetting, kdat_ep_reset_done(ep));
 		kdat_poller_wait_end(&pw);

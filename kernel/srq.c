@@ -289,9 +289,11 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * A buffer was taken: refill from the user's post ring, then
 		 * look at the watermark.  What dat_srq_post_recv accepted is
 		 * on the SRQ for the consumer, so buffers still in the ring
-		 * count, also those the drain left there.
+		 * count, also those the drain left there.  In softirq (a
+		 * user EVD's poller) one batch: the user sizes the ring, and
+		 * drain_work moves the rest.
 		 */
-		kdat_srq_drain(srq);
+		__kdat_srq_drain(srq, !in_task());
 		spin_lock_irqsave(&srq->ring_lock, flags);
 		spin_lock(&srq->lock);
 		fire = kdat_srq_check_lw(srq, kdat_srq_ring_left(srq));
@@ -355,8 +357,7 @@ static void kdat_srq_qp_gone_work(struct work_struct *w)
  * completions naming the address among them, then give the address back.
  * Until then kdat_ep_create_qp does not use a QP made there.  In place,
  * or, from an upcall a CQ's poller runs (maybe @cq's own, which would
- * wait for itself), in a work item.  Without memory for one, the address
- * stays taken until the SRQ goes.
+ * wait for itself), in a work item.
  */
 void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
 		      struct ib_cq *cq)
@@ -367,9 +368,8 @@ void kdat_srq_qp_gone(struct kdat_srq *srq, unsigned long key,
 		kdat_srq_qp_gone_now(srq, key, cq);
 		return;
 	}
-	g = kmalloc(sizeof(*g), GFP_KERNEL);
-	if (!g)
-		return;
+	/* small, and without it the address would stay taken for good */
+	g = kmalloc(sizeof(*g), GFP_KERNEL | __GFP_NOFAIL);
 	INIT_WORK(&g->work, kdat_srq_qp_gone_work);
 	kdat_obj_hold(&srq->obj);
 	g->srq = srq;
@@ -895,6 +895,7 @@ static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 	unsigned long flags;
 	u32 head, tail, raw, n, max_seg, batch, budget;
 	bool retried = false, blocked = false, broken, more = false;
+	bool rest = false;
 	DAT_DTO_COOKIE c;
 	DAT_RETURN ret;
 	u32 posted = 0;
@@ -939,11 +940,13 @@ again:
 		 */
 		if (++batch > KDAT_DRAIN_BATCH) {
 			/*
-			 * a device event (maybe a hard IRQ): its work item
-			 * drains the rest
+			 * a device event (maybe a hard IRQ) or a softirq
+			 * poller: drain_work drains the rest
 			 */
-			if (one_batch)
+			if (one_batch) {
+				rest = true;
 				break;
+			}
 			srq->ring_head = head;
 			/* a refusal held before is behind us: passed */
 			srq->ring_refusal = false;
@@ -1025,10 +1028,10 @@ again:
 		WRITE_ONCE(h->flags, broken ? KDAT_RING_SRQ_ERROR : 0);
 	}
 	spin_unlock_irqrestore(&srq->ring_lock, flags);
-	if (more) {
+	if (more)
 		atomic_long_inc(&kdat_ring_spills[KDAT_SPILL_SRQ]);
+	if (more || rest)
 		kdat_obj_queue_drain(&srq->obj, kdat_ring_wq, &srq->drain_work);
-	}
 	return posted;
 }
 

@@ -507,7 +507,7 @@ void kdat_ufile_del_ring(struct kdat_ufile *uf, struct kdat_uring *r)
 {
 	mutex_lock(&uf->lock);
 	xa_erase(&uf->rings, r->pgoff);
-	uf->ring_bytes -= r->cq_bytes;
+	uf->ring_bytes -= r->side_bytes;
 	mutex_unlock(&uf->lock);
 	kdat_ring_pages_put(r->pages);
 }

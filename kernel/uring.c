@@ -33,6 +33,7 @@ static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
 					   bool events)
 {
 	size_t offset = ALIGN(sizeof(struct kdat_ring_hdr), 64), bytes, size;
+	size_t side;
 	struct kdat_ring_hdr *h;
 	struct kdat_uring *r;
 	u32 entries;
@@ -45,8 +46,9 @@ static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
 	    check_add_overflow(offset, bytes, &size) || size > SIZE_MAX / 2)
 		return NULL;
 	size = PAGE_ALIGN(size);
+	side = events ? entries * sizeof(*r->shadow) : 0;
 	/* the file's cap, before the memory: not after allocating it */
-	if (kdat_ufile_reserve(uf, size))
+	if (kdat_ufile_reserve(uf, size + side))
 		return NULL;
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
@@ -55,6 +57,7 @@ static struct kdat_uring *kdat_uring_alloc(struct kdat_ufile *uf,
 	r->entry_size = entry_size;
 	r->entry_offset = offset;
 	r->size = size;
+	r->side_bytes = side;
 	init_waitqueue_head(&r->wq);
 	r->mem = __vmalloc(r->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!r->mem)
@@ -77,7 +80,7 @@ err:
 	vfree(r->mem);
 	kfree(r);
 err_unreserve:
-	kdat_ufile_unreserve(uf, size);
+	kdat_ufile_unreserve(uf, size + side);
 	return NULL;
 }
 
@@ -368,12 +371,12 @@ int kdat_uevd_cq_account(struct kdat_evd *evd, long bytes)
 	lockdep_assert_held(&evd->cq_lock);
 	if (bytes < 0) {
 		kdat_ufile_unreserve(r->uf, -bytes);
-		r->cq_bytes += bytes;
+		r->side_bytes += bytes;
 		return 0;
 	}
 	if (kdat_ufile_reserve(r->uf, bytes))
 		return -ENOMEM;
-	r->cq_bytes += bytes;
+	r->side_bytes += bytes;
 	return 0;
 }
 

@@ -41,8 +41,12 @@ struct kdat_uring {
 	wait_queue_head_t wq;
 	bool unwaitable;		/* event ring: dat_evd_set_unwaitable */
 	u32 wakes;			/* event ring: KDAT_IOC_EVD_CTL calls */
-	/* event ring: its EVD's CQ growth, counted with the ring (uobj.c) */
-	size_t cq_bytes;
+	/*
+	 * Counted against the file's cap with the ring, and given back when
+	 * the ring goes (uobj.c): an event ring's shadow array and its EVD's
+	 * CQ growth.
+	 */
+	size_t side_bytes;
 };
 
 static inline struct kdat_ring_hdr *kdat_uring_hdr(struct kdat_uring *r)

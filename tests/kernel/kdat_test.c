@@ -4289,6 +4289,168 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * A teardown of an SRQ EP polls the recv EVD's CQ past its QP's destroy
+ * (kdat_srq_qp_gone), so it waits for that CQ's poller.  An upcall of that
+ * poller that calls on the EP meanwhile must not wait for that teardown:
+ * before, each waited for the other for ever.  The teardown parks right
+ * after the QP's destroy (kdat_test_fault_qp_park); a message to another
+ * EP on the same SRQ and recv EVD then runs the upcall.
+ * v 0: a dat_ep_reset in a thread; the upcall resets the EP again
+ *      (DAT_SUCCESS at once, the reset is under way) and connects it
+ *      (DAT_INVALID_STATE, which waited for the reset before).
+ * v 1: a dat_ep_reset from an upcall of the EP's request EVD, which goes
+ *      to reset_work; the upcall frees the EP (DAT_SUCCESS at once: it
+ *      waited for reset_work's teardown before).
+ * Either way the parked teardown then finishes.
+ */
+struct rr_box {
+	int v;
+	DAT_EP_HANDLE ep;		/* the EP torn down */
+	bool called;			/* the recv upcall's calls returned */
+	DAT_RETURN reset_ret, connect_ret, free_ret, thread_ret;
+	atomic_t calls, req_calls;
+	struct completion reset_done;
+	wait_queue_head_t wq;
+};
+
+static void rr_recv_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			   DAT_BOOLEAN more)
+{
+	struct rr_box *b = data;
+
+	if (atomic_inc_return(&b->calls) != 1)
+		return;
+	if (b->v) {
+		b->free_ret = dat_ep_free(b->ep);
+	} else {
+		b->reset_ret = dat_ep_reset(b->ep);
+		b->connect_ret = connect_to(b->ep, next_qual, 0, NULL);
+	}
+	WRITE_ONCE(b->called, true);
+	wake_up(&b->wq);
+}
+
+/* v 1: the first send completion's upcall resets the EP */
+static void rr_req_upcall(DAT_PVOID data, const DAT_EVENT *ev,
+			  DAT_BOOLEAN more)
+{
+	struct rr_box *b = data;
+
+	if (atomic_inc_return(&b->req_calls) != 1)
+		return;
+	b->thread_ret = dat_ep_reset(b->ep);
+	complete_all(&b->reset_done);
+}
+
+static int rr_reset_thread(void *data)
+{
+	struct rr_box *b = data;
+
+	b->thread_ret = dat_ep_reset(b->ep);
+	complete_all(&b->reset_done);
+	return 0;
+}
+
+static void t_srq_ep_calls_from_its_recv_upcall_wait_for_no_teardown(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct rr_box box;
+	DAT_UPCALL_OBJECT up = { .instance_data = &box,
+				 .upcall_func = rr_recv_upcall };
+	DAT_UPCALL_OBJECT rup = { .instance_data = &box,
+				  .upcall_func = rr_req_upcall };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE sep, sep2, cep, cep2;
+	DAT_EVD_HANDLE evd, revd;
+	DAT_LMR_TRIPLET t;
+	struct task_struct *k;
+	int parked, v;
+	DAT_EVENT ev;
+
+	for (v = 0; v < 2; v++) {
+		memset(&box, 0, sizeof(box));
+		box.v = v;
+		init_waitqueue_head(&box.wq);
+		init_completion(&box.reset_done);
+		CHECK(!pair_open(&p, 0, 8), "setup %d", v);
+		CHECK_OK(dat_evd_kcreate(p.s.ia, 64, DAT_UPCALL_SINGLE_INSTANCE,
+					 &up, DAT_EVD_DTO_FLAG, &evd));
+		revd = p.s.dto_evd;
+		if (v)
+			CHECK_OK(dat_evd_kcreate(p.s.ia, 64,
+						 DAT_UPCALL_SINGLE_INSTANCE,
+						 &rup, DAT_EVD_DTO_FLAG, &revd));
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, revd,
+						p.s.conn_evd, p.srq, &a, &sep));
+		CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, evd, revd,
+						p.s.conn_evd, p.srq, &a, &sep2));
+		CHECK_OK(plain_ep(&p.c, &cep));
+		CHECK_OK(plain_ep(&p.c, &cep2));
+		CHECK(!connect_one(&p, sep, cep, 1), "connect 1 (%d)", v);
+		CHECK(!connect_one(&p, sep2, cep2, 2), "connect 2 (%d)", v);
+		CHECK_OK(dat_ep_disconnect(cep, DAT_CLOSE_GRACEFUL_FLAG));
+		CHECK(WAIT_FOR(ep_state(sep) == DAT_EP_STATE_DISCONNECTED),
+		      "server EP never disconnected (%d)", v);
+
+		box.ep = sep;
+		parked = kdat_test_fault_qp_park(sep);
+		if (v) {
+			/* a send of the other EP: its upcall resets this one */
+			t = seg(&p.c, 512, 64);
+			CHECK_OK(dat_ep_post_recv(cep2, 1, &t, cookie(5),
+						  DAT_COMPLETION_DEFAULT_FLAG));
+			t = seg(&p.s, 512, 8);
+			CHECK_OK(dat_ep_post_send(sep2, 1, &t, cookie(6),
+						  DAT_COMPLETION_DEFAULT_FLAG));
+			CHECK(next_event(p.c.dto_evd, &ev), "client receive");
+		} else {
+			k = kthread_run(rr_reset_thread, &box, "kdat_rr_reset");
+			CHECK(!IS_ERR(k), "thread");
+		}
+		if (!WAIT_FOR(kdat_test_fault_qp_park(sep) > parked)) {
+			kdat_test_fault_qp_park(NULL);
+			wait_for_completion(&box.reset_done);
+			CHECK(0, "the teardown never parked (%d)", v);
+		}
+		CHECK_OK(post_srq(&p, 0, 64, 7));
+		p.cep[0] = cep2;
+		CHECK(send_msg(&p, 0, 0, 8, 1), "send (%d)", v);
+		if (!wait_event_timeout(box.wq, READ_ONCE(box.called),
+					msecs_to_jiffies(WAIT_MS))) {
+			/*
+			 * The upcall waits for the parked teardown, whose poll
+			 * would wait for the upcall: leave both, and the pair.
+			 */
+			pr_err("kdat_test: not ok %s: a call from the recv EVD's upcall waits for a teardown that waits for that upcall (%d; pair leaked)\n",
+			       cur_test, v);
+			cur_failed = true;
+			return;
+		}
+		kdat_test_fault_qp_park(NULL);
+		CHECK(wait_for_completion_timeout(&box.reset_done,
+						  msecs_to_jiffies(WAIT_MS)),
+		      "the first reset never returned (%d)", v);
+		CHECK_OK(box.thread_ret);
+		if (v) {
+			CHECK_OK(box.free_ret);
+		} else {
+			CHECK_OK(box.reset_ret);
+			CHECK(DAT_GET_TYPE(box.connect_ret) == DAT_INVALID_STATE,
+			      "connect during the reset: 0x%x",
+			      box.connect_ret);
+			CHECK(WAIT_FOR(ep_state(sep) ==
+				       DAT_EP_STATE_UNCONNECTED),
+			      "state %d after the reset", ep_state(sep));
+		}
+		pair_close(&p);
+	}
+	return;
+out:
+	kdat_test_fault_qp_park(NULL);
+	pair_close(&p);
+}
+
 struct upcall_box {
 	atomic_t calls;
 	DAT_EVENT last;
@@ -5642,6 +5804,7 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_ep_broken_none_after_reset_or_free),
 	CASE(t_ep_reset_racing_the_end_of_a_connection),
 	CASE(t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep),
+	CASE(t_srq_ep_calls_from_its_recv_upcall_wait_for_no_teardown),
 	CASE(t_srq_eps_may_use_different_recv_evds),
 	CASE(t_srq_post_recv_cookie_need_not_be_unique),
 	CASE(t_ep_with_srq_unsignalled_recv_still_completes),
