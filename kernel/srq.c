@@ -289,11 +289,11 @@ void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * A buffer was taken: refill from the user's post ring, then
 		 * look at the watermark.  What dat_srq_post_recv accepted is
 		 * on the SRQ for the consumer, so buffers still in the ring
-		 * count, also those the drain left there.  In softirq (a
-		 * user EVD's poller) one batch: the user sizes the ring, and
-		 * drain_work moves the rest.
+		 * count, also those the drain left there.  With bottom halves
+		 * off (a user EVD's poller, or a flush of its CQ) one batch:
+		 * the user sizes the ring, and drain_work moves the rest.
 		 */
-		__kdat_srq_drain(srq, !in_task());
+		__kdat_srq_drain(srq, !in_task() || in_softirq());
 		spin_lock_irqsave(&srq->ring_lock, flags);
 		spin_lock(&srq->lock);
 		fire = kdat_srq_check_lw(srq, kdat_srq_ring_left(srq));

@@ -4410,7 +4410,9 @@ static void t_srq_ep_calls_from_its_recv_upcall_wait_for_no_teardown(void)
 		}
 		if (!WAIT_FOR(kdat_test_fault_qp_park(sep) > parked)) {
 			kdat_test_fault_qp_park(NULL);
-			wait_for_completion(&box.reset_done);
+			CHECK(wait_for_completion_timeout(&box.reset_done,
+							  msecs_to_jiffies(WAIT_MS)),
+			      "no reset ran (%d)", v);
 			CHECK(0, "the teardown never parked (%d)", v);
 		}
 		CHECK_OK(post_srq(&p, 0, 64, 7));
