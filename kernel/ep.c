@@ -787,6 +787,28 @@ out:
 }
 EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
 
+/*
+ * For the test consumer: is the EP's gone_work waiting for its recv CQ's
+ * poller (or about to)?  As a call: the handle is looked up, not trusted.
+ */
+bool kdat_test_ep_gone_waiting(DAT_EP_HANDLE h)
+{
+	struct kdat_obj *o;
+	bool waiting = false;
+	int idx;
+
+	idx = kdat_call_begin();
+	o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_EP);
+	if (o) {
+		waiting = READ_ONCE(container_of(o, struct kdat_ep,
+						 obj)->gone_waiting);
+		kdat_obj_put_use(o);
+	}
+	kdat_call_end(idx);
+	return waiting;
+}
+EXPORT_SYMBOL_GPL(kdat_test_ep_gone_waiting);
+
 /* Tries at a QP address not still taken by a destroyed QP of the SRQ. */
 #define KDAT_QP_ADDR_TRIES	8
 
@@ -1143,15 +1165,23 @@ static bool kdat_ep_gone_idle(struct kdat_ep *ep)
  * dat_ep_free, after setting ep->freed: a gone_work waiting for the recv
  * CQ's poller ends before the EP lets its EVDs go.  Not when the free runs
  * inside that very poller (an upcall freeing its EP): the work waits for
- * us there, and its use of the recv EVD keeps the CQ.
+ * us there, and its use of the recv EVD keeps the CQ.  Nor from an upcall
+ * of another poller while that one waits itself (kdat_poller_wait_begin:
+ * it may wait for ours, through a drain); the work then goes on alone,
+ * holding its EP and that use, as it does after a free from the very
+ * poller.  Recorded as a wait on the recv CQ's poller meanwhile.
  */
 static void kdat_ep_gone_quiesce(struct kdat_ep *ep)
 {
 	struct ib_cq *cq = ep->recv_evd ? READ_ONCE(ep->recv_evd->cq) : NULL;
+	struct kdat_poller_wait pw;
 
 	if (cq && current_work() == &cq->work)
 		return;
+	if (!kdat_poller_wait_begin(&pw, &cq, 1))
+		return;
 	wait_var_event(&ep->gone_waiting, kdat_ep_gone_idle(ep));
+	kdat_poller_wait_end(&pw);
 }
 
 int kdat_ep_init(void)

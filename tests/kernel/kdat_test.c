@@ -3722,6 +3722,135 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * A free from an upcall waits for the EP's gone_work when that is polling
+ * the recv EVD's CQ; that wait must join the pollers' wait registry, or
+ * three upcalls close a cycle no one can see: gone_work of A waits for
+ * the recv EVD R's poller, held by an upcall; an upcall of the request
+ * EVD Q frees A (waits for gone_work, so for R); then R's upcall frees C,
+ * whose drain waits for Q.  Each must return: before, the three waited
+ * for each other for ever.  Client EPs: A (recv R, request Q), B (recv
+ * R: its receive runs R's upcall), C (request Q: its send runs Q's).
+ */
+struct tri_box {
+	DAT_EP_HANDLE a, c;
+	bool r_entered, r_release, q_entered;
+	atomic_t r_calls, q_calls;
+	DAT_RETURN free_a, free_c;
+	struct completion a_done, c_done;
+	wait_queue_head_t wq;
+};
+
+static void tri_r_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct tri_box *b = data;
+
+	if (atomic_inc_return(&b->r_calls) != 1)
+		return;
+	WRITE_ONCE(b->r_entered, true);
+	wake_up(&b->wq);
+	wait_event_timeout(b->wq, READ_ONCE(b->r_release),
+			   msecs_to_jiffies(WAIT_MS));
+	b->free_c = dat_ep_free(b->c);
+	complete_all(&b->c_done);
+}
+
+static void tri_q_upcall(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct tri_box *b = data;
+
+	if (atomic_inc_return(&b->q_calls) != 1)
+		return;
+	WRITE_ONCE(b->q_entered, true);
+	wake_up(&b->wq);
+	b->free_a = dat_ep_free(b->a);
+	complete_all(&b->a_done);
+}
+
+static void t_ep_free_waiting_for_gone_work_closes_no_cycle(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct tri_box box;
+	DAT_UPCALL_OBJECT rup = { .instance_data = &box,
+				  .upcall_func = tri_r_upcall };
+	DAT_UPCALL_OBJECT qup = { .instance_data = &box,
+				  .upcall_func = tri_q_upcall };
+	DAT_EP_HANDLE a, b, c, sa, sb, sc;
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EVD_HANDLE r, q;
+	DAT_LMR_TRIPLET t;
+	bool hung = false;
+
+	memset(&box, 0, sizeof(box));
+	init_waitqueue_head(&box.wq);
+	init_completion(&box.a_done);
+	init_completion(&box.c_done);
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &rup,
+				 DAT_EVD_DTO_FLAG, &r));
+	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &qup,
+				 DAT_EVD_DTO_FLAG, &q));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, r, q, p.c.conn_evd, &at, &a));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, r, p.c.dto_evd, p.c.conn_evd,
+			       &at, &b));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, q, p.c.conn_evd,
+			       &at, &c));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
+					&sa));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
+					&sb));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
+					&sc));
+	CHECK(!connect_one(&p, sa, a, 31), "connect A");
+	CHECK(!connect_one(&p, sb, b, 32), "connect B");
+	CHECK(!connect_one(&p, sc, c, 33), "connect C");
+	box.a = a;
+	box.c = c;
+
+	/* 1. a message to B: R's upcall holds R's poller */
+	t = seg(&p.c, 0, 64);
+	CHECK_OK(dat_ep_post_recv(b, 1, &t, cookie(1),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	t = seg(&p.s, 0, 8);
+	CHECK_OK(dat_ep_post_send(sb, 1, &t, cookie(2),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(wait_event_timeout(box.wq, READ_ONCE(box.r_entered),
+				 msecs_to_jiffies(WAIT_MS)), "no R upcall");
+	/* 2. A's connection ends: its gone_work waits for R's poller */
+	CHECK_OK(dat_ep_disconnect(sa, DAT_CLOSE_ABRUPT_FLAG));
+	CHECK(WAIT_FOR(kdat_test_ep_gone_waiting(a)),
+	      "A's gone_work never reached R's poller");
+	/* 3. C's send: Q's upcall frees A */
+	CHECK_OK(post_srq(&p, 128, 64, 3));
+	t = seg(&p.c, 256, 8);
+	CHECK_OK(dat_ep_post_send(c, 1, &t, cookie(4),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(wait_event_timeout(box.wq, READ_ONCE(box.q_entered),
+				 msecs_to_jiffies(WAIT_MS)), "no Q upcall");
+	/* 4. R's upcall goes on and frees C */
+	WRITE_ONCE(box.r_release, true);
+	wake_up(&box.wq);
+	hung = !wait_for_completion_timeout(&box.c_done,
+					    msecs_to_jiffies(3 * WAIT_MS)) ||
+	       !wait_for_completion_timeout(&box.a_done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "the upcalls' frees never returned (deadlock)");
+	CHECK_OK(box.free_a);
+	CHECK_OK(box.free_c);
+out:
+	WRITE_ONCE(box.r_release, true);
+	wake_up(&box.wq);
+	if (hung) {
+		pr_err("kdat_test: %s: upcalls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
 static void t_ep_upcalls_of_two_pollers_free_each_others_eps(void)
 {
 	upcalls_tear_down_each_others_eps(false);
@@ -5794,6 +5923,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcall_resets_then_frees_its_own_ep),
 	CASE(t_ep_upcalls_of_two_pollers_free_each_others_eps),
 	CASE(t_ep_upcalls_of_two_pollers_reset_each_others_eps),
+	CASE(t_ep_free_waiting_for_gone_work_closes_no_cycle),
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
 	CASE(t_srq_free_from_an_upcall_with_its_own_cq),
