@@ -4460,24 +4460,26 @@ static void rr_recv_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 	wake_up(&b->wq);
 }
 
+/* the teardown: a reset, from a thread (v 0) or the request EVD's upcall */
+static void rr_reset(struct rr_box *b)
+{
+	b->thread_ret = dat_ep_reset(b->ep);
+	complete_all(&b->reset_done);
+}
+
 /* v 1: the first send completion's upcall resets the EP */
 static void rr_req_upcall(DAT_PVOID data, const DAT_EVENT *ev,
 			  DAT_BOOLEAN more)
 {
 	struct rr_box *b = data;
 
-	if (atomic_inc_return(&b->req_calls) != 1)
-		return;
-	b->thread_ret = dat_ep_reset(b->ep);
-	complete_all(&b->reset_done);
+	if (atomic_inc_return(&b->req_calls) == 1)
+		rr_reset(b);
 }
 
 static int rr_reset_thread(void *data)
 {
-	struct rr_box *b = data;
-
-	b->thread_ret = dat_ep_reset(b->ep);
-	complete_all(&b->reset_done);
+	rr_reset(data);
 	return 0;
 }
 
