@@ -218,6 +218,28 @@ bool is_refusal(const struct kdat_uevent &u)
  * see it reaped the library has counted it too: the kernel counts a
  * buffer as unseen only for an event whose slot never went back.
  */
+/*
+ * The completion of one of the consumer's own requests (a send, an RDMA
+ * or atomic operation): a post after it refills a window, it does not
+ * answer anything (Context::reaped).
+ */
+static bool is_request_completion(const struct kdat_uevent &u)
+{
+	if (u.event_number != DAT_DTO_COMPLETION_EVENT)
+		return false;
+	switch (u.dto_op) {
+	case KDAT_UDTO_SEND:
+	case KDAT_UDTO_RDMA_WRITE:
+	case KDAT_UDTO_RDMA_READ:
+	case KDAT_UDTO_RDMA_WRITE_IMMED:
+	case KDAT_UDTO_CMP_AND_SWAP:
+	case KDAT_UDTO_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 {
 	struct kdat_uevent u;
@@ -230,6 +252,7 @@ bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 			synthetic.pop_front();
 			if (ext)
 				*ext = DtoExt{};
+			ctx->reaped.fetch_add(1, std::memory_order_relaxed);
 			return true;
 		}
 		if (!ring.peek(u))
@@ -237,7 +260,8 @@ bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 		translate(u, ev, refused, ext);
 		ring.advance();
 	}
-	ctx->reaped.fetch_add(1, std::memory_order_relaxed);
+	if (!is_request_completion(u))
+		ctx->reaped.fetch_add(1, std::memory_order_relaxed);
 	/* after consume_lock: it may make a system call */
 	if (refused)
 		refused->after_refusal_dequeued();
