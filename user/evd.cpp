@@ -213,15 +213,10 @@ bool is_refusal(const struct kdat_uevent &u)
 }
 
 /*
- * Take the oldest event.  It is translated - and the SRQ accounting it
- * implies done - before its slot goes back, so by the time the kernel can
- * see it reaped the library has counted it too: the kernel counts a
- * buffer as unseen only for an event whose slot never went back.
- */
-/*
- * The completion of one of the consumer's own requests (a send, an RDMA
- * or atomic operation): a post after it refills a window, it does not
- * answer anything (Context::reaped).
+ * The completion of one of the consumer's own sends or RDMA writes: a
+ * post after it refills a window, it answers nothing (Context::reaped).
+ * An RDMA read's or atomic's result may be what the next post answers
+ * (read, then notify), so those count as events, as do receives.
  */
 static bool is_request_completion(const struct kdat_uevent &u)
 {
@@ -230,16 +225,19 @@ static bool is_request_completion(const struct kdat_uevent &u)
 	switch (u.dto_op) {
 	case KDAT_UDTO_SEND:
 	case KDAT_UDTO_RDMA_WRITE:
-	case KDAT_UDTO_RDMA_READ:
 	case KDAT_UDTO_RDMA_WRITE_IMMED:
-	case KDAT_UDTO_CMP_AND_SWAP:
-	case KDAT_UDTO_FETCH_AND_ADD:
 		return true;
 	default:
 		return false;
 	}
 }
 
+/*
+ * Take the oldest event.  It is translated - and the SRQ accounting it
+ * implies done - before its slot goes back, so by the time the kernel can
+ * see it reaped the library has counted it too: the kernel counts a
+ * buffer as unseen only for an event whose slot never went back.
+ */
 bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 {
 	struct kdat_uevent u;
