@@ -52,11 +52,11 @@ static int kdat_copy_out(void __user *u, void *k, size_t ksize,
 	return copy_to_user(u, k, n) ? -EFAULT : 0;
 }
 
-/* The handler kdat_ioc_<name>, its argument a struct kdat_ioc_<arg> */
 /*
- * A handler of struct kdat_ioc_@arg, and the entry the table calls it by:
- * through a pointer of exactly its own type, as kCFI requires of every
- * indirect call.
+ * The handler of ioctl <name>, its argument a struct kdat_ioc_<arg>
+ * (__kdat_ioc_<name>), and the entry the table calls it by
+ * (kdat_ioc_<name>): through a pointer of exactly its own type, as kCFI
+ * requires of every indirect call.
  */
 #define DEFINE_IOC(name, arg)						\
 	static DAT_RETURN __kdat_ioc_##name(struct kdat_ucall *c,	\

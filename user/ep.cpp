@@ -466,11 +466,11 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	 * posts after it find the queue busy and cost no kick
 	 * (KDAT_EP_KICK_DEFER).  Completions of the consumer's own sends
 	 * and RDMA writes do not count as events in between: refilling a
-	 * send window after them is a stream.  Any other post runs the device's work in
-	 * this call, which is sooner: one that answers an event
-	 * (request/response), one whose completion is waited for, and any
-	 * post of a consumer that spins on dat_evd_dequeue (ksoftirqd would
-	 * compete with it for the CPU).
+	 * send window after them is a stream.  Any other post runs the
+	 * device's work in this call, which is sooner: one that answers an
+	 * event (request/response), one whose completion is waited for, and
+	 * any post of a consumer that spins on dat_evd_dequeue (ksoftirqd
+	 * would compete with it for the CPU).
 	 */
 	if (__builtin_expect(kick_now, 0)) {
 		const bool defer = kick_mode != Kick::inline_always &&

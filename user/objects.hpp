@@ -193,10 +193,11 @@ public:
 	/*
 	 * Events handed to the consumer, on any EVD of the IA, that a post
 	 * may answer: all but the completions of the consumer's own sends
-	 * and RDMA writes (Evd::pop).  A send posted with none reaped since its EP's previous
-	 * post is part of a stream, whose kick may leave the device's work to
-	 * the device (Ep::ring_post): a window refilled after send
-	 * completions is a stream, a response to a receive is not.
+	 * and RDMA writes (Evd::pop).  A send posted with none reaped since
+	 * its EP's previous post is part of a stream, whose kick may leave
+	 * the device's work to the device (Ep::ring_post): a window refilled
+	 * after send completions is a stream, a response to a receive is
+	 * not.
 	 */
 	std::atomic<std::uint64_t> reaped{0};
 	/*
