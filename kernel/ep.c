@@ -788,6 +788,41 @@ out:
 EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
 
 /*
+ * For the test consumer: what a device does when the EP's QP fails or
+ * reports (@event, an enum ib_event_type): the QP's event handler, called
+ * as drivers call it; rxe raises no QP error of its own.  -ENOENT with no
+ * QP.  Under op_lock, which keeps the QP from being taken (so destroyed);
+ * the handler takes only ep->lock.
+ */
+int kdat_test_qp_event(DAT_EP_HANDLE h, int event)
+{
+	struct ib_event e = { .event = event };
+	struct kdat_ep *ep;
+	struct kdat_obj *o;
+	int ret = -EINVAL, idx;
+
+	idx = kdat_call_begin();
+	o = kdat_obj_get_use(h, DAT_HANDLE_TYPE_EP);
+	if (!o)
+		goto out;
+	ep = container_of(o, struct kdat_ep, obj);
+	ret = -ENOENT;
+	mutex_lock(&ep->op_lock);
+	if (ep->qp && !kdat_ia_dead(o->ia)) {
+		e.device = ep->qp->device;
+		e.element.qp = ep->qp;
+		ep->qp->event_handler(&e, ep->qp->qp_context);
+		ret = 0;
+	}
+	mutex_unlock(&ep->op_lock);
+	kdat_obj_put_use(o);
+out:
+	kdat_call_end(idx);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kdat_test_qp_event);
+
+/*
  * For the test consumer: is the EP's gone_work waiting for its recv CQ's
  * poller (or about to)?  As a call: the handle is looked up, not trusted.
  */

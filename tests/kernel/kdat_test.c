@@ -31,6 +31,7 @@
 #include <linux/completion.h>
 #include <linux/inet.h>
 #include <linux/in.h>
+#include <rdma/ib_verbs.h>
 #include <dat/kdat.h>
 #include "kt_conn.h"
 #include "../../kernel/kdat_hooks.h"
@@ -3987,6 +3988,96 @@ out:
 }
 
 /*
+ * A QP error the device reports (IB_EVENT_QP_FATAL, _REQ_ERR, _ACCESS_ERR
+ * through the QP's event handler; rxe raises none, kdat_test_qp_event
+ * calls it as a driver does) is DAT_ASYNC_ERROR_EP_BROKEN naming the EP,
+ * every time, for an EP without an SRQ and for an SRQ EP on an IA without
+ * KDAT_IA_SRQ_EP_BROKEN; any other QP event is none.
+ */
+static void t_ep_qp_error_reports_ep_broken_each_time(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static const int errs[] = { IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR,
+				    IB_EVENT_QP_ACCESS_ERR };
+	DAT_EP_HANDLE eps[2] = {};
+	DAT_EP_HANDLE cep = NULL;
+	DAT_EVENT ev;
+	int i, k;
+
+	CHECK(!pair_open_flags(&p, 1, 8, 0), "setup");
+	CHECK_OK(plain_ep(&p.s, &eps[0]));
+	CHECK_OK(plain_ep(&p.c, &cep));
+	CHECK(!connect_one(&p, eps[0], cep, 3), "connect");
+	eps[1] = p.sep[0];
+	for (k = 0; k < 2; k++) {
+		CHECK_EXACT(kdat_test_qp_event(eps[k], IB_EVENT_COMM_EST), 0);
+		CHECK_EXACT(kdat_test_qp_event(eps[k], IB_EVENT_SQ_DRAINED), 0);
+		CHECK(no_event(p.s.async_evd), "EP %d: an event of no error",
+		      k);
+		for (i = 0; i < ARRAY_SIZE(errs); i++) {
+			CHECK_EXACT(kdat_test_qp_event(eps[k], errs[i]), 0);
+			CHECK(next_event(p.s.async_evd, &ev), "EP %d: none for %d",
+			      k, errs[i]);
+			CHECK(is_ep_broken(&ev, eps[k]),
+			      "EP %d, error %d: event 0x%x handle %p reason %d",
+			      k, errs[i], ev.event_number,
+			      ev.event_data.asynch_error_event_data.dat_handle,
+			      ev.event_data.asynch_error_event_data.reason);
+		}
+	}
+	/* a report is all it is: both EPs are still connected */
+	CHECK(ep_state(eps[0]) == DAT_EP_STATE_CONNECTED &&
+	      ep_state(eps[1]) == DAT_EP_STATE_CONNECTED, "state changed");
+	CHECK_OK(dat_ep_free(eps[0]));
+	eps[0] = NULL;
+	CHECK(no_event(p.s.async_evd), "stray async event");
+out:
+	pair_close(&p);
+}
+
+/*
+ * On an IA with KDAT_IA_SRQ_EP_BROKEN, an SRQ EP's EP_BROKEN is one per
+ * connection, whichever comes first: a QP error raises it, a second error
+ * does not, nor does the end of that connection (DISCONNECTED arrives, a
+ * free that waits for the events being posted brings nothing).  Reset and
+ * connected again, the next connection's QP error raises its own.
+ */
+static void t_srq_ep_qp_error_is_the_connections_one_ep_broken(void)
+{
+	static struct pair p;	/* too big for the stack */
+	DAT_EP_HANDLE cep2 = NULL;
+	DAT_EVENT ev;
+
+	CHECK(!pair_open_flags(&p, 1, 8, KDAT_IA_SRQ_EP_BROKEN), "setup");
+	CHECK_EXACT(kdat_test_qp_event(p.sep[0], IB_EVENT_QP_FATAL), 0);
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, p.sep[0]),
+	      "no EP_BROKEN for the QP error (0x%x)", ev.event_number);
+	CHECK_EXACT(kdat_test_qp_event(p.sep[0], IB_EVENT_QP_REQ_ERR), 0);
+	CHECK(no_event(p.s.async_evd), "a second EP_BROKEN for one connection");
+	CHECK_OK(dat_ep_disconnect(p.cep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	CHECK(next_event(p.s.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "no DISCONNECTED (0x%x)", ev.event_number);
+	CHECK(next_event(p.c.conn_evd, &ev) &&
+	      ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+	      "client saw no DISCONNECTED");
+	CHECK_OK(dat_ep_reset(p.sep[0]));
+	CHECK(no_event(p.s.async_evd), "EP_BROKEN again at the end");
+	/* no QP until connected again */
+	CHECK_EXACT(kdat_test_qp_event(p.sep[0], IB_EVENT_QP_FATAL), -ENOENT);
+	CHECK_OK(plain_ep(&p.c, &cep2));
+	CHECK(!connect_one(&p, p.sep[0], cep2, 4), "connect again");
+	CHECK_EXACT(kdat_test_qp_event(p.sep[0], IB_EVENT_QP_ACCESS_ERR), 0);
+	CHECK(next_event(p.s.async_evd, &ev) && is_ep_broken(&ev, p.sep[0]),
+	      "no EP_BROKEN on the next connection (0x%x)", ev.event_number);
+	CHECK_OK(dat_ep_free(p.sep[0]));
+	p.sep[0] = NULL;
+	CHECK(no_event(p.s.async_evd), "a second EP_BROKEN after the free");
+out:
+	pair_close(&p);
+}
+
+/*
  * Without the opt-in nothing changes (DAT 1.2): an SRQ EP disconnected by
  * its peer gets DISCONNECTED and no EP_BROKEN; with it, an EP without an
  * SRQ gets none either.  kdat_ia_set_flags refuses unknown bits and
@@ -5936,6 +6027,8 @@ static const struct kt_case cases[] = {
 	CASE(t_srq_ep_broken_once_per_connection_either_side),
 	CASE(t_srq_ep_broken_only_with_the_opt_in),
 	CASE(t_srq_ep_broken_none_after_reset_or_free),
+	CASE(t_ep_qp_error_reports_ep_broken_each_time),
+	CASE(t_srq_ep_qp_error_is_the_connections_one_ep_broken),
 	CASE(t_ep_reset_racing_the_end_of_a_connection),
 	CASE(t_srq_completion_of_a_destroyed_qp_reaches_no_new_ep),
 	CASE(t_srq_ep_calls_from_its_recv_upcall_wait_for_no_teardown),
