@@ -132,9 +132,10 @@ struct kdat_ring_hdr {
  * KDAT_EP_KICK_DEFER the device does that work in its own context
  * (softirq / ksoftirqd), the call returns at once and the send queue stays
  * busy, so the posts that follow are drained by the completion without a
- * kick.  libdat defers for a post that asks for no completion
- * (DAT_COMPLETION_SUPPRESS_FLAG).  On a hardware device both are one
- * doorbell.
+ * kick.  libdat defers a post that asks for no completion
+ * (DAT_COMPLETION_SUPPRESS_FLAG) when it continues a stream of a consumer
+ * that sleeps for its events (user/ep.cpp has the rule).  On a hardware
+ * device both are one doorbell.
  */
 #define KDAT_EP_KICK_DEFER	0x1
 #define KDAT_EP_KICK_FLAGS_ALL	KDAT_EP_KICK_DEFER
@@ -738,7 +739,7 @@ struct kdat_ioc_rsp_query {
 #define KDAT_IOC_EVD_NOTIFY	_IOWR(KDAT_IOC_MAGIC, 0x1f, struct kdat_ioc_evd_notify)
 #define KDAT_IOC_RSP_CREATE	_IOWR(KDAT_IOC_MAGIC, 0x20, struct kdat_ioc_rsp_create)
 #define KDAT_IOC_RSP_QUERY	_IOWR(KDAT_IOC_MAGIC, 0x21, struct kdat_ioc_rsp_query)
-/* KDAT_FEATURE_SEND_RING: drain the EP's send ring (value must be 0) */
+/* KDAT_FEATURE_SEND_RING: drain the EP's send ring (value: KDAT_EP_KICK_*) */
 #define KDAT_IOC_EP_KICK	_IOWR(KDAT_IOC_MAGIC, 0x22, struct kdat_ioc_ep_op)
 
 #endif /* KDAT_ABI_H */

@@ -77,15 +77,16 @@ struct RingMem {
 struct Obj {
 	u32 type = 0;
 	u32 ia = 0;
-	/* EVD, SRQ */
+	/* EVD, SRQ, EP (its send ring, with send_rings()) */
 	RingMem ring;
 	/* EVD: what the fake produced, threads in KDAT_IOC_EVD_WAIT */
 	u32 ktail = 0;
 	int waiters = 0;
 	bool unwaitable = false;
-	/* SRQ: what the fake took, and how much the next drains take */
+	/* SRQ, EP: what the fake took, and how much the next drains take */
 	u32 khead = 0;
 	std::vector<struct kdat_srq_wqe> taken;
+	std::vector<struct kdat_ep_sqe> sent;
 	std::deque<u32> drains;
 	u32 drain_then = Kernel::kAll;
 	struct kdat_ioc_srq_create srq = {};
@@ -365,6 +366,16 @@ Obj *find(const Kernel &k, Ref r, u32 type)
 	return f ? f->get(r.id, type) : nullptr;
 }
 
+/* The SRQ, or the EP with a send ring, @r names: a ring the user fills. */
+Obj *find_producer_ring(const Kernel &k, Ref r)
+{
+	Obj *o = find(k, r, T_SRQ);
+
+	if (!o)
+		o = find(k, r, T_EP);
+	return o && o->ring.mem ? o : nullptr;
+}
+
 } // namespace
 
 bool Kernel::alive(Ref obj) const
@@ -409,10 +420,10 @@ struct kdat_ring_hdr *Kernel::ring(Ref obj) const
 void Kernel::set_need_kick(Ref srq, bool on)
 {
 	std::lock_guard<std::recursive_mutex> g(lock);
-	Obj *s = find(*this, srq, T_SRQ);
+	Obj *s = find_producer_ring(*this, srq);
 
 	if (!s)
-		throw std::logic_error("set_need_kick: no such SRQ");
+		throw std::logic_error("set_need_kick: no such SRQ or EP ring");
 	std::atomic_ref<u32>(s->ring.hdr()->flags)
 		.store(on ? KDAT_RING_NEED_KICK : 0, std::memory_order_seq_cst);
 }
@@ -421,10 +432,10 @@ void Kernel::drain(Ref srq, std::vector<std::uint32_t> next,
 		   std::uint32_t then)
 {
 	std::lock_guard<std::recursive_mutex> g(lock);
-	Obj *s = find(*this, srq, T_SRQ);
+	Obj *s = find_producer_ring(*this, srq);
 
 	if (!s)
-		throw std::logic_error("drain: no such SRQ");
+		throw std::logic_error("drain: no such SRQ or EP ring");
 	s->drains.assign(next.begin(), next.end());
 	s->drain_then = then;
 }
@@ -433,10 +444,10 @@ void Kernel::take(Ref srq, std::uint32_t n)
 {
 	std::lock_guard<std::recursive_mutex> g(lock);
 	File *f = file_of(srq.file);
-	Obj *s = f ? f->get(srq.id, T_SRQ) : nullptr;
+	Obj *s = find_producer_ring(*this, srq);
 
 	if (!s)
-		throw std::logic_error("take: no such SRQ");
+		throw std::logic_error("take: no such SRQ or EP ring");
 	f->take(*s, n);
 }
 
@@ -451,9 +462,43 @@ std::vector<struct kdat_srq_wqe> Kernel::taken(Ref srq) const
 std::uint32_t Kernel::unconsumed(Ref srq) const
 {
 	std::lock_guard<std::recursive_mutex> g(lock);
-	Obj *s = find(*this, srq, T_SRQ);
+	Obj *s = find_producer_ring(*this, srq);
 
 	return s ? load(s->ring.hdr()->tail) - s->khead : 0;
+}
+
+void Kernel::send_rings(bool on)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	send_rings_ = on;
+}
+
+void Kernel::set_ep_state(Ref ep, std::uint32_t state)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *e = find_producer_ring(*this, ep);
+
+	if (!e || e->type != T_EP)
+		throw std::logic_error("set_ep_state: no EP with a send ring");
+	store(e->ring.hdr()->ep_state, state);
+}
+
+void Kernel::retire(Ref ep, std::uint32_t n)
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *e = find_producer_ring(*this, ep);
+
+	if (!e || e->type != T_EP)
+		throw std::logic_error("retire: no EP with a send ring");
+	store(e->ring.hdr()->retired, load(e->ring.hdr()->retired) + n);
+}
+
+std::vector<struct kdat_ep_sqe> Kernel::sent(Ref ep) const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	Obj *e = find(*this, ep, T_EP);
+
+	return e ? e->sent : std::vector<struct kdat_ep_sqe>{};
 }
 
 void Kernel::next_ring(std::uint32_t entries, std::uint32_t entry_size)
@@ -550,6 +595,15 @@ bool File::produce(u32 id, Obj &e, struct kdat_uevent u)
 	return true;
 }
 
+/* Copy one entry of @r out (as much of @out as the entry holds). */
+template <class T>
+static void copy_entry(const RingMem &r, u32 index, T &out)
+{
+	out = T{};
+	std::memcpy(&out, r.slot(index),
+		    std::min<std::size_t>(sizeof(out), r.entry_size));
+}
+
 /* Take up to @n entries the user published (its tail, clamped). */
 void File::take(Obj &s, u32 n)
 {
@@ -559,12 +613,17 @@ void File::take(Obj &s, u32 n)
 	if (tail - s.khead > s.ring.entries)
 		tail = s.khead + s.ring.entries;
 	while (s.khead != tail && n) {
-		struct kdat_srq_wqe w = {};
+		if (s.type == T_EP) {
+			struct kdat_ep_sqe e;
 
-		std::memcpy(&w, s.ring.slot(s.khead),
-			    std::min<std::size_t>(sizeof(w),
-						  s.ring.entry_size));
-		s.taken.push_back(w);
+			copy_entry(s.ring, s.khead, e);
+			s.sent.push_back(e);
+		} else {
+			struct kdat_srq_wqe w;
+
+			copy_entry(s.ring, s.khead, w);
+			s.taken.push_back(w);
+		}
 		s.khead++;
 		n--;
 	}
@@ -637,6 +696,7 @@ bool known(unsigned long req)
 	case KDAT_IOC_EP_MODIFY: case KDAT_IOC_RSP_CREATE:
 	case KDAT_IOC_RSP_QUERY: case KDAT_IOC_CNO_CREATE:
 	case KDAT_IOC_CNO_WAIT: case KDAT_IOC_EVD_NOTIFY:
+	case KDAT_IOC_EP_KICK:
 		return true;
 	default:
 		return false;
@@ -663,6 +723,21 @@ u32 wqe_size(std::int32_t iov)
 
 	sz = (sz + 63) & ~(std::size_t)63;
 	return (u32)std::min(sz, sizeof(struct kdat_srq_wqe));
+}
+
+/*
+ * The send ring's entry size for @iov segments (kdat_uep_init), with room
+ * for one at least: the fake has no provider defaults for an EP made
+ * without attributes.
+ */
+u32 sqe_size(std::int32_t iov)
+{
+	std::size_t n = iov < 1 ? 1 : std::min<std::size_t>(iov, KDAT_MAX_IOV);
+	std::size_t sz = offsetof(struct kdat_ep_sqe, seg) +
+			 n * sizeof(struct kdat_useg);
+
+	sz = (sz + 63) & ~(std::size_t)63;
+	return (u32)std::min(sz, sizeof(struct kdat_ep_sqe));
 }
 
 } // namespace
@@ -960,7 +1035,22 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 		if (!get(a.ia, T_IA))
 			return bad_id(T_IA);
 		a.ep = add(T_EP, a.ia);
-		objs[a.ep].ep = a;
+		Obj &e = objs[a.ep];
+		a.ring_offset = 0;
+		a.ring_size = 0;
+		if (k->offers_send_rings()) {
+			const u32 dtos = a.attr.max_request_dtos > 0 ?
+					 (u32)a.attr.max_request_dtos : 0;
+
+			/* kdat_uep_init: an idle send queue, the first post kicks */
+			e.ring = make_ring(dtos, sqe_size(a.attr.max_request_iov));
+			e.ring.hdr()->depth = std::min(dtos, e.ring.entries);
+			e.ring.hdr()->ep_state = DAT_EP_STATE_UNCONNECTED;
+			e.ring.hdr()->flags = KDAT_RING_NEED_KICK;
+			a.ring_offset = e.ring.offset;
+			a.ring_size = e.ring.size;
+		}
+		e.ep = a;
 		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_EP_QUERY: {
@@ -1005,6 +1095,19 @@ DAT_RETURN File::handle(unsigned long req, void *arg,
 		if (!get(a.ep, T_EP))
 			return bad_id(T_EP);
 		return segs_ok(a.nseg, a.seg);
+	}
+	case KDAT_IOC_EP_KICK: {
+		/* kernel/chardev.c ep_kick: the handle, the flags, a ring */
+		ARGS(struct kdat_ioc_ep_op);
+		Obj *ep = get(a.ep, T_EP);
+		if (!ep)
+			return bad_id(T_EP);
+		if (a.value & ~KDAT_EP_KICK_FLAGS_ALL)
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		if (!ep->ring.mem)
+			return DAT_ERROR(DAT_INVALID_STATE, 0);
+		drain(*ep);
+		return DAT_SUCCESS;
 	}
 	case KDAT_IOC_PSP_CREATE: {
 		ARGS(struct kdat_ioc_psp_create);

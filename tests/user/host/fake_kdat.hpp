@@ -17,6 +17,15 @@
 //     KDAT_MAX_IOV of them: DAT_INVALID_ARG2), unknown requests -ENOTTY
 //   - KDAT_IOC_SRQ_KICK and KDAT_IOC_SRQ_QUERY take entries from the post
 //     ring (how many: drain(), default all) and keep what they took
+//   - on request only (send_rings()), EP_CREATE hands out an EP send ring
+//     laid out as the kernel's (kernel/uring.c kdat_uep_init): entries
+//     for max_request_dtos, room for max_request_iov segments each, depth
+//     max_request_dtos, ep_state unconnected and NEED_KICK set (an idle
+//     send queue: the first post kicks).  KDAT_IOC_EP_KICK takes entries
+//     as an SRQ kick does (drain(), default all; sent()); unknown `value`
+//     bits are DAT_INVALID_PARAMETER, an EP without a ring
+//     DAT_INVALID_STATE.  Without send_rings(), ring_size is 0 and every
+//     post goes through KDAT_IOC_EP_POST
 //   - KDAT_IOC_EVD_WAIT blocks until the ring holds the threshold, the
 //     header's `wakes` differs from wake_seq (KDAT_WAIT_SEQ), the EVD is
 //     made unwaitable (then, and on a new wait: DAT_INVALID_STATE), or the
@@ -26,8 +35,10 @@
 //
 // What it never does: decide DAT semantics.  No buffer counting, no
 // watermark, no refusal of a post or a resize, no connection, no event of
-// its own making, no NEED_KICK of its own.  A test that needs any of them
-// says so: it injects the event, sets the flag, scripts the answer.
+// its own making, no NEED_KICK of its own (but a new send ring's), no
+// send-ring state or retired count of its own.  A test that needs any of
+// them says so: it injects the event, sets the flag or the state, scripts
+// the answer.
 //
 // Every ioctl is counted per request and recorded with its argument, so
 // tests can prove that a path made no system call and see exactly what the
@@ -153,10 +164,10 @@ public:
 	bool inject(Ref evd, struct kdat_uevent u);
 	/* Block until @n threads wait inside KDAT_IOC_EVD_WAIT on @evd. */
 	void await_waiters(Ref evd, int n) const;
-	/* The ring header of @evd or @srq, as mapped. */
+	/* The ring header of @evd, @srq or an EP's send ring, as mapped. */
 	struct kdat_ring_hdr *ring(Ref obj) const;
 
-	/* ---- SRQ post rings ---- */
+	/* ---- SRQ post rings and EP send rings (@srq: an SRQ or an EP) ---- */
 
 	/* Set or clear KDAT_RING_NEED_KICK in @srq's ring header. */
 	void set_need_kick(Ref srq, bool on);
@@ -172,6 +183,17 @@ public:
 	std::vector<struct kdat_srq_wqe> taken(Ref srq) const;
 	/* Entries published and not yet taken. */
 	std::uint32_t unconsumed(Ref srq) const;
+
+	/* ---- EP send rings ---- */
+
+	/* EPs created from now on get a send ring (true) or none (false). */
+	void send_rings(bool on);
+	/* Publish @state (a DAT_EP_STATE) in @ep's send-ring header. */
+	void set_ep_state(Ref ep, std::uint32_t state);
+	/* Count @n more of @ep's entries as left the send queue (`retired`). */
+	void retire(Ref ep, std::uint32_t n);
+	/* Entries taken from @ep's send ring so far, in ring order. */
+	std::vector<struct kdat_ep_sqe> sent(Ref ep) const;
 
 	/* The next ring made (any kind) gets @entries (and @entry_size, if set). */
 	void next_ring(std::uint32_t entries, std::uint32_t entry_size = 0);
@@ -198,6 +220,7 @@ public:
 	bool injected(unsigned long request, int *err, DAT_RETURN *status);
 	const Answer *scripted(unsigned long request) const;
 	bool take_next_ring(std::uint32_t *entries, std::uint32_t *entry_size);
+	bool offers_send_rings() const { return send_rings_; }
 
 private:
 	std::vector<FakeIa> ias_;
@@ -210,6 +233,7 @@ private:
 	std::map<unsigned long, Answer> answers_;
 	DAT_RETURN open_status_ = DAT_SUCCESS;
 	std::uint32_t next_entries_ = 0, next_entry_size_ = 0;
+	bool send_rings_ = false;
 };
 
 /* The current kernel (set by install()). */
