@@ -33,6 +33,14 @@ public:
 		return r < 0 ? -errno : 0;
 	}
 
+	/*
+	 * The kernel's ring offsets only grow (one /dev/kdat file per
+	 * process): truncated to a 32-bit off_t, one would map whatever ring
+	 * lies at the remainder.  CMakeLists.txt builds with 64-bit offsets.
+	 */
+	static_assert(sizeof(off_t) >= sizeof(uint64_t),
+		      "libdat needs _FILE_OFFSET_BITS=64");
+
 	void *mmap(size_t length, uint64_t offset) override
 	{
 		void *p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE,

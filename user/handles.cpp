@@ -76,6 +76,27 @@ void HandleTable::abandon_after_fork() noexcept
 }
 
 /*
+ * The mutexes a new IA's calls take are held across fork() (outermost
+ * first, as the code nests them: registry, post channels, object memory),
+ * so the child does not inherit one that another thread held: its first
+ * dat_ia_open would wait for ever.  The handle table's spinlocks are
+ * renewed in the child instead (its entries are the parent's anyway).
+ */
+static void prepare_fork()
+{
+	registry_fork_lock().lock();
+	srq_channels_fork_lock().lock();
+	detail::pool().lock.lock();
+}
+
+static void release_after_fork()
+{
+	detail::pool().lock.unlock();
+	srq_channels_fork_lock().unlock();
+	registry_fork_lock().unlock();
+}
+
+/*
  * A forked child shares the parent's /dev/kdat file but not its rings
  * (the kernel maps them VM_DONTCOPY, the library marks them
  * MADV_DONTFORK) and the kernel refuses its calls: every handle the child
@@ -83,13 +104,15 @@ void HandleTable::abandon_after_fork() noexcept
  */
 static void child_after_fork()
 {
+	release_after_fork();
 	handles().abandon_after_fork();
 	srq_forget_post_cache();
 	process_file_forget_after_fork();
 }
 
 static const int fork_handler_registered = [] {
-	return pthread_atfork(nullptr, nullptr, child_after_fork);
+	return pthread_atfork(prepare_fork, release_after_fork,
+			      child_after_fork);
 }();
 
 void HandleTable::insert(const std::shared_ptr<Object> &obj)

@@ -186,6 +186,13 @@ HandleTable &handles();
 void srq_forget_post_cache() noexcept;
 /* ia.cpp: the child opens its own /dev/kdat file */
 void process_file_forget_after_fork() noexcept;
+/*
+ * The process-wide mutexes a fork must not copy held (handles.cpp takes
+ * them around fork(), outermost first): the provider registry's
+ * (registry.cpp) and the SRQ post channels' free list's (srq.cpp).
+ */
+std::mutex &registry_fork_lock() noexcept;
+std::mutex &srq_channels_fork_lock() noexcept;
 
 /* A pinned object of the built-in provider, or null. */
 template <class T>

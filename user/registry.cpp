@@ -545,6 +545,7 @@ public:
 	void reset();
 
 	BuiltinProvider *builtin(const char *name);
+	std::mutex &fork_lock() noexcept { return lock_; }
 
 private:
 	using Lock = std::unique_lock<std::mutex>;
@@ -1102,6 +1103,11 @@ DAT_RETURN builtin_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 }
 
 } // namespace
+
+std::mutex &registry_fork_lock() noexcept
+{
+	return registry().fork_lock();
+}
 
 void registry_ia_closed(DAT_IA_HANDLE ia, const HandleEntry &e)
 {

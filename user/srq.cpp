@@ -69,6 +69,11 @@ void PostChannel::detach()
 	srq = nullptr;
 }
 
+std::mutex &srq_channels_fork_lock() noexcept
+{
+	return free_chans_lock;
+}
+
 void PostChannel::recycle()
 {
 	detach();
