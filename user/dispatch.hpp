@@ -98,7 +98,7 @@ inline void track_foreign(DAT_RETURN r, DAT_HANDLE h, DAT_HANDLE_TYPE type,
 {
 	if (r == DAT_SUCCESS && h)
 		handles().insert_foreign(h, type, parent.provider,
-					 parent.owner);
+					 parent.owner, parent.owner_seq);
 }
 
 /* After a loaded provider's create: track *@out. */
@@ -110,12 +110,15 @@ inline auto track(H *out, DAT_HANDLE_TYPE type)
 	};
 }
 
-/* After a loaded provider's free: forget @h. */
+/*
+ * After a loaded provider's free: forget @h, unless the provider already
+ * gave its address to a new object another thread is tracking.
+ */
 inline auto erased(DAT_HANDLE h)
 {
-	return [h](DAT_RETURN r, const HandleEntry &) {
+	return [h](DAT_RETURN r, const HandleEntry &e) {
 		if (ok(r))
-			handles().erase(h);
+			handles().erase_tracked(h, e.seq);
 	};
 }
 

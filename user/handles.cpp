@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <deque>
 #include <new>
@@ -127,17 +128,24 @@ void HandleTable::insert(const std::shared_ptr<Object> &obj)
 	s.map[obj->handle()] = std::move(e);
 }
 
-void HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
-				 DAT_PROVIDER *provider, DAT_HANDLE owner)
+std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
+					  DAT_PROVIDER *provider,
+					  DAT_HANDLE owner,
+					  std::uint64_t owner_seq)
 {
+	static std::atomic<std::uint64_t> next_seq{ 1 };
 	Shard &s = shard(h);
 	HandleEntry e;
 
 	e.type = type;
 	e.provider = provider;
 	e.owner = owner;
+	e.seq = next_seq.fetch_add(1, std::memory_order_relaxed);
+	e.owner_seq = owner_seq ? owner_seq : e.seq;
+	const std::uint64_t seq = e.seq;
 	std::lock_guard<SpinLock> g(s.lock);
 	s.map[h] = std::move(e);
+	return seq;
 }
 
 bool HandleTable::erase(DAT_HANDLE h)
@@ -154,13 +162,27 @@ bool HandleTable::erase(DAT_HANDLE h)
 	return true;
 }
 
-void HandleTable::erase_owned_by(DAT_HANDLE ia)
+bool HandleTable::erase_tracked(DAT_HANDLE h, std::uint64_t seq)
+{
+	Shard &s = shard(h);
+	std::lock_guard<SpinLock> g(s.lock);
+	auto it = s.map.find(h);
+
+	if (it == s.map.end() || it->second.builtin() ||
+	    it->second.seq != seq)
+		return false;
+	s.map.erase(it);
+	return true;
+}
+
+void HandleTable::erase_owned_by(DAT_HANDLE ia, std::uint64_t ia_seq)
 {
 	for (Shard &s : shards_) {
 		std::lock_guard<SpinLock> g(s.lock);
 
 		for (auto it = s.map.begin(); it != s.map.end();) {
 			if (!it->second.builtin() && it->second.owner == ia &&
+			    it->second.owner_seq == ia_seq &&
 			    it->first != ia)
 				it = s.map.erase(it);
 			else

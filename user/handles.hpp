@@ -127,6 +127,13 @@ struct HandleEntry {
 	std::shared_ptr<Object> obj;	/* built-in provider; null if foreign */
 	DAT_PROVIDER *provider = nullptr;
 	DAT_HANDLE owner = nullptr;	/* the IA it belongs to (foreign) */
+	/*
+	 * Which tracking of a foreign handle this is: a loaded provider may
+	 * give a freed handle's address to its next object before the free's
+	 * caller forgets the old one (erase_tracked).
+	 */
+	std::uint64_t seq = 0;
+	std::uint64_t owner_seq = 0;	/* the owning IA's tracking */
 
 	explicit operator bool() const { return provider != nullptr; }
 	bool builtin() const { return obj != nullptr; }
@@ -136,13 +143,19 @@ class HandleTable {
 public:
 	/* Publish an object of ours under its address. */
 	void insert(const std::shared_ptr<Object> &obj);
-	/* Track a handle of a loaded provider. */
-	void insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
-			    DAT_PROVIDER *provider, DAT_HANDLE owner);
+	/*
+	 * Track a handle of a loaded provider, owned by IA @owner of tracking
+	 * @owner_seq (0: @h is that IA); returns its tracking.
+	 */
+	std::uint64_t insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
+				     DAT_PROVIDER *provider, DAT_HANDLE owner,
+				     std::uint64_t owner_seq = 0);
 	/* Forget a handle; false if it was not there. */
 	bool erase(DAT_HANDLE h);
+	/* Forget @h if it is still the tracking @seq; false if not. */
+	bool erase_tracked(DAT_HANDLE h, std::uint64_t seq);
 	/* Forget every foreign handle owned by @ia (not @ia itself). */
-	void erase_owned_by(DAT_HANDLE ia);
+	void erase_owned_by(DAT_HANDLE ia, std::uint64_t ia_seq);
 
 	/* The entry of @h, empty if @h is not live. */
 	HandleEntry find(DAT_HANDLE h) const;

@@ -907,10 +907,13 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		return r;
 	}
 	if (!builtin) {
-		handles().insert_foreign(*ia, DAT_HANDLE_TYPE_IA, p, *ia);
+		const std::uint64_t seq = handles().insert_foreign(
+			*ia, DAT_HANDLE_TYPE_IA, p, *ia);
+
 		if (*async_evd)
 			handles().insert_foreign(*async_evd,
-						 DAT_HANDLE_TYPE_EVD, p, *ia);
+						 DAT_HANDLE_TYPE_EVD, p, *ia,
+						 seq);
 	}
 	open_ias_[*ia] = opened;
 	return DAT_SUCCESS;
@@ -920,9 +923,13 @@ void Registry::closed(DAT_IA_HANDLE ia, const HandleEntry &e)
 {
 	Lock g(lock_);
 
+	/*
+	 * Not the handles of an IA the provider opened at the same address
+	 * since (another thread's open, tracked anew, is not this one).
+	 */
 	if (!e.builtin()) {
-		handles().erase_owned_by(ia);
-		handles().erase(ia);
+		handles().erase_owned_by(ia, e.owner_seq);
+		handles().erase_tracked(ia, e.seq);
 	}
 	auto o = open_ias_.find(ia);
 	if (o == open_ias_.end())
