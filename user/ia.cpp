@@ -34,15 +34,28 @@ void IdSpace::publish(const std::shared_ptr<Object> &o, const Context *owner)
 	tombs_.erase(o->kid);
 }
 
-void IdSpace::add_tomb(std::uint32_t kid, const Tomb &tomb)
+/*
+ * After the object is freed: with no memory for its tomb, a late event
+ * naming it reads as one of an unknown object rather than the free
+ * failing (it did not).
+ */
+void IdSpace::add_tomb(std::uint32_t kid, const Tomb &tomb) noexcept
 {
 	std::lock_guard<std::mutex> g(tomb_lock_);
 	if (tombs_.size() >= kMaxTombs && !tomb_order_.empty()) {
 		tombs_.erase(tomb_order_.front());
 		tomb_order_.pop_front();
 	}
-	tombs_[kid] = tomb;
-	tomb_order_.push_back(kid);
+	try {
+		tomb_order_.push_back(kid);
+	} catch (...) {
+		return;
+	}
+	try {
+		tombs_[kid] = tomb;
+	} catch (...) {
+		tomb_order_.pop_back();
+	}
 }
 
 void IdSpace::retire(std::uint32_t kid, const Tomb *tomb)
@@ -103,10 +116,16 @@ bool IdSpace::tomb(std::uint32_t kid, Tomb &out) const
 	return true;
 }
 
+/* All or nothing: a create that fails here leaves no trace of the object. */
 void Context::publish(const std::shared_ptr<Object> &o)
 {
 	file->ids.publish(o, this);
-	handles().insert(o);
+	try {
+		handles().insert(o);
+	} catch (...) {
+		file->ids.retire(o->kid, nullptr);
+		throw;
+	}
 }
 
 /* A retired SRQ's handle stops reaching it from the post fast path too. */
@@ -371,7 +390,12 @@ DAT_RETURN Ia::open(DAT_PROVIDER *provider, const std::string &name,
 	ctx->set_address(q.attr.ia_address, sizeof(q.attr.ia_address));
 
 	ctx->publish(ia);
-	ctx->publish(evd);
+	try {
+		ctx->publish(evd);
+	} catch (...) {
+		ctx->retire(*ia, nullptr);
+		throw;
+	}
 	close_on_error.armed = false;
 	*ia_handle = ia->handle();
 	*async_evd_handle = evd->handle();

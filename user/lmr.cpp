@@ -84,7 +84,12 @@ DAT_RETURN Ia::lmr_create(std::uint64_t type, DAT_REGION_DESCRIPTION region,
 	ctx->add_lmr(c.lmr_context, LmrInfo{ pz->kid, c.registered_address,
 					     c.registered_size,
 					     (DAT_MEM_PRIV_FLAGS)priv });
-	ctx->publish(lmr);
+	try {
+		ctx->publish(lmr);
+	} catch (...) {
+		ctx->remove_lmr(c.lmr_context);
+		throw;
+	}
 	owner.release();
 
 	*lmr_handle = lmr->handle();

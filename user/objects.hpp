@@ -161,7 +161,7 @@ private:
 	{
 		return shards_[kid % kShards];
 	}
-	void add_tomb(std::uint32_t kid, const Tomb &tomb);
+	void add_tomb(std::uint32_t kid, const Tomb &tomb) noexcept;
 
 	Shard shards_[kShards];
 	mutable std::mutex tomb_lock_;

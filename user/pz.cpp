@@ -17,9 +17,12 @@ DAT_RETURN Ia::pz_create(DAT_PZ_HANDLE *pz_handle)
 	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_PZ_CREATE, c);
 	if (!ok(r))
 		return r;
+	KernelObjectGuard owner(*ctx, c.pz, ktype::PZ);
+
 	auto pz = make_object<Pz>(ctx);
 	pz->kid = c.pz;
 	ctx->publish(pz);
+	owner.release();
 	*pz_handle = pz->handle();
 	return DAT_SUCCESS;
 }

@@ -906,16 +906,36 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		unpin(opened, g);
 		return r;
 	}
-	if (!builtin) {
-		const std::uint64_t seq = handles().insert_foreign(
-			*ia, DAT_HANDLE_TYPE_IA, p, *ia);
+	try {
+		if (!builtin) {
+			const std::uint64_t seq = handles().insert_foreign(
+				*ia, DAT_HANDLE_TYPE_IA, p, *ia);
 
-		if (*async_evd)
-			handles().insert_foreign(*async_evd,
-						 DAT_HANDLE_TYPE_EVD, p, *ia,
-						 seq);
+			if (*async_evd)
+				handles().insert_foreign(*async_evd,
+							 DAT_HANDLE_TYPE_EVD,
+							 p, *ia, seq);
+		}
+		open_ias_[*ia] = opened;
+	} catch (...) {
+		/*
+		 * No memory to track it: the open fails, so the IA goes again
+		 * (before the unpin, which may unload its provider).
+		 */
+		if (!builtin) {
+			handles().erase(*ia);
+			if (*async_evd)
+				handles().erase(*async_evd);
+		}
+		g.unlock();
+		(void)call_provider(p->ia_close_func, *ia,
+				    DAT_CLOSE_ABRUPT_FLAG);
+		g.lock();
+		unpin(opened, g);
+		*ia = nullptr;
+		*async_evd = nullptr;
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	open_ias_[*ia] = opened;
 	return DAT_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 // The fake /dev/kdat: the protocol of include/uapi/kdat_abi.h, no DAT
 // semantics (fake_kdat.hpp says what it does and what it never does).
 #include "fake_kdat.hpp"
+#include "alloc_fail.hpp"
 
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
@@ -113,6 +114,7 @@ struct File : kdat::Device {
 	explicit File(Kernel *k) : k(k) { k->add_file(this); }
 	~File() override
 	{
+		alloc_fail::Suspend kernel_memory;
 		std::lock_guard<std::recursive_mutex> g(k->lock);
 		k->remove_file(this);
 		k->cv.notify_all();
@@ -207,6 +209,7 @@ void Kernel::uninstall()
 
 std::unique_ptr<kdat::Device> Kernel::open(DAT_RETURN *status)
 {
+	alloc_fail::Suspend kernel_memory;
 	{
 		std::lock_guard<std::recursive_mutex> g(lock);
 		if (open_status_ != DAT_SUCCESS) {
@@ -348,6 +351,16 @@ const Kernel::Answer *Kernel::scripted(unsigned long request) const
 {
 	auto it = answers_.find(request);
 	return it == answers_.end() ? nullptr : &it->second;
+}
+
+std::size_t Kernel::objects() const
+{
+	std::lock_guard<std::recursive_mutex> g(lock);
+	std::size_t n = 0;
+
+	for (File *f : files_)
+		n += f->objs.size();
+	return n;
 }
 
 int Kernel::files() const
@@ -561,6 +574,7 @@ RingMem File::make_ring(u32 min_entries, u32 entry_size)
 
 void *File::mmap(std::size_t length, std::uint64_t offset)
 {
+	alloc_fail::Suspend kernel_memory;
 	std::lock_guard<std::recursive_mutex> g(k->lock);
 	auto it = rings.find(offset);
 
@@ -744,6 +758,7 @@ u32 sqe_size(std::int32_t iov)
 
 int File::ioctl(unsigned long req, void *arg)
 {
+	alloc_fail::Suspend kernel_memory;
 	std::unique_lock<std::recursive_mutex> g(k->lock);
 	auto *hdr = static_cast<struct kdat_ioc_hdr *>(arg);
 	DAT_RETURN st = DAT_SUCCESS;

@@ -154,6 +154,8 @@ public:
 
 	/* Open files (contexts) right now. */
 	int files() const;
+	/* Live objects of every open file right now. */
+	std::size_t objects() const;
 
 	/* ---- event rings ---- */
 

@@ -20,24 +20,8 @@
 #include <set>
 #include <thread>
 
+#include "alloc_fail.hpp"
 #include "test_util.hpp"
-
-/*
- * Allocation failure on demand: while this thread's switch is on, every
- * operator new of the test binary (libdat is linked in) throws.  The
- * replacement allocates as the default does, with malloc, so the default
- * operator delete (free) stays its match.
- */
-static thread_local bool fail_allocations;
-
-void *operator new(std::size_t n)
-{
-	if (fail_allocations)
-		throw std::bad_alloc();
-	if (void *p = std::malloc(n ? n : 1))
-		return p;
-	throw std::bad_alloc();
-}
 
 namespace {
 
@@ -661,9 +645,9 @@ TEST_F(Srq, RefusalDequeuedAfterAnAllocationFailureCountsItsBufferOnce)
 		ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(srv.async), u));
 
 		DAT_EVENT e;
-		fail_allocations = true;
+		alloc_fail::every(true);
 		DAT_RETURN r = dat_evd_dequeue(srv.async, &e);
-		fail_allocations = false;
+		alloc_fail::every(false);
 		if (r != DAT_SUCCESS) {
 			ASSERT_EQ(DAT_INSUFFICIENT_RESOURCES, DAT_GET_TYPE(r))
 				<< "round " << i;
