@@ -791,14 +791,16 @@ EXPORT_SYMBOL_GPL(kdat_test_ep_recv_cq_size);
  * For the test consumer: what a device does when the EP's QP fails or
  * reports (@event, an enum ib_event_type): the QP's event handler, called
  * as drivers call it; rxe raises no QP error of its own.  -ENOENT with no
- * QP.  Under op_lock, which keeps the QP from being taken (so destroyed);
- * the handler takes only ep->lock.
+ * QP.  op_lock keeps the QP from being taken (so destroyed); the QP is
+ * set under ep->lock (also by the CM handler), read there; the handler
+ * takes ep->lock itself.
  */
 int kdat_test_qp_event(DAT_EP_HANDLE h, int event)
 {
 	struct ib_event e = { .event = event };
 	struct kdat_ep *ep;
 	struct kdat_obj *o;
+	struct ib_qp *qp;
 	int ret = -EINVAL, idx;
 
 	idx = kdat_call_begin();
@@ -808,10 +810,13 @@ int kdat_test_qp_event(DAT_EP_HANDLE h, int event)
 	ep = container_of(o, struct kdat_ep, obj);
 	ret = -ENOENT;
 	mutex_lock(&ep->op_lock);
-	if (ep->qp && !kdat_ia_dead(o->ia)) {
-		e.device = ep->qp->device;
-		e.element.qp = ep->qp;
-		ep->qp->event_handler(&e, ep->qp->qp_context);
+	spin_lock_irq(&ep->lock);
+	qp = ep->qp;
+	spin_unlock_irq(&ep->lock);
+	if (qp && !kdat_ia_dead(o->ia)) {
+		e.device = qp->device;
+		e.element.qp = qp;
+		qp->event_handler(&e, qp->qp_context);
 		ret = 0;
 	}
 	mutex_unlock(&ep->op_lock);

@@ -363,12 +363,15 @@ DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp)
 DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
 			DAT_CR_PARAM *param)
 {
-	/* a provider-made EP arrives with its request */
+	/*
+	 * A provider-made EP arrives with its request; named again by a
+	 * later query, it keeps its tracking (a free of it may be running).
+	 */
 	auto after = [&](DAT_RETURN r, const HandleEntry &e) {
 		if (ok(r) && param &&
 		    (raw(mask) & DAT_CR_FIELD_LOCAL_EP_HANDLE))
 			track_foreign(r, param->local_ep_handle,
-				      DAT_HANDLE_TYPE_EP, e);
+				      DAT_HANDLE_TYPE_EP, e, true);
 	};
 	return dispatch<&DAT_PROVIDER::cr_query_func>(
 		DAT_HANDLE_TYPE_CR, CR_BAD, after, cr, mask, param);

@@ -159,6 +159,16 @@ bool device_opener_set()
 	return bool(opener);
 }
 
+std::mutex &device_opener_fork_lock() noexcept
+{
+	return opener_lock;
+}
+
+std::mutex &abi_report_fork_lock() noexcept
+{
+	return abi_report_lock;
+}
+
 std::unique_ptr<Device> open_device(DAT_RETURN *status)
 {
 	DeviceOpener o;

@@ -94,11 +94,12 @@ struct NoAfter {
  * foreign IA's entry has itself as owner, so children inherit it).
  */
 inline void track_foreign(DAT_RETURN r, DAT_HANDLE h, DAT_HANDLE_TYPE type,
-			  const HandleEntry &parent)
+			  const HandleEntry &parent, bool only_new = false)
 {
 	if (r == DAT_SUCCESS && h)
 		handles().insert_foreign(h, type, parent.provider,
-					 parent.owner, parent.owner_seq);
+					 parent.owner, parent.owner_seq,
+					 only_new);
 }
 
 /* After a loaded provider's create: track *@out. */

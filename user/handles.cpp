@@ -78,7 +78,8 @@ void HandleTable::abandon_after_fork() noexcept
 
 /*
  * The mutexes a new IA's calls take are held across fork() (outermost
- * first, as the code nests them: registry, post channels, object memory),
+ * first: registry, device opener, ABI report, post channels, object
+ * memory; none is taken under a later one),
  * so the child does not inherit one that another thread held: its first
  * dat_ia_open would wait for ever.  The handle table's spinlocks are
  * renewed in the child instead (its entries are the parent's anyway).
@@ -86,6 +87,8 @@ void HandleTable::abandon_after_fork() noexcept
 static void prepare_fork()
 {
 	registry_fork_lock().lock();
+	device_opener_fork_lock().lock();
+	abi_report_fork_lock().lock();
 	srq_channels_fork_lock().lock();
 	detail::pool().lock.lock();
 }
@@ -94,6 +97,8 @@ static void release_after_fork()
 {
 	detail::pool().lock.unlock();
 	srq_channels_fork_lock().unlock();
+	abi_report_fork_lock().unlock();
+	device_opener_fork_lock().unlock();
 	registry_fork_lock().unlock();
 }
 
@@ -105,6 +110,7 @@ static void release_after_fork()
  */
 static void child_after_fork()
 {
+	registry_forget_after_fork();
 	release_after_fork();
 	handles().abandon_after_fork();
 	srq_forget_post_cache();
@@ -131,7 +137,8 @@ void HandleTable::insert(const std::shared_ptr<Object> &obj)
 std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 					  DAT_PROVIDER *provider,
 					  DAT_HANDLE owner,
-					  std::uint64_t owner_seq)
+					  std::uint64_t owner_seq,
+					  bool only_new)
 {
 	static std::atomic<std::uint64_t> next_seq{ 1 };
 	Shard &s = shard(h);
@@ -142,10 +149,13 @@ std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 	e.owner = owner;
 	e.seq = next_seq.fetch_add(1, std::memory_order_relaxed);
 	e.owner_seq = owner_seq ? owner_seq : e.seq;
-	const std::uint64_t seq = e.seq;
 	std::lock_guard<SpinLock> g(s.lock);
-	s.map[h] = std::move(e);
-	return seq;
+	auto [it, added] = s.map.try_emplace(h, e);
+
+	/* a create's: a new object, whatever had that address */
+	if (!added && !(only_new && !it->second.builtin()))
+		it->second = e;
+	return it->second.seq;
 }
 
 bool HandleTable::erase(DAT_HANDLE h)

@@ -145,11 +145,14 @@ public:
 	void insert(const std::shared_ptr<Object> &obj);
 	/*
 	 * Track a handle of a loaded provider, owned by IA @owner of tracking
-	 * @owner_seq (0: @h is that IA); returns its tracking.
+	 * @owner_seq (0: @h is that IA); returns its tracking.  @only_new:
+	 * keep a tracking @h already has (a handle a query names again, not
+	 * a create's new object, which replaces it).
 	 */
 	std::uint64_t insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 				     DAT_PROVIDER *provider, DAT_HANDLE owner,
-				     std::uint64_t owner_seq = 0);
+				     std::uint64_t owner_seq = 0,
+				     bool only_new = false);
 	/* Forget a handle; false if it was not there. */
 	bool erase(DAT_HANDLE h);
 	/* Forget @h if it is still the tracking @seq; false if not. */
@@ -202,10 +205,15 @@ void process_file_forget_after_fork() noexcept;
 /*
  * The process-wide mutexes a fork must not copy held (handles.cpp takes
  * them around fork(), outermost first): the provider registry's
- * (registry.cpp) and the SRQ post channels' free list's (srq.cpp).
+ * (registry.cpp), the device opener's and the ABI report's (device.cpp)
+ * and the SRQ post channels' free list's (srq.cpp).
  */
 std::mutex &registry_fork_lock() noexcept;
+std::mutex &device_opener_fork_lock() noexcept;
+std::mutex &abi_report_fork_lock() noexcept;
 std::mutex &srq_channels_fork_lock() noexcept;
+/* registry.cpp: in the child, with its lock held; see Registry */
+void registry_forget_after_fork() noexcept;
 
 /* A pinned object of the built-in provider, or null. */
 template <class T>

@@ -58,6 +58,17 @@ void IdSpace::add_tomb(std::uint32_t kid, const Tomb &tomb) noexcept
 	}
 }
 
+std::size_t IdSpace::size() const
+{
+	std::size_t n = 0;
+
+	for (const Shard &sh : shards_) {
+		std::shared_lock<std::shared_mutex> g(sh.lock);
+		n += sh.ids.size();
+	}
+	return n;
+}
+
 void IdSpace::retire(std::uint32_t kid, const Tomb *tomb)
 {
 	Shard &sh = shard(kid);
@@ -165,6 +176,12 @@ void Context::add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info)
 	std::unique_lock<std::shared_mutex> g(lmr_lock_);
 	lmrs_[lctx] = info;
 	lmr_gen_.fetch_add(1, std::memory_order_release);
+}
+
+std::size_t Context::lmrs() const
+{
+	std::shared_lock<std::shared_mutex> g(lmr_lock_);
+	return lmrs_.size();
 }
 
 void Context::remove_lmr(DAT_LMR_CONTEXT lctx)

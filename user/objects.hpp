@@ -141,6 +141,8 @@ public:
 	std::vector<std::shared_ptr<Object>> retire_owned(const Context *owner);
 	std::shared_ptr<Object> find(std::uint32_t kid) const;
 	bool tomb(std::uint32_t kid, Tomb &out) const;
+	/* IDs published now (the tests' leak check). */
+	std::size_t size() const;
 
 private:
 	struct Entry {
@@ -231,6 +233,7 @@ public:
 	/* LMR table */
 	void add_lmr(DAT_LMR_CONTEXT lctx, const LmrInfo &info);
 	void remove_lmr(DAT_LMR_CONTEXT lctx);
+	std::size_t lmrs() const;	/* entries now (the tests' leak check) */
 	/*
 	 * Check @t against the LMR its context names in this IA (unknown:
 	 * DAT_INVALID_PARAMETER, arg 3), with check_triplet_against().  Takes

@@ -546,6 +546,21 @@ public:
 
 	BuiltinProvider *builtin(const char *name);
 	std::mutex &fork_lock() noexcept { return lock_; }
+	/*
+	 * In a forked child, with lock_ held across the fork: a dat.conf
+	 * read, a provider's init or fini in progress belonged to a thread
+	 * the child does not have, and the condition variable's waiters too.
+	 * The child reads dat.conf again; a name that was busy is not.
+	 */
+	void forget_after_fork() noexcept
+	{
+		if (loading_) {
+			loading_ = false;
+			loaded_ = false;
+		}
+		busy_.clear();
+		new (&cv_) std::condition_variable;	/* the old: leaked */
+	}
 
 private:
 	using Lock = std::unique_lock<std::mutex>;
@@ -581,8 +596,17 @@ private:
 	std::map<std::string, LoadedName> loaded_names_;
 	/* names being initialized or finalized, by the thread doing it */
 	std::map<std::string, std::thread::id> busy_;
-	/* open IA -> name it was opened under (for dat_provider_fini) */
-	std::map<DAT_IA_HANDLE, std::string> open_ias_;
+	/*
+	 * open IA -> name it was opened under (for dat_provider_fini), and
+	 * its tracking (HandleEntry::seq; 0 for the built-in provider's): a
+	 * late close of an IA whose address the provider gave a new one is
+	 * not that one's
+	 */
+	struct OpenIa {
+		std::string name;
+		std::uint64_t seq = 0;
+	};
+	std::map<DAT_IA_HANDLE, OpenIa> open_ias_;
 };
 
 Registry &registry()
@@ -907,16 +931,17 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		return r;
 	}
 	try {
-		if (!builtin) {
-			const std::uint64_t seq = handles().insert_foreign(
-				*ia, DAT_HANDLE_TYPE_IA, p, *ia);
+		OpenIa rec{ opened, 0 };
 
+		if (!builtin) {
+			rec.seq = handles().insert_foreign(*ia, DAT_HANDLE_TYPE_IA,
+							   p, *ia);
 			if (*async_evd)
 				handles().insert_foreign(*async_evd,
 							 DAT_HANDLE_TYPE_EVD,
-							 p, *ia, seq);
+							 p, *ia, rec.seq);
 		}
-		open_ias_[*ia] = opened;
+		open_ias_.insert_or_assign(*ia, std::move(rec));
 	} catch (...) {
 		/*
 		 * No memory to track it: the open fails, so the IA goes again
@@ -952,9 +977,9 @@ void Registry::closed(DAT_IA_HANDLE ia, const HandleEntry &e)
 		handles().erase_tracked(ia, e.seq);
 	}
 	auto o = open_ias_.find(ia);
-	if (o == open_ias_.end())
+	if (o == open_ias_.end() || o->second.seq != e.seq)
 		return;
-	std::string name = o->second;
+	std::string name = std::move(o->second.name);
 	open_ias_.erase(o);
 	unpin(name, g);
 }
@@ -1038,10 +1063,10 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 	for (auto r = registered_.begin(); r != registered_.end(); ++r) {
 		if (r->provider != p || !same_info(r->info, *info))
 			continue;
-		for (auto &[ia, name] : open_ias_) {
+		for (auto &[ia, rec] : open_ias_) {
 			HandleEntry e = handles().find(ia);
 
-			if (e && e.provider == p && name == r->info.ia_name)
+			if (e && e.provider == p && rec.name == r->info.ia_name)
 				return err(DAT_PROVIDER_IN_USE);
 		}
 		registered_.erase(r);
@@ -1134,6 +1159,11 @@ DAT_RETURN builtin_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 std::mutex &registry_fork_lock() noexcept
 {
 	return registry().fork_lock();
+}
+
+void registry_forget_after_fork() noexcept
+{
+	registry().forget_after_fork();
 }
 
 void registry_ia_closed(DAT_IA_HANDLE ia, const HandleEntry &e)

@@ -74,3 +74,21 @@ TEST_F(ForeignHandles, AnIaCloseForgetsOnlyItsOwnChildren)
 	EXPECT_FALSE(t.find(ep));
 	EXPECT_FALSE(t.find(ia));
 }
+
+/* A handle a query names again (dat_cr_query's EP) keeps its tracking. */
+TEST_F(ForeignHandles, NamedAgainKeepsItsTracking)
+{
+	auto &t = kdat::handles();
+	const std::uint64_t s = t.insert_foreign(ia, DAT_HANDLE_TYPE_IA,
+						 &provider, ia);
+	const std::uint64_t e1 = t.insert_foreign(ep, DAT_HANDLE_TYPE_EP,
+						  &provider, ia, s);
+
+	EXPECT_EQ(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, ia,
+				       s, true));
+	EXPECT_TRUE(t.erase_tracked(ep, e1)) << "a free meanwhile missed it";
+	/* not tracked yet: tracked now */
+	EXPECT_NE(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, ia,
+				       s, true));
+	EXPECT_TRUE(t.find(ep, DAT_HANDLE_TYPE_EP));
+}

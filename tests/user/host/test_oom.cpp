@@ -44,6 +44,7 @@ protected:
 		for (long n = 0; n < 1000; n++) {
 			const std::size_t handles0 = kdat::handles().size();
 			const std::size_t objects0 = kernel.objects();
+			const std::size_t ids0 = ids(), lmrs0 = ctx().lmrs();
 			DAT_HANDLE h = nullptr;
 
 			alloc_fail::nth(n);
@@ -69,12 +70,20 @@ protected:
 				<< "allocation " << n << " left a handle";
 			EXPECT_EQ(objects0, kernel.objects())
 				<< "allocation " << n << " left a kernel object";
+			EXPECT_EQ(ids0, ids())
+				<< "allocation " << n << " left an ID published";
+			EXPECT_EQ(lmrs0, ctx().lmrs())
+				<< "allocation " << n << " left an LMR entry";
 			if (::testing::Test::HasFailure())
 				return -1;
 		}
 		ADD_FAILURE() << "no run without a failed allocation";
 		return -1;
 	}
+
+	/* the library's per-file and per-IA tables */
+	kdat::Context &ctx() { return *kdat::lookup<kdat::Ia>(s.ia)->ctx; }
+	std::size_t ids() { return ctx().file->ids.size(); }
 
 	Side s;
 	DAT_SRQ_ATTR srq_attr = { 16, 1, DAT_SRQ_LW_DEFAULT };
