@@ -72,6 +72,7 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 		if (!evd->count || !kdat_upcall_on(evd)) {
 			evd->in_upcall = false;
 			evd->upcall_task = NULL;
+			evd->upcall_run = NULL;
 			spin_unlock_irqrestore(&evd->lock, flags);
 			wake_up_all(&evd->upcall_wq);
 			return;
@@ -149,6 +150,8 @@ static bool __kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		evd->overflowed = false;
 		if (kdat_upcall_on(evd) && !evd->in_upcall) {
 			evd->in_upcall = true;
+			evd->upcall_run = may_upcall ? current_work() :
+						       &evd->upcall_work;
 			dispatch = true;
 		}
 	}
@@ -235,34 +238,78 @@ static LIST_HEAD(kdat_poller_waits);
  * once outside a CQ poller's run; in one, true (and recorded in @pw until
  * kdat_poller_wait_end) when none of them is the caller's own or waits.
  */
+/* May a run wait for run @target (the caller's own, or one that waits)? */
+static bool kdat_run_may_wait_for(struct work_struct *w,
+				  struct work_struct *target)
+{
+	struct kdat_poller_wait *o;
+
+	lockdep_assert_held(&kdat_poller_waits_lock);
+	if (!target)
+		return true;
+	if (target == w)
+		return false;
+	list_for_each_entry(o, &kdat_poller_waits, node)
+		if (o->work == target)
+			return false;
+	return true;
+}
+
+/*
+ * The waits lock saves interrupts: an EVD's wait for its upcall is
+ * recorded under the EVD's lock, which a device's event handler takes.
+ */
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 			    struct ib_cq *const *cqs, int n)
 {
 	struct work_struct *w = current_work();
-	struct kdat_poller_wait *o;
+	unsigned long flags;
 	int i;
 
 	pw->work = NULL;
 	if (!kdat_in_a_cq_poller())
 		return true;
 	/* addresses only: the CQs are not dereferenced */
-	spin_lock(&kdat_poller_waits_lock);
-	for (i = 0; i < n; i++) {
-		if (!cqs[i])
-			continue;
-		if (w == &cqs[i]->work)
+	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
+	for (i = 0; i < n; i++)
+		if (cqs[i] && !kdat_run_may_wait_for(w, &cqs[i]->work))
 			goto refused;
-		list_for_each_entry(o, &kdat_poller_waits, node)
-			if (o->work == &cqs[i]->work)
-				goto refused;
-	}
 	pw->work = w;
 	list_add(&pw->node, &kdat_poller_waits);
-	spin_unlock(&kdat_poller_waits_lock);
+	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
 	return true;
 refused:
-	spin_unlock(&kdat_poller_waits_lock);
+	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
 	return false;
+}
+
+/*
+ * As kdat_poller_wait_begin, for a wait for the run dispatching @evd's
+ * upcall, if any (not the caller's: that returns at once).  Called with
+ * evd->lock held, so the run cannot change under it; the caller turns the
+ * upcall off in the same section, so none starts elsewhere after it.
+ * @wait: whether there is an upcall to wait for.
+ */
+static bool kdat_evd_quiesce_begin(struct kdat_evd *evd,
+				   struct kdat_poller_wait *pw, bool *wait)
+{
+	struct work_struct *w = current_work();
+	unsigned long flags;
+	bool ok;
+
+	lockdep_assert_held(&evd->lock);
+	pw->work = NULL;
+	*wait = evd->in_upcall && evd->upcall_task != current;
+	if (!*wait || !kdat_in_a_cq_poller())
+		return true;
+	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
+	ok = kdat_run_may_wait_for(w, evd->upcall_run);
+	if (ok) {
+		pw->work = w;
+		list_add(&pw->node, &kdat_poller_waits);
+	}
+	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
+	return ok;
 }
 
 /*
@@ -272,18 +319,19 @@ refused:
  */
 bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw)
 {
+	unsigned long flags;
 	bool ok;
 
 	pw->work = NULL;
 	if (!kdat_in_a_cq_poller())
 		return true;
-	spin_lock(&kdat_poller_waits_lock);
+	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
 	ok = list_empty(&kdat_poller_waits);
 	if (ok) {
 		pw->work = current_work();
 		list_add(&pw->node, &kdat_poller_waits);
 	}
-	spin_unlock(&kdat_poller_waits_lock);
+	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
 	return ok;
 }
 
@@ -298,11 +346,13 @@ bool kdat_evd_polls_here(struct kdat_evd *evd)
 
 void kdat_poller_wait_end(struct kdat_poller_wait *pw)
 {
+	unsigned long flags;
+
 	if (!pw->work)
 		return;
-	spin_lock(&kdat_poller_waits_lock);
+	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
 	list_del(&pw->node);
-	spin_unlock(&kdat_poller_waits_lock);
+	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
 	pw->work = NULL;
 }
 
@@ -540,13 +590,34 @@ DAT_RETURN kdat_ib_evd_query(DAT_EVD_HANDLE h, DAT_EVD_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
-/* Wait until no upcall of this EVD runs, unless we are that upcall. */
-static void kdat_evd_quiesce(struct kdat_evd *evd)
+/*
+ * Wait until the upcall kdat_evd_quiesce_begin found running has ended
+ * (none starts: the upcall is off), then drop the wait's record.
+ */
+static void kdat_evd_quiesce(struct kdat_evd *evd,
+			     struct kdat_poller_wait *pw, bool wait)
 {
-	if (READ_ONCE(evd->upcall_task) == current)
-		return;
-	wait_event(evd->upcall_wq, !READ_ONCE(evd->in_upcall));
+	if (wait) {
+		atomic_inc(&evd->quiescers);
+		wait_event(evd->upcall_wq, !READ_ONCE(evd->in_upcall));
+		atomic_dec(&evd->quiescers);
+	}
+	kdat_poller_wait_end(pw);
 }
+
+/* For the test consumer: does a call wait for @h's upcall to end? */
+bool kdat_test_evd_quiescing(DAT_EVD_HANDLE h)
+{
+	struct kdat_obj *o = kdat_obj_get(h, DAT_HANDLE_TYPE_EVD);
+	bool ret;
+
+	if (!o)
+		return false;
+	ret = atomic_read(&container_of(o, struct kdat_evd, obj)->quiescers);
+	kdat_obj_put(o);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kdat_test_evd_quiescing);
 
 /*
  * A consumer module unloads (ia.c): if @evd's upcall function lies in
@@ -579,8 +650,9 @@ DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
 {
 	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
 					    struct kdat_evd, obj);
+	struct kdat_poller_wait pw = {};
+	bool kick = false, wait = false;
 	unsigned long flags;
-	bool kick = false;
 
 	if (policy != DAT_UPCALL_DISABLE &&
 	    policy != DAT_UPCALL_SINGLE_INSTANCE &&
@@ -596,20 +668,29 @@ DAT_RETURN kdat_ib_evd_modify_upcall(DAT_EVD_HANDLE h,
 		spin_unlock_irqrestore(&evd->lock, flags);
 		return KDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	}
-	/* TEARDOWN: stop upcalls, and return once running ones are done */
+	/*
+	 * TEARDOWN (or off): stop upcalls, and return once running ones are
+	 * done.  From an upcall of a CQ's poller, not if the upcall's run
+	 * waits itself (for this one, maybe): nothing changes then.
+	 */
+	if ((policy == DAT_UPCALL_DISABLE || policy == DAT_UPCALL_TEARDOWN) &&
+	    !kdat_evd_quiesce_begin(evd, &pw, &wait)) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return KDAT_ERR(DAT_INVALID_STATE, 0);
+	}
 	evd->policy = policy == DAT_UPCALL_TEARDOWN ? DAT_UPCALL_DISABLE :
 						      policy;
 	if (upcall)
 		evd->upcall = *upcall;
 	if (kdat_upcall_on(evd) && evd->count && !evd->in_upcall) {
 		evd->in_upcall = true;
+		evd->upcall_run = &evd->upcall_work;
 		kick = true;
 	}
 	spin_unlock_irqrestore(&evd->lock, flags);
 	if (kick)
 		kdat_evd_kick(evd);
-	if (!kdat_upcall_on(evd))
-		kdat_evd_quiesce(evd);
+	kdat_evd_quiesce(evd, &pw, wait);
 	return DAT_SUCCESS;
 }
 
@@ -909,9 +990,11 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
 					    struct kdat_evd, obj);
 	struct kdat_ia *ia = evd->obj.ia;
+	struct kdat_poller_wait pw = {};
 	struct kdat_event e;
 	unsigned long flags;
 	struct ib_cq *cq;
+	bool wait;
 
 	mutex_lock(&ia->lock);
 	/*
@@ -930,6 +1013,19 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	 * either listed or with its upcall off.
 	 */
 	spin_lock_irqsave(&evd->lock, flags);
+	/*
+	 * The free waits for an upcall in progress.  From an upcall of a
+	 * CQ's poller, not if the upcall's run waits itself (for this one,
+	 * maybe): the EVD is in use then.  An IA close from a run recorded a
+	 * wait for any run already (kdat_poller_wait_any_begin).
+	 */
+	if (ia->closing) {
+		wait = evd->in_upcall && evd->upcall_task != current;
+	} else if (!kdat_evd_quiesce_begin(evd, &pw, &wait)) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		mutex_unlock(&ia->lock);
+		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+	}
 	evd->policy = DAT_UPCALL_DISABLE;
 	evd->dead = true;
 	spin_unlock_irqrestore(&evd->lock, flags);
@@ -938,7 +1034,7 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	kdat_obj_unpublish(&evd->obj);
 
 	kdat_evd_drop_cno(evd);
-	kdat_evd_quiesce(evd);
+	kdat_evd_quiesce(evd, &pw, wait);
 	cq = xchg(&evd->cq, NULL);
 	if (cq && !evd->uring && kdat_in_a_cq_poller()) {
 		/*

@@ -377,6 +377,13 @@ struct kdat_evd {
 	DAT_UPCALL_OBJECT upcall;
 	bool in_upcall;			/* one dispatcher at a time */
 	struct task_struct *upcall_task;	/* the dispatcher, if any */
+	/*
+	 * The run that dispatches (or will) while in_upcall: a CQ poller's
+	 * work, upcall_work, or NULL (no work); what a wait for the upcall
+	 * waits for (kdat_evd_quiesce_begin)
+	 */
+	struct work_struct *upcall_run;
+	atomic_t quiescers;		/* waiting for the upcall to end */
 	bool dead;			/* freed: drop new events */
 	struct kdat_uring *uring;	/* user EVD: the mmapped event ring */
 	wait_queue_head_t upcall_wq;	/* TEARDOWN waits here */

@@ -15,6 +15,7 @@ int kdat_test_evd_cq_size(DAT_EVD_HANDLE h);
 int kdat_test_ep_recv_cq_size(DAT_EP_HANDLE h);
 bool kdat_test_ep_gone_waiting(DAT_EP_HANDLE h);
 int kdat_test_qp_event(DAT_EP_HANDLE h, int event);
+bool kdat_test_evd_quiescing(DAT_EVD_HANDLE h);
 void kdat_test_fault_new_qp_post(bool on);
 int kdat_test_fault_gone_park(DAT_EP_HANDLE ep);
 int kdat_test_fault_qp_park(DAT_EP_HANDLE ep);

@@ -3852,6 +3852,120 @@ out:
 	pair_close(&p);
 }
 
+/*
+ * dat_evd_modify_upcall (TEARDOWN) waits for an upcall in progress; from
+ * an upcall, that wait joins the pollers' wait registry, or two upcalls
+ * close a cycle: E0's upcall tears E1's upcall down (waits for E1's
+ * upcall to end), while E1's upcall frees X, whose drain goes through
+ * E0's poller.  Both must return: E1's free hands X's drain to a work
+ * item, then E0's teardown sees E1's upcall end and E1's upcall is off.
+ * Client EPs: X (both EVDs E0: its send runs E0's upcall), Y (both E1).
+ */
+struct quiesce_box {
+	DAT_EVD_HANDLE e1;
+	DAT_EP_HANDLE x;
+	bool u1_entered;
+	atomic_t u0_calls, u1_calls;
+	DAT_RETURN ret0, ret1;
+	struct completion u0_done, u1_done;
+	wait_queue_head_t wq;
+};
+
+static void quiesce_u0(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct quiesce_box *b = data;
+
+	if (atomic_inc_return(&b->u0_calls) != 1)
+		return;
+	b->ret0 = dat_evd_modify_upcall(b->e1, DAT_UPCALL_TEARDOWN, NULL);
+	complete_all(&b->u0_done);
+}
+
+static void quiesce_u1(DAT_PVOID data, const DAT_EVENT *ev, DAT_BOOLEAN more)
+{
+	struct quiesce_box *b = data;
+
+	if (atomic_inc_return(&b->u1_calls) != 1)
+		return;
+	WRITE_ONCE(b->u1_entered, true);
+	wake_up(&b->wq);
+	/* until E0's upcall waits for this one (bounded: it may not) */
+	WAIT_FOR(kdat_test_evd_quiescing(b->e1));
+	b->ret1 = dat_ep_free(b->x);
+	complete_all(&b->u1_done);
+}
+
+static void t_evd_teardown_from_an_upcall_closes_no_cycle(void)
+{
+	static struct pair p;	/* too big for the stack */
+	static struct quiesce_box box;
+	DAT_UPCALL_OBJECT u0 = { .instance_data = &box,
+				 .upcall_func = quiesce_u0 };
+	DAT_UPCALL_OBJECT u1 = { .instance_data = &box,
+				 .upcall_func = quiesce_u1 };
+	DAT_EP_HANDLE x, y, sx, sy;
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EVD_HANDLE e0, e1;
+	DAT_LMR_TRIPLET t;
+	DAT_EVD_PARAM q;
+	bool hung = false;
+
+	memset(&box, 0, sizeof(box));
+	init_waitqueue_head(&box.wq);
+	init_completion(&box.u0_done);
+	init_completion(&box.u1_done);
+	CHECK(!pair_open(&p, 0, 8), "setup");
+	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &u0,
+				 DAT_EVD_DTO_FLAG, &e0));
+	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &u1,
+				 DAT_EVD_DTO_FLAG, &e1));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, e0, e0, p.c.conn_evd, &at, &x));
+	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, e1, e1, p.c.conn_evd, &at, &y));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
+					&sx));
+	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
+					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
+					&sy));
+	CHECK(!connect_one(&p, sx, x, 41), "connect X");
+	CHECK(!connect_one(&p, sy, y, 42), "connect Y");
+	box.e1 = e1;
+	box.x = x;
+	CHECK_OK(post_srq(&p, 0, 64, 1));
+	CHECK_OK(post_srq(&p, 64, 64, 2));
+
+	/* 1. Y's send: E1's upcall holds E1's poller */
+	t = seg(&p.c, 0, 8);
+	CHECK_OK(dat_ep_post_send(y, 1, &t, cookie(3),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	CHECK(wait_event_timeout(box.wq, READ_ONCE(box.u1_entered),
+				 msecs_to_jiffies(WAIT_MS)), "no E1 upcall");
+	/* 2. X's send: E0's upcall tears E1's down, waits for it */
+	t = seg(&p.c, 64, 8);
+	CHECK_OK(dat_ep_post_send(x, 1, &t, cookie(4),
+				  DAT_COMPLETION_DEFAULT_FLAG));
+	/* 3. E1's upcall, once that waits, frees X */
+	hung = !wait_for_completion_timeout(&box.u1_done,
+					    msecs_to_jiffies(3 * WAIT_MS)) ||
+	       !wait_for_completion_timeout(&box.u0_done,
+					    msecs_to_jiffies(3 * WAIT_MS));
+	CHECK(!hung, "the upcalls' calls never returned (deadlock)");
+	CHECK_OK(box.ret1);
+	CHECK_OK(box.ret0);
+	CHECK_OK(dat_evd_query(e1, DAT_EVD_FIELD_ALL, &q));
+	CHECK(q.upcall_policy == DAT_UPCALL_DISABLE, "policy %d",
+	      q.upcall_policy);
+	CHECK_EXACT(dat_ep_query(x, DAT_EP_FIELD_ALL, &(DAT_EP_PARAM){}),
+		    BAD_HANDLE(DAT_INVALID_HANDLE_EP));
+out:
+	if (hung) {
+		pr_err("kdat_test: %s: upcalls hang: objects left open\n",
+		       cur_test);
+		return;
+	}
+	pair_close(&p);
+}
+
 static void t_ep_upcalls_of_two_pollers_free_each_others_eps(void)
 {
 	upcalls_tear_down_each_others_eps(false);
@@ -6017,6 +6131,7 @@ static const struct kt_case cases[] = {
 	CASE(t_ep_upcalls_of_two_pollers_free_each_others_eps),
 	CASE(t_ep_upcalls_of_two_pollers_reset_each_others_eps),
 	CASE(t_ep_free_waiting_for_gone_work_closes_no_cycle),
+	CASE(t_evd_teardown_from_an_upcall_closes_no_cycle),
 	CASE(t_evd_dto_upcall_frees_its_ep_and_evd),
 	CASE(t_ep_upcall_frees_an_ep_with_its_own_cq),
 	CASE(t_srq_free_from_an_upcall_with_its_own_cq),
