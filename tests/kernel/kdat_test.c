@@ -260,6 +260,28 @@ static void pair_close(struct pair *p)
 	side_close(&p->s);
 }
 
+/*
+ * A client EP on @recv and @req (kernel EVDs of the client side, maybe
+ * with upcalls) connected to a new server SRQ EP (*@sep, if asked).
+ */
+static int client_ep_connected(struct pair *p, DAT_EVD_HANDLE recv,
+			       DAT_EVD_HANDLE req, u32 tag,
+			       DAT_EP_HANDLE *cep, DAT_EP_HANDLE *sep)
+{
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_HANDLE s;
+
+	if (dat_ep_create(p->c.ia, p->c.pz, recv, req, p->c.conn_evd, &a,
+			  cep) ||
+	    dat_ep_create_with_srq(p->s.ia, p->s.pz, p->s.dto_evd,
+				   p->s.dto_evd, p->s.conn_evd, p->srq, &a,
+				   &s))
+		return -ENOMEM;
+	if (sep)
+		*sep = s;
+	return connect_one(p, s, *cep, tag);
+}
+
 /* Client EP @i sends @len bytes from its buffer at @off; waits for it. */
 static bool send_msg(struct pair *p, int i, size_t off, size_t len, u64 ck)
 {
@@ -3776,8 +3798,7 @@ static void t_ep_free_waiting_for_gone_work_closes_no_cycle(void)
 				  .upcall_func = tri_r_upcall };
 	DAT_UPCALL_OBJECT qup = { .instance_data = &box,
 				  .upcall_func = tri_q_upcall };
-	DAT_EP_HANDLE a, b, c, sa, sb, sc;
-	DAT_EP_ATTR at = ep_attr();
+	DAT_EP_HANDLE a, b, c, sa, sb;
 	DAT_EVD_HANDLE r, q;
 	DAT_LMR_TRIPLET t;
 	bool hung = false;
@@ -3791,23 +3812,11 @@ static void t_ep_free_waiting_for_gone_work_closes_no_cycle(void)
 				 DAT_EVD_DTO_FLAG, &r));
 	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &qup,
 				 DAT_EVD_DTO_FLAG, &q));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, r, q, p.c.conn_evd, &at, &a));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, r, p.c.dto_evd, p.c.conn_evd,
-			       &at, &b));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, p.c.dto_evd, q, p.c.conn_evd,
-			       &at, &c));
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
-					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
-					&sa));
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
-					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
-					&sb));
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
-					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
-					&sc));
-	CHECK(!connect_one(&p, sa, a, 31), "connect A");
-	CHECK(!connect_one(&p, sb, b, 32), "connect B");
-	CHECK(!connect_one(&p, sc, c, 33), "connect C");
+	CHECK(!client_ep_connected(&p, r, q, 31, &a, &sa), "connect A");
+	CHECK(!client_ep_connected(&p, r, p.c.dto_evd, 32, &b, &sb),
+	      "connect B");
+	CHECK(!client_ep_connected(&p, p.c.dto_evd, q, 33, &c, NULL),
+	      "connect C");
 	box.a = a;
 	box.c = c;
 
@@ -3903,9 +3912,8 @@ static void t_evd_teardown_from_an_upcall_closes_no_cycle(void)
 				 .upcall_func = quiesce_u0 };
 	DAT_UPCALL_OBJECT u1 = { .instance_data = &box,
 				 .upcall_func = quiesce_u1 };
-	DAT_EP_HANDLE x, y, sx, sy;
-	DAT_EP_ATTR at = ep_attr();
 	DAT_EVD_HANDLE e0, e1;
+	DAT_EP_HANDLE x, y;
 	DAT_LMR_TRIPLET t;
 	DAT_EVD_PARAM q;
 	bool hung = false;
@@ -3919,16 +3927,8 @@ static void t_evd_teardown_from_an_upcall_closes_no_cycle(void)
 				 DAT_EVD_DTO_FLAG, &e0));
 	CHECK_OK(dat_evd_kcreate(p.c.ia, 64, DAT_UPCALL_SINGLE_INSTANCE, &u1,
 				 DAT_EVD_DTO_FLAG, &e1));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, e0, e0, p.c.conn_evd, &at, &x));
-	CHECK_OK(dat_ep_create(p.c.ia, p.c.pz, e1, e1, p.c.conn_evd, &at, &y));
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
-					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
-					&sx));
-	CHECK_OK(dat_ep_create_with_srq(p.s.ia, p.s.pz, p.s.dto_evd,
-					p.s.dto_evd, p.s.conn_evd, p.srq, &at,
-					&sy));
-	CHECK(!connect_one(&p, sx, x, 41), "connect X");
-	CHECK(!connect_one(&p, sy, y, 42), "connect Y");
+	CHECK(!client_ep_connected(&p, e0, e0, 41, &x, NULL), "connect X");
+	CHECK(!client_ep_connected(&p, e1, e1, 42, &y, NULL), "connect Y");
 	box.e1 = e1;
 	box.x = x;
 	CHECK_OK(post_srq(&p, 0, 64, 1));
