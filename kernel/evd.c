@@ -233,12 +233,7 @@ bool kdat_in_a_cq_poller(void)
 static DEFINE_SPINLOCK(kdat_poller_waits_lock);
 static LIST_HEAD(kdat_poller_waits);
 
-/*
- * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
- * once outside a CQ poller's run; in one, true (and recorded in @pw until
- * kdat_poller_wait_end) when none of them is the caller's own or waits.
- */
-/* May a run wait for run @target (the caller's own, or one that waits)? */
+/* May run @w wait for run @target (not its own, nor one that waits)? */
 static bool kdat_run_may_wait_for(struct work_struct *w,
 				  struct work_struct *target)
 {
@@ -256,6 +251,25 @@ static bool kdat_run_may_wait_for(struct work_struct *w,
 }
 
 /*
+ * Did run @w record a wait for any run (an IA close)?  Then it may wait
+ * for any: no run waited when it recorded that, and none may wait for it
+ * since, so nothing it waits for can be waiting for it.
+ */
+static bool kdat_run_waits_for_any(struct work_struct *w)
+{
+	struct kdat_poller_wait *o;
+
+	lockdep_assert_held(&kdat_poller_waits_lock);
+	list_for_each_entry(o, &kdat_poller_waits, node)
+		if (o->work == w && o->any)
+			return true;
+	return false;
+}
+
+/*
+ * May the caller wait for the pollers of @cqs (NULLs skipped)?  True at
+ * once outside a CQ poller's run; in one, true (and recorded in @pw until
+ * kdat_poller_wait_end) when none of them is the caller's own or waits.
  * The waits lock saves interrupts: an EVD's wait for its upcall is
  * recorded under the EVD's lock, which a device's event handler takes.
  */
@@ -267,6 +281,7 @@ bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
 	int i;
 
 	pw->work = NULL;
+	pw->any = false;
 	if (!kdat_in_a_cq_poller())
 		return true;
 	/* addresses only: the CQs are not dereferenced */
@@ -299,14 +314,19 @@ static bool kdat_evd_quiesce_begin(struct kdat_evd *evd,
 
 	lockdep_assert_held(&evd->lock);
 	pw->work = NULL;
+	pw->any = false;
 	*wait = evd->in_upcall && evd->upcall_task != current;
 	if (!*wait || !kdat_in_a_cq_poller())
 		return true;
 	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
-	ok = kdat_run_may_wait_for(w, evd->upcall_run);
-	if (ok) {
-		pw->work = w;
-		list_add(&pw->node, &kdat_poller_waits);
+	if (kdat_run_waits_for_any(w)) {
+		ok = true;	/* an IA close's free: recorded already */
+	} else {
+		ok = kdat_run_may_wait_for(w, evd->upcall_run);
+		if (ok) {
+			pw->work = w;
+			list_add(&pw->node, &kdat_poller_waits);
+		}
 	}
 	spin_unlock_irqrestore(&kdat_poller_waits_lock, flags);
 	return ok;
@@ -323,6 +343,7 @@ bool kdat_poller_wait_any_begin(struct kdat_poller_wait *pw)
 	bool ok;
 
 	pw->work = NULL;
+	pw->any = true;
 	if (!kdat_in_a_cq_poller())
 		return true;
 	spin_lock_irqsave(&kdat_poller_waits_lock, flags);
@@ -1016,12 +1037,10 @@ DAT_RETURN kdat_ib_evd_free(DAT_EVD_HANDLE h)
 	/*
 	 * The free waits for an upcall in progress.  From an upcall of a
 	 * CQ's poller, not if the upcall's run waits itself (for this one,
-	 * maybe): the EVD is in use then.  An IA close from a run recorded a
-	 * wait for any run already (kdat_poller_wait_any_begin).
+	 * maybe): the EVD is in use then.  (An IA close's own frees may: it
+	 * recorded a wait for any run.)
 	 */
-	if (ia->closing) {
-		wait = evd->in_upcall && evd->upcall_task != current;
-	} else if (!kdat_evd_quiesce_begin(evd, &pw, &wait)) {
+	if (!kdat_evd_quiesce_begin(evd, &pw, &wait)) {
 		spin_unlock_irqrestore(&evd->lock, flags);
 		mutex_unlock(&ia->lock);
 		return KDAT_ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);

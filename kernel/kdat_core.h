@@ -378,9 +378,10 @@ struct kdat_evd {
 	bool in_upcall;			/* one dispatcher at a time */
 	struct task_struct *upcall_task;	/* the dispatcher, if any */
 	/*
-	 * The run that dispatches (or will) while in_upcall: a CQ poller's
-	 * work, upcall_work, or NULL (no work); what a wait for the upcall
-	 * waits for (kdat_evd_quiesce_begin)
+	 * The run that dispatches (or will) while in_upcall: upcall_work, or
+	 * the work that posted the event and dispatches inline (a CQ
+	 * poller's, or any other), or NULL (a thread); what a wait for the
+	 * upcall waits for (kdat_evd_quiesce_begin)
 	 */
 	struct work_struct *upcall_run;
 	atomic_t quiescers;		/* waiting for the upcall to end */
@@ -435,6 +436,7 @@ void kdat_cq_flush(struct ib_cq *cq);
 struct kdat_poller_wait {
 	struct list_head node;
 	struct work_struct *work;	/* the waiting run; NULL: not recorded */
+	bool any;			/* for any run (kdat_poller_wait_any_begin) */
 };
 
 bool kdat_poller_wait_begin(struct kdat_poller_wait *pw,
