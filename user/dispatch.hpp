@@ -94,12 +94,12 @@ struct NoAfter {
  * foreign IA's entry has itself as owner, so children inherit it).
  */
 inline void track_foreign(DAT_RETURN r, DAT_HANDLE h, DAT_HANDLE_TYPE type,
-			  const HandleEntry &parent, bool only_new = false)
+			  const HandleEntry &parent, bool named_again = false)
 {
 	if (r == DAT_SUCCESS && h)
 		handles().insert_foreign(h, type, parent.provider,
 					 parent.owner, parent.owner_seq,
-					 only_new);
+					 named_again);
 }
 
 /* After a loaded provider's create: track *@out. */

@@ -138,7 +138,7 @@ std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 					  DAT_PROVIDER *provider,
 					  DAT_HANDLE owner,
 					  std::uint64_t owner_seq,
-					  bool only_new)
+					  bool named_again)
 {
 	static std::atomic<std::uint64_t> next_seq{ 1 };
 	Shard &s = shard(h);
@@ -152,8 +152,8 @@ std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 	std::lock_guard<SpinLock> g(s.lock);
 	auto [it, added] = s.map.try_emplace(h, e);
 
-	/* a create's: a new object, whatever had that address */
-	if (!added && !(only_new && !it->second.builtin()))
+	/* a create's object is new: it replaces whatever had that address */
+	if (!added && !(named_again && !it->second.builtin()))
 		it->second = e;
 	return it->second.seq;
 }

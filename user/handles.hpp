@@ -145,14 +145,14 @@ public:
 	void insert(const std::shared_ptr<Object> &obj);
 	/*
 	 * Track a handle of a loaded provider, owned by IA @owner of tracking
-	 * @owner_seq (0: @h is that IA); returns its tracking.  @only_new:
-	 * keep a tracking @h already has (a handle a query names again, not
-	 * a create's new object, which replaces it).
+	 * @owner_seq (0: @h is that IA); returns its tracking.  @named_again
+	 * (a handle a query names again, not a create's new object, which
+	 * replaces any): keep the tracking @h already has.
 	 */
 	std::uint64_t insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 				     DAT_PROVIDER *provider, DAT_HANDLE owner,
 				     std::uint64_t owner_seq = 0,
-				     bool only_new = false);
+				     bool named_again = false);
 	/* Forget a handle; false if it was not there. */
 	bool erase(DAT_HANDLE h);
 	/* Forget @h if it is still the tracking @seq; false if not. */
