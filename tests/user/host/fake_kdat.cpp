@@ -728,15 +728,26 @@ DAT_RETURN segs_ok(u32 nseg, const struct kdat_useg *seg)
 	return DAT_SUCCESS;
 }
 
-/* The post ring's entry size for @iov segments, as the kernel lays it out. */
-u32 wqe_size(std::int32_t iov)
+/*
+ * A ring entry of type @Entry with @iov segments (at least @least, at most
+ * KDAT_MAX_IOV), as the kernel lays it out: cache-line multiples, never
+ * more than the whole struct.
+ */
+template <class Entry>
+u32 entry_size(std::int32_t iov, std::int32_t least)
 {
-	std::size_t n = iov < 0 ? 0 : std::min<std::size_t>(iov, KDAT_MAX_IOV);
-	std::size_t sz = offsetof(struct kdat_srq_wqe, seg) +
-			 n * sizeof(struct kdat_useg);
+	std::size_t n = iov < least ? least :
+				      std::min<std::size_t>(iov, KDAT_MAX_IOV);
+	std::size_t sz = offsetof(Entry, seg) + n * sizeof(struct kdat_useg);
 
 	sz = (sz + 63) & ~(std::size_t)63;
-	return (u32)std::min(sz, sizeof(struct kdat_srq_wqe));
+	return (u32)std::min(sz, sizeof(Entry));
+}
+
+/* The post ring's entry size for @iov segments. */
+u32 wqe_size(std::int32_t iov)
+{
+	return entry_size<struct kdat_srq_wqe>(iov, 0);
 }
 
 /*
@@ -746,12 +757,7 @@ u32 wqe_size(std::int32_t iov)
  */
 u32 sqe_size(std::int32_t iov)
 {
-	std::size_t n = iov < 1 ? 1 : std::min<std::size_t>(iov, KDAT_MAX_IOV);
-	std::size_t sz = offsetof(struct kdat_ep_sqe, seg) +
-			 n * sizeof(struct kdat_useg);
-
-	sz = (sz + 63) & ~(std::size_t)63;
-	return (u32)std::min(sz, sizeof(struct kdat_ep_sqe));
+	return entry_size<struct kdat_ep_sqe>(iov, 1);
 }
 
 } // namespace

@@ -20,15 +20,19 @@
 
 namespace {
 
+/* The library's mutexes a test can reach (not the object memory's) */
+std::vector<std::mutex *> library_mutexes()
+{
+	return { &kdat::registry_fork_lock(), &kdat::device_opener_fork_lock(),
+		 &kdat::abi_report_fork_lock(),
+		 &kdat::srq_channels_fork_lock() };
+}
+
 /* In the child: 0 if every library mutex is free (a held one: 1, or SIGALRM) */
 int child_checks_locks()
 {
 	alarm(2);	/* the object memory's lock is only reachable blocking */
-	std::mutex *ms[] = { &kdat::registry_fork_lock(),
-			     &kdat::device_opener_fork_lock(),
-			     &kdat::abi_report_fork_lock(),
-			     &kdat::srq_channels_fork_lock() };
-	for (std::mutex *m : ms) {
+	for (std::mutex *m : library_mutexes()) {
 		if (!m->try_lock())
 			return 1;
 		m->unlock();
@@ -42,11 +46,7 @@ class Holders {
 public:
 	Holders()
 	{
-		std::mutex *ms[] = { &kdat::registry_fork_lock(),
-				     &kdat::device_opener_fork_lock(),
-				     &kdat::abi_report_fork_lock(),
-				     &kdat::srq_channels_fork_lock() };
-		for (std::mutex *m : ms)
+		for (std::mutex *m : library_mutexes())
 			threads_.emplace_back([this, m] {
 				while (!stop_.load(std::memory_order_relaxed)) {
 					{
