@@ -39,14 +39,25 @@
 
 namespace kdat {
 
+/*
+ * The model of the core's thread-locals: initial-exec (a fixed offset from
+ * the thread pointer) in libdat.so.1, which programs link; the dynamic
+ * model where the core is built into a library that is always dlopen()ed
+ * (KDAT_DLOPENED: libdaplkdat.so.2), so it loads without static TLS.
+ */
+#ifdef KDAT_DLOPENED
+#define KDAT_TLS_MODEL
+#else
+#define KDAT_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#endif
+
 /* The object the core pinned for the call this thread is in. */
 struct PinnedCall {
 	DAT_HANDLE h = nullptr;
 	Object *obj = nullptr;		/* null for a loaded provider's handle */
 };
 
-inline constinit thread_local PinnedCall pinned_call
-	__attribute__((tls_model("initial-exec")));
+inline constinit thread_local PinnedCall pinned_call KDAT_TLS_MODEL;
 
 /* Publish a pinned object for the duration of one provider call. */
 class PinScope {

@@ -459,8 +459,7 @@ struct PostCache {
 	PostChannel *ch;
 	DAT_SRQ_POST_RECV_FUNC fn;
 };
-static constinit thread_local PostCache post_cache
-	__attribute__((tls_model("initial-exec"))) = {};
+static constinit thread_local PostCache post_cache KDAT_TLS_MODEL = {};
 
 void srq_forget_post_cache() noexcept
 {
