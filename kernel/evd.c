@@ -74,7 +74,13 @@ static void kdat_evd_dispatch(struct kdat_evd *evd)
 			evd->upcall_task = NULL;
 			evd->upcall_run = NULL;
 			spin_unlock_irqrestore(&evd->lock, flags);
-			wake_up_all(&evd->upcall_wq);
+			/*
+			 * Only a quiesce waits here (kdat_evd_quiesce): the
+			 * waitqueue's lock is not taken on every dispatch.
+			 * The barrier pairs with its prepare_to_wait's.
+			 */
+			if (wq_has_sleeper(&evd->upcall_wq))
+				wake_up_all(&evd->upcall_wq);
 			return;
 		}
 		/*
