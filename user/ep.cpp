@@ -31,6 +31,7 @@
 #include <cstring>
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 #include "objects.hpp"
 
 namespace kdat {
@@ -338,6 +339,7 @@ DAT_RETURN Ep::disconnect(std::uint64_t flags)
 	return call(*ctx->dev, KDAT_IOC_EP_DISCONNECT, o);
 }
 
+KDAT_DATA_PATH(256)
 DAT_RETURN Ep::post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
 		    std::uint64_t flags, const PostExt *x)
@@ -369,6 +371,7 @@ static constexpr std::uint64_t kSendFlags = DAT_COMPLETION_SUPPRESS_FLAG |
  * Post through the send ring.  False: the kernel would refuse the post
  * (the caller asks the ioctl for its exact code); true: @r is the answer.
  */
+KDAT_DATA_PATH(2048)
 bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 		   DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote_iov,
 		   std::uint64_t flags, const PostExt *x, DAT_RETURN &r)
@@ -652,6 +655,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 			    ep, flags);
 }
 
+KDAT_DATA_PATH(128)
 DAT_RETURN ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
@@ -670,6 +674,7 @@ DAT_RETURN ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			    ep, n, iov, cookie, flags);
 }
 
+KDAT_DATA_PATH(128)
 DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			     const DAT_RMR_TRIPLET *remote,
@@ -681,6 +686,7 @@ DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    ep, n, iov, cookie, remote, flags);
 }
 
+KDAT_DATA_PATH(128)
 DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 			      DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			      const DAT_RMR_TRIPLET *remote,
@@ -802,6 +808,7 @@ DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 			 flags);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)
@@ -818,6 +825,7 @@ DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 iov, cookie, flags);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				 const DAT_RMR_TRIPLET *remote,
@@ -827,6 +835,7 @@ DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 ep, n, iov, cookie, remote, flags);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 				  DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				  const DAT_RMR_TRIPLET *remote,

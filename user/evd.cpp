@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 #include "objects.hpp"
 
 namespace kdat {
@@ -238,7 +239,7 @@ static bool is_request_completion(const struct kdat_uevent &u)
  * see it reaped the library has counted it too: the kernel counts a
  * buffer as unseen only for an event whose slot never went back.
  */
-bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
+KDAT_DATA_PATH(1024) bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 {
 	struct kdat_uevent u;
 	std::shared_ptr<Srq> refused;
@@ -272,6 +273,7 @@ static bool is_connection_event(std::uint32_t n)
 	       n <= DAT_CONNECTION_EVENT_UNREACHABLE;
 }
 
+KDAT_DATA_PATH(4096)
 void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 		    std::shared_ptr<Srq> &refused, DtoExt *ext)
 {
@@ -355,7 +357,7 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 	}
 }
 
-DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
+KDAT_DATA_PATH(256) DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 {
 	if (!event)
 		return bad_arg(2);
@@ -568,6 +570,7 @@ DAT_RETURN evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
 			    event);
 }
 
+KDAT_DATA_PATH(128)
 DAT_RETURN evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
 {
 	return KDAT_BUILTIN(Evd, evd, dat_evd_dequeue, dequeue(event), evd,
@@ -677,6 +680,7 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
 			 event);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
 {
 	return dispatch<&DAT_PROVIDER::evd_dequeue_func>(

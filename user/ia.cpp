@@ -13,6 +13,7 @@
 #include <new>
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 #include "objects.hpp"
 #include "registry.hpp"
 
@@ -191,6 +192,7 @@ void Context::remove_lmr(DAT_LMR_CONTEXT lctx)
 	lmr_gen_.fetch_add(1, std::memory_order_release);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN Context::check_triplet(const DAT_LMR_TRIPLET &t,
 				  std::uint32_t pz_kid,
 				  DAT_MEM_PRIV_FLAGS need, LmrCache *fill) const

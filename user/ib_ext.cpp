@@ -4,6 +4,7 @@
 #include "ib_ext.hpp"
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 #include "ioctl.hpp"
 
 namespace kdat {
@@ -52,6 +53,7 @@ DAT_RETURN evd_wait_ext(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout,
 	});
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN evd_dequeue_ext(DAT_EVD_HANDLE h, DAT_EVENT *event, DtoExt &ext)
 {
 	return guard([&]() -> DAT_RETURN {
@@ -63,6 +65,7 @@ DAT_RETURN evd_dequeue_ext(DAT_EVD_HANDLE h, DAT_EVENT *event, DtoExt &ext)
 	});
 }
 
+KDAT_DATA_PATH(1024)
 DAT_RETURN ep_post_ext(DAT_EP_HANDLE h, std::uint32_t op, DAT_COUNT n,
 		       const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 		       const DAT_RMR_TRIPLET *remote, const PostExt &x,

@@ -32,6 +32,7 @@
 #include <cstring>
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 #include "objects.hpp"
 
 namespace kdat {
@@ -502,6 +503,7 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE srq)
  * The cached SRQ's channel first (unpinned, under its lock); else the
  * SRQ the core pinned, which becomes the cached one; else the core.
  */
+KDAT_DATA_PATH(1024)
 DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			 DAT_DTO_COOKIE cookie)
 {
@@ -578,6 +580,7 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
  * The hot path: the SRQ this thread posted to last goes straight to the
  * table entry that served it (one indirect call, no lookup).
  */
+KDAT_DATA_PATH(64)
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {

@@ -22,6 +22,7 @@
 #include "ep_convert.hpp"
 
 #include "dispatch.hpp"
+#include "hot.hpp"
 
 namespace kdat::dat2p {
 
@@ -459,6 +460,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 	});
 }
 
+KDAT_DATA_PATH(512)
 ::dat2::DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			     ::dat2::DAT_LMR_TRIPLET *iov,
 			     ::dat2::DAT_DTO_COOKIE cookie,
@@ -488,6 +490,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 	});
 }
 
+KDAT_DATA_PATH(512)
 ::dat2::DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 			      ::dat2::DAT_LMR_TRIPLET *iov,
 			      ::dat2::DAT_DTO_COOKIE cookie,

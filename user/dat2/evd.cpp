@@ -5,6 +5,7 @@
 // it back in DAT 2.0's layout (event2, convert.cpp); handles are the same
 // pointers in both worlds.
 #include "convert.hpp"
+#include "hot.hpp"
 #include "ib_ext.hpp"
 
 #include <cstring>
@@ -97,6 +98,7 @@ d2::DAT_RETURN evd_post_se2(d2::DAT_EVD_HANDLE evd, const d2::DAT_EVENT *event)
 	return ret2(::dat_evd_post_se(evd, event ? &e1 : nullptr));
 }
 
+KDAT_DATA_PATH(128)
 d2::DAT_RETURN evd_dequeue2(d2::DAT_EVD_HANDLE evd, d2::DAT_EVENT *event)
 {
 	DAT_EVENT e1;
