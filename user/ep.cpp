@@ -655,7 +655,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 			    ep, flags);
 }
 
-KDAT_DATA_PATH(128)
+KDAT_DATA_PATH(256)
 DAT_RETURN ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
@@ -665,6 +665,7 @@ DAT_RETURN ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			    ep, n, iov, cookie, flags);
 }
 
+KDAT_DATA_PATH(256)
 DAT_RETURN ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
@@ -674,7 +675,7 @@ DAT_RETURN ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			    ep, n, iov, cookie, flags);
 }
 
-KDAT_DATA_PATH(128)
+KDAT_DATA_PATH(256)
 DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			     const DAT_RMR_TRIPLET *remote,
@@ -686,7 +687,7 @@ DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    ep, n, iov, cookie, remote, flags);
 }
 
-KDAT_DATA_PATH(128)
+KDAT_DATA_PATH(256)
 DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 			      DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			      const DAT_RMR_TRIPLET *remote,
@@ -817,6 +818,7 @@ DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 iov, cookie, flags);
 }
 
+KDAT_DATA_PATH(512)
 DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)

@@ -570,7 +570,7 @@ DAT_RETURN evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
 			    event);
 }
 
-KDAT_DATA_PATH(128)
+KDAT_DATA_PATH(256)
 DAT_RETURN evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
 {
 	return KDAT_BUILTIN(Evd, evd, dat_evd_dequeue, dequeue(event), evd,
@@ -680,7 +680,7 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event)
 			 event);
 }
 
-KDAT_DATA_PATH(512)
+KDAT_DATA_PATH(1024)
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event)
 {
 	return dispatch<&DAT_PROVIDER::evd_dequeue_func>(

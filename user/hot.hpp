@@ -7,8 +7,8 @@
 // one (docs/benchmarks-user.md).  Aligned to a power of two at least its
 // size, a function starts and ends in one page; on hardware the same keeps
 // a path's code in as few pages (and iTLB entries) as it can.
-// tests/user/host/check_layout.sh fails when a listed function outgrows
-// its alignment.
+// tests/user/host/check_layout.sh (optimised x86-64 builds) fails when a
+// listed function outgrows its alignment or is not on it.
 #pragma once
 
 #define KDAT_DATA_PATH(align) __attribute__((aligned(align)))

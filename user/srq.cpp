@@ -503,7 +503,7 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE srq)
  * The cached SRQ's channel first (unpinned, under its lock); else the
  * SRQ the core pinned, which becomes the cached one; else the core.
  */
-KDAT_DATA_PATH(1024)
+KDAT_DATA_PATH(2048)
 DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			 DAT_DTO_COOKIE cookie)
 {
@@ -580,7 +580,7 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
  * The hot path: the SRQ this thread posted to last goes straight to the
  * table entry that served it (one indirect call, no lookup).
  */
-KDAT_DATA_PATH(64)
+KDAT_DATA_PATH(128)
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {

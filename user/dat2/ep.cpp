@@ -418,6 +418,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 		a_to_b(raw(f), kCompletionFlags));
 }
 
+KDAT_DATA_PATH(256)
 ::dat2::DAT_RETURN ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			::dat2::DAT_LMR_TRIPLET *iov,
 			::dat2::DAT_DTO_COOKIE cookie,
@@ -447,6 +448,7 @@ inline ::DAT_COMPLETION_FLAGS flags12(::dat2::DAT_COMPLETION_FLAGS f) noexcept
 	});
 }
 
+KDAT_DATA_PATH(512)
 ::dat2::DAT_RETURN ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			::dat2::DAT_LMR_TRIPLET *iov,
 			::dat2::DAT_DTO_COOKIE cookie,

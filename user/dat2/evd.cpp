@@ -98,7 +98,7 @@ d2::DAT_RETURN evd_post_se2(d2::DAT_EVD_HANDLE evd, const d2::DAT_EVENT *event)
 	return ret2(::dat_evd_post_se(evd, event ? &e1 : nullptr));
 }
 
-KDAT_DATA_PATH(128)
+KDAT_DATA_PATH(256)
 d2::DAT_RETURN evd_dequeue2(d2::DAT_EVD_HANDLE evd, d2::DAT_EVENT *event)
 {
 	DAT_EVENT e1;

@@ -9,6 +9,7 @@
 // srq_post_recv is the hot path: the triplets are converted on the stack
 // (up to 8), then dat_srq_post_recv takes its own cached, syscall-free way.
 #include "ep_convert.hpp"
+#include "hot.hpp"
 
 namespace kdat::dat2p {
 
@@ -72,6 +73,7 @@ namespace {
 	return run([&]() -> ::DAT_RETURN { return ::dat_srq_free(srq); });
 }
 
+KDAT_DATA_PATH(512)
 ::dat2::DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 				 ::dat2::DAT_LMR_TRIPLET *iov,
 				 ::dat2::DAT_DTO_COOKIE cookie)

@@ -24,8 +24,8 @@ class TlsLoad : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		std::string t = (fs::temp_directory_path() /
-				 "dat-tls-XXXXXX").string();
+		/* in the build tree: a temporary directory may be noexec */
+		std::string t = DAT_TLS_HOG_DIR "/tls-load-XXXXXX";
 
 		ASSERT_NE(mkdtemp(t.data()), nullptr);
 		dir_ = t;
