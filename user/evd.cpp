@@ -120,22 +120,7 @@ std::uint32_t Evd::count()
 {
 	std::lock_guard<std::mutex> g(consume_lock);
 
-	return ring.available() + (std::uint32_t)synthetic.size();
-}
-
-void Evd::push_synthetic(const DAT_EVENT &ev)
-{
-	std::lock_guard<std::mutex> g(consume_lock);
-
-	synthetic.push_back(ev);
-	synthetic.back().evd_handle = handle();
-}
-
-/* A waiter blocked in the kernel does not see library-made events. */
-void Evd::wake_waiter()
-{
-	if (waiter.load())
-		ctl(KDAT_EVD_CTL_WAKE);
+	return ring.available();
 }
 
 DAT_RETURN Evd::ctl(std::uint32_t op)
@@ -246,14 +231,6 @@ KDAT_DATA_PATH(1024) bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 	{
 		std::lock_guard<std::mutex> g(consume_lock);
 
-		if (!synthetic.empty()) {
-			ev = synthetic.front();
-			synthetic.pop_front();
-			if (ext)
-				*ext = DtoExt{};
-			ctx->reaped.fetch_add(1, std::memory_order_relaxed);
-			return true;
-		}
 		if (!ring.peek(u))
 			return false;
 		translate(u, ev, refused, ext);
@@ -422,16 +399,15 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 
 	/*
 	 * Look at the ring; block in the kernel only while it holds too few
-	 * events.  `wakes` is read before looking, so a set_unwaitable or a
-	 * library-made event that comes after the look ends the kernel wait.
+	 * events.  `wakes` is read before looking, so a set_unwaitable that
+	 * comes after the look ends the kernel wait.
 	 */
 	for (;;) {
 		std::uint32_t seq = ring.wakes();
-		std::uint32_t made, n;
+		std::uint32_t n;
 		{
 			std::lock_guard<std::mutex> g(consume_lock);
-			made = (std::uint32_t)synthetic.size();
-			n = ring.available() + made;
+			n = ring.available();
 		}
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event, ext)) {
@@ -452,8 +428,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 
 		struct kdat_ioc_evd_wait w = {};
 		w.evd = kid;
-		/* the kernel counts only its ring, not our own events */
-		w.threshold = threshold - (DAT_COUNT)made;
+		w.threshold = threshold;
 		w.flags = KDAT_WAIT_SEQ;
 		w.wake_seq = seq;
 		w.timeout_us = DAT_TIMEOUT_INFINITE;

@@ -426,7 +426,6 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	ring::EventConsumer ring;
 
 	std::mutex consume_lock;
-	std::deque<DAT_EVENT> synthetic;	/* library-made events */
 
 	/* completions this EVD may take: a spinner busy-polls (dequeue) */
 	std::atomic<bool> busy_poll{false};
@@ -460,10 +459,6 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 
 	/* Events ready to be dequeued. */
 	std::uint32_t count();
-	/* Queue an event the library made (e.g. an overflow report). */
-	void push_synthetic(const DAT_EVENT &ev);
-	/* Make a waiter blocked in the kernel look again. */
-	void wake_waiter();
 
 	/* Turn one ring entry into a DAT_EVENT (with its side effects). */
 	/* @refused: the SRQ whose refused ring entry this event reports */
