@@ -8,7 +8,9 @@
 // size, a function starts and ends in one page; on hardware the same keeps
 // a path's code in as few pages (and iTLB entries) as it can.
 // tests/user/host/check_layout.sh (optimised x86-64 builds) fails when a
-// listed function outgrows its alignment or is not on it.
+// listed function outgrows its alignment or is not on it; the list, with
+// each function's alignment, is DAT_DATA_PATH_FUNCTIONS in
+// tests/user/host/CMakeLists.txt (keep the two in step).
 #pragma once
 
 #define KDAT_DATA_PATH(align) __attribute__((aligned(align)))

@@ -320,10 +320,6 @@ TEST_F(Evd, PostSeSendsThePointerAndTakesTheKernelsVerdict)
 }
 
 /*
- * The ring's `dropped` count grows when the kernel loses events to a full
- * ring: the next dequeue reports it once, on the IA's async EVD.
- */
-/*
  * Events the kernel lost to a full ring are the kernel's to report
  * (DAT_ASYNC_ERROR_EVD_OVERFLOW on the async EVD): the library makes no
  * event of its own for them, so none is reported twice.
