@@ -224,7 +224,8 @@ static bool is_request_completion(const struct kdat_uevent &u)
  * see it reaped the library has counted it too: the kernel counts a
  * buffer as unseen only for an event whose slot never went back.
  */
-KDAT_DATA_PATH(1024) bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
+KDAT_DATA_PATH(1024)
+bool Evd::pop(DAT_EVENT &ev, DtoExt *ext)
 {
 	struct kdat_uevent u;
 	std::shared_ptr<Srq> refused;
@@ -334,7 +335,8 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 	}
 }
 
-KDAT_DATA_PATH(256) DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
+KDAT_DATA_PATH(256)
+DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 {
 	if (!event)
 		return bad_arg(2);
@@ -404,11 +406,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 	 */
 	for (;;) {
 		std::uint32_t seq = ring.wakes();
-		std::uint32_t n;
-		{
-			std::lock_guard<std::mutex> g(consume_lock);
-			n = ring.available();
-		}
+		const std::uint32_t n = count();
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event, ext)) {
 				/* an event between two empty dequeues: no spin */

@@ -110,8 +110,8 @@ struct Tomb {
 /*
  * What a DTO completion says beyond DAT 1.2's event (KDAT_FEATURE_IB_EXT):
  * the operation (KDAT_UDTO_*, 0 from an older module or for an event that
- * is not a DTO completion), KDAT_UDTO_F_* flags and the immediate data.  The DAT 2.0
- * layer reads it (ib_ext.hpp); DAT 1.2 events do not carry it.
+ * is not a DTO completion), KDAT_UDTO_F_* flags and the immediate data.
+ * The DAT 2.0 layer reads it (ib_ext.hpp); DAT 1.2 events do not carry it.
  */
 struct DtoExt {
 	std::uint32_t op = 0;

@@ -3,7 +3,7 @@
  * A library with an initial-exec thread-local, as some libraries have:
  * each copy a process loads takes DAT_TLS_HOG_SIZE bytes of glibc's
  * static TLS surplus, which test_tls_load.cpp uses up before it loads
- * libdat.  Built twice: big copies take most of it, small ones the rest.
+ * libdaplkdat.so.2.  Built twice: big copies take most of it, small ones the rest.
  */
 __thread char dat_test_tls_hog[DAT_TLS_HOG_SIZE]
 	__attribute__((tls_model("initial-exec"), aligned(8)));
