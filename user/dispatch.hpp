@@ -108,7 +108,7 @@ inline void track_foreign(DAT_RETURN r, DAT_HANDLE h, DAT_HANDLE_TYPE type,
 			  const HandleEntry &parent, bool named_again = false)
 {
 	if (r == DAT_SUCCESS && h)
-		handles().insert_foreign(h, type, parent.provider,
+		handles().insert_foreign(h, type, parent.provider, parent.lib,
 					 parent.owner, parent.owner_seq,
 					 named_again);
 }

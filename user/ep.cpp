@@ -809,7 +809,7 @@ DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 			 flags);
 }
 
-KDAT_DATA_PATH(512)
+KDAT_DATA_PATH(1024)
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)
@@ -818,7 +818,7 @@ DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 iov, cookie, flags);
 }
 
-KDAT_DATA_PATH(512)
+KDAT_DATA_PATH(1024)
 DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)
@@ -827,7 +827,7 @@ DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 iov, cookie, flags);
 }
 
-KDAT_DATA_PATH(512)
+KDAT_DATA_PATH(1024)
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				 const DAT_RMR_TRIPLET *remote,
@@ -837,7 +837,7 @@ DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 			 ep, n, iov, cookie, remote, flags);
 }
 
-KDAT_DATA_PATH(512)
+KDAT_DATA_PATH(1024)
 DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 				  DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				  const DAT_RMR_TRIPLET *remote,

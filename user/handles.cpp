@@ -136,6 +136,7 @@ void HandleTable::insert(const std::shared_ptr<Object> &obj)
 
 std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 					  DAT_PROVIDER *provider,
+					  const std::shared_ptr<void> &lib,
 					  DAT_HANDLE owner,
 					  std::uint64_t owner_seq,
 					  bool named_again)
@@ -146,6 +147,7 @@ std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 
 	e.type = type;
 	e.provider = provider;
+	e.lib = lib;
 	e.owner = owner;
 	e.seq = next_seq.fetch_add(1, std::memory_order_relaxed);
 	e.owner_seq = owner_seq ? owner_seq : e.seq;

@@ -126,6 +126,13 @@ struct HandleEntry {
 	DAT_HANDLE_TYPE type = DAT_HANDLE_TYPE_IA;
 	std::shared_ptr<Object> obj;	/* built-in provider; null if foreign */
 	DAT_PROVIDER *provider = nullptr;
+	/*
+	 * The library a loaded provider lives in (null for the built-in one
+	 * and for a table registered at run time): every copy holds it
+	 * mapped, so a call that found this entry keeps the library loaded
+	 * until it returns, whatever dat_ia_close another thread runs.
+	 */
+	std::shared_ptr<void> lib;
 	DAT_HANDLE owner = nullptr;	/* the IA it belongs to (foreign) */
 	/*
 	 * Which tracking of a foreign handle this is: a loaded provider may
@@ -144,13 +151,16 @@ public:
 	/* Publish an object of ours under its address. */
 	void insert(const std::shared_ptr<Object> &obj);
 	/*
-	 * Track a handle of a loaded provider, owned by IA @owner of tracking
-	 * @owner_seq (0: @h is that IA); returns its tracking.  @named_again
+	 * Track a handle of a loaded provider (in library @lib), owned by IA
+	 * @owner of tracking @owner_seq (0: @h is that IA); returns its
+	 * tracking.  @named_again
 	 * (a handle a query names again, not a create's new object, which
 	 * replaces any): keep the tracking @h already has.
 	 */
 	std::uint64_t insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
-				     DAT_PROVIDER *provider, DAT_HANDLE owner,
+				     DAT_PROVIDER *provider,
+				     const std::shared_ptr<void> &lib,
+				     DAT_HANDLE owner,
 				     std::uint64_t owner_seq = 0,
 				     bool named_again = false);
 	/* Forget a handle; false if it was not there. */

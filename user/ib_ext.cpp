@@ -65,7 +65,7 @@ DAT_RETURN evd_dequeue_ext(DAT_EVD_HANDLE h, DAT_EVENT *event, DtoExt &ext)
 	});
 }
 
-KDAT_DATA_PATH(1024)
+KDAT_DATA_PATH(2048)
 DAT_RETURN ep_post_ext(DAT_EP_HANDLE h, std::uint32_t op, DAT_COUNT n,
 		       const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 		       const DAT_RMR_TRIPLET *remote, const PostExt &x,

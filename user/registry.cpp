@@ -508,6 +508,14 @@ bool info_matches(const DAT_PROVIDER_INFO &have, const char *name,
 
 struct Library {
 	void *dl = nullptr;
+	/*
+	 * dlclose()s @dl when its last holder lets go: the registry until
+	 * the library's last name is finalized, and every handle entry of
+	 * its providers, so also each call into it (dispatch.hpp copies the
+	 * entry for the call) - a dat_ia_close in another thread never
+	 * unmaps code a call is running.
+	 */
+	std::shared_ptr<void> pin;
 	DAT_PROVIDER_INIT_FUNC init = nullptr;
 	DAT_PROVIDER_FINI_FUNC fini = nullptr;
 	int names = 0;		/* names being or staying initialized */
@@ -757,7 +765,19 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 		if (lib) {
 			extra_ref = true;
 		} else {
-			lib = &libs_.emplace_back();
+			try {
+				lib = &libs_.emplace_back();
+				/* if this throws, its deleter closed @dl */
+				lib->pin = std::shared_ptr<void>(dl, dlclose);
+			} catch (...) {
+				if (lib)
+					libs_.pop_back();
+				g.unlock();
+				if (!lib)
+					dlclose(dl);
+				return err(DAT_INSUFFICIENT_RESOURCES,
+					   DAT_RESOURCE_MEMORY);
+			}
 			lib->dl = dl;
 			lib->init = init;
 			lib->fini = fini;
@@ -915,8 +935,11 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 	/* pin the loaded name: no dat_provider_fini while this open runs */
 	std::string opened = info.ia_name;
 	auto it = loaded_names_.find(opened);
-	if (it != loaded_names_.end())
+	std::shared_ptr<void> lib;	/* its handles hold the library */
+	if (it != loaded_names_.end()) {
 		it->second.open_ias++;
+		lib = it->second.lib->pin;
+	}
 	bool builtin = false;
 	for (BuiltinProvider &b : builtins_)
 		builtin |= p == &b.table;
@@ -935,11 +958,11 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 
 		if (!builtin) {
 			rec.seq = handles().insert_foreign(*ia, DAT_HANDLE_TYPE_IA,
-							   p, *ia);
+							   p, lib, *ia);
 			if (*async_evd)
 				handles().insert_foreign(*async_evd,
 							 DAT_HANDLE_TYPE_EVD,
-							 p, *ia, rec.seq);
+							 p, lib, *ia, rec.seq);
 		}
 		open_ias_.insert_or_assign(*ia, std::move(rec));
 	} catch (...) {
@@ -1019,9 +1042,9 @@ void Registry::finalize(const std::string &name, Lock &g)
 		else
 			++r;
 	}
-	void *dl = nullptr;
+	std::shared_ptr<void> pin;
 	if (--ln.lib->names == 0) {
-		dl = ln.lib->dl;
+		pin = std::move(ln.lib->pin);
 		for (auto l = libs_.begin(); l != libs_.end(); ++l) {
 			if (&*l == ln.lib) {
 				libs_.erase(l);
@@ -1031,9 +1054,10 @@ void Registry::finalize(const std::string &name, Lock &g)
 	}
 	busy_.erase(name);
 	cv_.notify_all();
-	if (dl) {
+	if (pin) {
+		/* dlclose() now, or when the last call into it returns */
 		g.unlock();
-		dlclose(dl);
+		pin.reset();
 		g.lock();
 	}
 }

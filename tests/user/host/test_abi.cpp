@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -144,6 +145,51 @@ TEST(Abi, LoadsAProviderLibraryAndDispatchesToIt)
 	EXPECT_EQ(inits + 2, env("TEST_PROVIDER_INITS"));
 	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 	EXPECT_EQ(finis + 2, env("TEST_PROVIDER_FINIS"));
+}
+
+/*
+ * A dat_ia_close in one thread while another thread's call runs in the
+ * same IA's provider: the close finalizes the name, but the library stays
+ * mapped until the call has returned, and goes then.  Without that the
+ * release below returns into unmapped code.  The provider holds the query
+ * until the test releases it (test_provider.c); nothing sleeps.
+ */
+TEST(Abi, ACallIntoAProviderKeepsItsLibraryLoadedThroughTheClose)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	int finis = env("TEST_PROVIDER_FINIS");
+
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_open((DAT_NAME_PTR) "test0", 16, &async, &ia));
+	/* the hold controls, without a reference of our own to the library */
+	void *dl = dlopen(DAT_TEST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_NE(nullptr, dl);
+	auto hold = (void (*)(const char *, int))dlsym(dl, "test_provider_hold");
+	auto wait_held = (void (*)())dlsym(dl, "test_provider_wait_held");
+	auto release = (void (*)())dlsym(dl, "test_provider_release");
+	dlclose(dl);
+	ASSERT_TRUE(hold && wait_held && release);
+
+	hold("query", 2);
+	DAT_RETURN qr = DAT_INTERNAL_ERROR;
+	DAT_PROVIDER_ATTR pa;
+	std::thread t([&] {
+		qr = dat_ia_query(ia, nullptr, 0, nullptr,
+				  DAT_PROVIDER_FIELD_ALL, &pa);
+	});
+	wait_held();
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	EXPECT_EQ(finis + 1, env("TEST_PROVIDER_FINIS"));
+	if (!loaded(DAT_TEST_PROVIDER)) {
+		t.detach();	/* parked in code that is gone */
+		FAIL() << "the provider was unloaded under a running call";
+	}
+	release();
+	t.join();
+	EXPECT_EQ(DAT_SUCCESS, qr);
+	EXPECT_STREQ("test", pa.provider_name);
+	/* the call's hold was the last: the library went with it */
+	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
 }
 
 TEST(Abi, BuiltinProviderWithoutTheKernelModule)

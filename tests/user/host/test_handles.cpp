@@ -31,13 +31,13 @@ TEST_F(ForeignHandles, AFreeForgetsOnlyTheObjectItFreed)
 {
 	auto &t = kdat::handles();
 	const std::uint64_t s = t.insert_foreign(ia, DAT_HANDLE_TYPE_IA,
-						 &provider, ia);
+						 &provider, nullptr, ia);
 
-	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, ia, s);
+	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, nullptr, ia, s);
 	const kdat::HandleEntry old = t.find(evd, DAT_HANDLE_TYPE_EVD);
 	ASSERT_TRUE(old);
 	/* another thread's create got the freed address first */
-	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, ia, s);
+	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, nullptr, ia, s);
 	EXPECT_FALSE(t.erase_tracked(evd, old.seq));
 	EXPECT_TRUE(t.find(evd, DAT_HANDLE_TYPE_EVD));
 	/* its own free forgets it */
@@ -51,16 +51,16 @@ TEST_F(ForeignHandles, AnIaCloseForgetsOnlyItsOwnChildren)
 {
 	auto &t = kdat::handles();
 	const std::uint64_t s1 = t.insert_foreign(ia, DAT_HANDLE_TYPE_IA,
-						  &provider, ia);
+						  &provider, nullptr, ia);
 
-	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, ia, s1);
+	t.insert_foreign(evd, DAT_HANDLE_TYPE_EVD, &provider, nullptr, ia, s1);
 	const kdat::HandleEntry closing = t.find(ia, DAT_HANDLE_TYPE_IA);
 	ASSERT_TRUE(closing);
 	EXPECT_EQ(closing.seq, closing.owner_seq);
 	/* closed by the provider; another thread opens at the same address */
 	const std::uint64_t s2 = t.insert_foreign(ia, DAT_HANDLE_TYPE_IA,
-						  &provider, ia);
-	t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, ia, s2);
+						  &provider, nullptr, ia);
+	t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, nullptr, ia, s2);
 	/* what Registry::closed does for the first IA */
 	t.erase_owned_by(ia, closing.owner_seq);
 	EXPECT_FALSE(t.erase_tracked(ia, closing.seq));
@@ -80,15 +80,15 @@ TEST_F(ForeignHandles, NamedAgainKeepsItsTracking)
 {
 	auto &t = kdat::handles();
 	const std::uint64_t s = t.insert_foreign(ia, DAT_HANDLE_TYPE_IA,
-						 &provider, ia);
+						 &provider, nullptr, ia);
 	const std::uint64_t e1 = t.insert_foreign(ep, DAT_HANDLE_TYPE_EP,
-						  &provider, ia, s);
+						  &provider, nullptr, ia, s);
 
-	EXPECT_EQ(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, ia,
+	EXPECT_EQ(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, nullptr, ia,
 				       s, true));
 	EXPECT_TRUE(t.erase_tracked(ep, e1)) << "a free meanwhile missed it";
 	/* not tracked yet: tracked now */
-	EXPECT_NE(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, ia,
+	EXPECT_NE(e1, t.insert_foreign(ep, DAT_HANDLE_TYPE_EP, &provider, nullptr, ia,
 				       s, true));
 	EXPECT_TRUE(t.find(ep, DAT_HANDLE_TYPE_EP));
 }

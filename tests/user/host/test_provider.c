@@ -12,6 +12,8 @@
  * dat_provider_init of a chosen name until released (test_provider_hold,
  * _wait_held, _release), and the init of "callback0" calls back into the
  * registry (dat_registry_list_providers and a dat_ia_open of another name).
+ * test_abi.cpp holds a dat_ia_query (name "query", kind 2) to close the IA
+ * under it; the query touches no IA after the hold.
  */
 #include <dat/udat.h>
 
@@ -34,7 +36,10 @@ struct tia {
 	struct tobj evd;
 };
 
-/* Holding: a call of the held kind for the held name waits for release. */
+/*
+ * Holding: a call of the held kind (0 IA open, 1 dat_provider_init,
+ * 2 IA query) for the held name waits for release.
+ */
 static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static char hold_name[DAT_NAME_MAX_LENGTH];
@@ -139,6 +144,7 @@ static DAT_RETURN t_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *evd,
 		memset(pattr, 0, sizeof(*pattr));
 		strcpy(pattr->provider_name, "test");
 	}
+	maybe_hold("query", 2);
 	return DAT_SUCCESS;
 }
 
