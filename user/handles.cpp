@@ -151,25 +151,28 @@ std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 	e.owner = owner;
 	e.seq = next_seq.fetch_add(1, std::memory_order_relaxed);
 	e.owner_seq = owner_seq ? owner_seq : e.seq;
+	HandleEntry old;	/* dropped outside the lock */
 	std::lock_guard<SpinLock> g(s.lock);
 	auto [it, added] = s.map.try_emplace(h, e);
 
 	/* a create's object is new: it replaces whatever had that address */
-	if (!added && !(named_again && !it->second.builtin()))
+	if (!added && !(named_again && !it->second.builtin())) {
+		old = std::move(it->second);
 		it->second = e;
+	}
 	return it->second.seq;
 }
 
 bool HandleTable::erase(DAT_HANDLE h)
 {
 	Shard &s = shard(h);
-	std::shared_ptr<Object> last;	/* dropped outside the lock */
+	HandleEntry last;	/* dropped outside the lock (object, library) */
 	std::lock_guard<SpinLock> g(s.lock);
 	auto it = s.map.find(h);
 
 	if (it == s.map.end())
 		return false;
-	last = std::move(it->second.obj);
+	last = std::move(it->second);
 	s.map.erase(it);
 	return true;
 }
@@ -177,12 +180,14 @@ bool HandleTable::erase(DAT_HANDLE h)
 bool HandleTable::erase_tracked(DAT_HANDLE h, std::uint64_t seq)
 {
 	Shard &s = shard(h);
+	HandleEntry last;	/* dropped outside the lock */
 	std::lock_guard<SpinLock> g(s.lock);
 	auto it = s.map.find(h);
 
 	if (it == s.map.end() || it->second.builtin() ||
 	    it->second.seq != seq)
 		return false;
+	last = std::move(it->second);
 	s.map.erase(it);
 	return true;
 }
@@ -190,15 +195,20 @@ bool HandleTable::erase_tracked(DAT_HANDLE h, std::uint64_t seq)
 void HandleTable::erase_owned_by(DAT_HANDLE ia, std::uint64_t ia_seq)
 {
 	for (Shard &s : shards_) {
+		/* one pin of the library at most, dropped outside the lock */
+		std::shared_ptr<void> lib;
 		std::lock_guard<SpinLock> g(s.lock);
 
 		for (auto it = s.map.begin(); it != s.map.end();) {
 			if (!it->second.builtin() && it->second.owner == ia &&
 			    it->second.owner_seq == ia_seq &&
-			    it->first != ia)
+			    it->first != ia) {
+				if (!lib)
+					lib = std::move(it->second.lib);
 				it = s.map.erase(it);
-			else
+			} else {
 				++it;
+			}
 		}
 	}
 }

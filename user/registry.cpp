@@ -754,39 +754,41 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 		return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
 	}
 
+	/*
+	 * This dlopen's reference, closed by the last holder of the pin (if
+	 * making the pin throws, its deleter closed it).  Made and, for a
+	 * library loaded already, dropped outside the lock.
+	 */
+	std::shared_ptr<void> pin;
+	try {
+		pin = std::shared_ptr<void>(dl, dlclose);
+	} catch (...) {
+		return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
 	Library *lib = nullptr;
-	bool extra_ref = false;
 	{
 		Lock g(lock_);
 
 		for (Library &l : libs_)
 			if (l.dl == dl)
 				lib = &l;
-		if (lib) {
-			extra_ref = true;
-		} else {
+		if (!lib) {
 			try {
 				lib = &libs_.emplace_back();
-				/* if this throws, its deleter closed @dl */
-				lib->pin = std::shared_ptr<void>(dl, dlclose);
 			} catch (...) {
-				if (lib)
-					libs_.pop_back();
 				g.unlock();
-				if (!lib)
-					dlclose(dl);
 				return err(DAT_INSUFFICIENT_RESOURCES,
 					   DAT_RESOURCE_MEMORY);
 			}
 			lib->dl = dl;
+			lib->pin = std::move(pin);
 			lib->init = init;
 			lib->fini = fini;
 		}
 		/* held from now on: the library stays while this name does */
 		lib->names++;
 	}
-	if (extra_ref)
-		dlclose(dl);
+	pin.reset();	/* a second reference to a library loaded already */
 
 	DAT_PROVIDER_INFO info = e.info();
 	lib->init(&info, e.ia_params.c_str());
@@ -845,6 +847,12 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 	DAT_UINT32 why = DAT_NAME_NOT_REGISTERED;
 	DAT_PROVIDER_INFO info;
 	DAT_PROVIDER *p = nullptr;
+	/*
+	 * The loaded library's pin, which its handles get.  Declared before
+	 * the lock, so that if this is the last pin (an open that failed
+	 * finalized the name) the dlclose() runs after the lock is dropped.
+	 */
+	std::shared_ptr<void> lib;
 
 	load_conf();
 	Lock g(lock_);
@@ -935,7 +943,6 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 	/* pin the loaded name: no dat_provider_fini while this open runs */
 	std::string opened = info.ia_name;
 	auto it = loaded_names_.find(opened);
-	std::shared_ptr<void> lib;	/* its handles hold the library */
 	if (it != loaded_names_.end()) {
 		it->second.open_ias++;
 		lib = it->second.lib->pin;

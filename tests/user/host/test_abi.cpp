@@ -43,7 +43,9 @@ struct Conf {
 		  << "rxe0 u1.2 threadsafe default libdat.so.1 kdat.1.0 \"rxe0\" \"\"\n"
 		  << "test0 u1.2 threadsafe nondefault " DAT_TEST_PROVIDER
 		     " test.1.0 \"hello params\" \"\"\n"
-		  << "broken u1.2\n";
+		  << "broken u1.2\n"
+		  << "failopen0 u1.2 threadsafe nondefault " DAT_TEST_PROVIDER
+		     " test.1.0 \"\" \"\"\n";
 		setenv("DAT_OVERRIDE", path.c_str(), 1);
 		/* no kernel module here: the built-in provider finds nothing */
 		setenv("KDAT_DEVICE", "/nonexistent/kdat", 1);
@@ -82,15 +84,16 @@ TEST(Abi, OnlyTheDatApiIsExported)
 
 TEST(Abi, ListsTheGoodEntriesOfDatConf)
 {
-	DAT_PROVIDER_INFO a, b, *list[2] = { &a, &b };
+	DAT_PROVIDER_INFO a, b, c, *list[3] = { &a, &b, &c };
 	DAT_COUNT n = 0;
 
 	::testing::internal::CaptureStderr();
-	ASSERT_EQ(DAT_SUCCESS, dat_registry_list_providers(2, &n, list));
+	ASSERT_EQ(DAT_SUCCESS, dat_registry_list_providers(3, &n, list));
 	std::string err = ::testing::internal::GetCapturedStderr();
-	ASSERT_EQ(2, n);
+	ASSERT_EQ(3, n);
 	EXPECT_STREQ("rxe0", a.ia_name);
 	EXPECT_STREQ("test0", b.ia_name);
+	EXPECT_STREQ("failopen0", c.ia_name);
 	EXPECT_EQ(DAT_TRUE, b.is_thread_safe);
 	/* the registry was read once, by this test or an earlier one */
 	if (!err.empty()) {
@@ -177,19 +180,41 @@ TEST(Abi, ACallIntoAProviderKeepsItsLibraryLoadedThroughTheClose)
 		qr = dat_ia_query(ia, nullptr, 0, nullptr,
 				  DAT_PROVIDER_FIELD_ALL, &pa);
 	});
+	/* (a query that never reaches the provider is ctest's TIMEOUT) */
 	wait_held();
-	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
-	EXPECT_EQ(finis + 1, env("TEST_PROVIDER_FINIS"));
+	const DAT_RETURN cr = dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
 	if (!loaded(DAT_TEST_PROVIDER)) {
 		t.detach();	/* parked in code that is gone */
 		FAIL() << "the provider was unloaded under a running call";
 	}
 	release();
 	t.join();
+	EXPECT_EQ(DAT_SUCCESS, cr);
+	EXPECT_EQ(finis + 1, env("TEST_PROVIDER_FINIS"));
 	EXPECT_EQ(DAT_SUCCESS, qr);
 	EXPECT_STREQ("test", pa.provider_name);
 	/* the call's hold was the last: the library went with it */
 	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
+}
+
+/*
+ * An open whose IA open fails finalizes the name it loaded, and the
+ * library goes in that call: its unloading (a destructor that calls back
+ * into the registry) runs with no registry lock held.  A lock held
+ * across the dlclose() is a deadlock: ctest's TIMEOUT.
+ */
+TEST(Abi, ALibraryUnloadedByAFailedOpenMayCallTheRegistry)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+
+	setenv("TEST_PROVIDER_UNLOAD_CALLS_BACK", "1", 1);
+	unsetenv("TEST_PROVIDER_UNLOAD_LIST");
+	EXPECT_EQ(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY),
+		  dat_ia_open((DAT_NAME_PTR) "failopen0", 16, &async, &ia));
+	unsetenv("TEST_PROVIDER_UNLOAD_CALLS_BACK");
+	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
+	EXPECT_STREQ("ok", std::getenv("TEST_PROVIDER_UNLOAD_LIST"));
 }
 
 TEST(Abi, BuiltinProviderWithoutTheKernelModule)

@@ -13,7 +13,8 @@
  * _wait_held, _release), and the init of "callback0" calls back into the
  * registry (dat_registry_list_providers and a dat_ia_open of another name).
  * test_abi.cpp holds a dat_ia_query (name "query", kind 2) to close the IA
- * under it; the query touches no IA after the hold.
+ * under it (the query touches no IA after the hold), and opens
+ * "failopen0", whose IA open fails, with the unloading calling back.
  */
 #include <dat/udat.h>
 
@@ -104,6 +105,8 @@ static DAT_RETURN t_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 
 	(void)qlen;
 	maybe_hold(name, 0);
+	if (!strcmp(name, "failopen0"))
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -203,6 +206,22 @@ void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *params)
 		setenv("TEST_PROVIDER_ADD_FAILED", "1", 1);
 	if (!strcmp(info->ia_name, "callback0"))
 		init_calls_back();
+}
+
+/*
+ * Unloaded: asked to (test_abi.cpp), call back into the registry, which
+ * must not be holding its lock across our dlclose().
+ */
+__attribute__((destructor)) static void unloaded(void)
+{
+	DAT_PROVIDER_INFO i, *l[1] = { &i };
+	DAT_COUNT n = 0;
+	DAT_RETURN r;
+
+	if (!getenv("TEST_PROVIDER_UNLOAD_CALLS_BACK"))
+		return;
+	r = dat_registry_list_providers(1, &n, l);
+	setenv("TEST_PROVIDER_UNLOAD_LIST", r == DAT_SUCCESS ? "ok" : "failed", 1);
 }
 
 void dat_provider_fini(const DAT_PROVIDER_INFO *info)
