@@ -130,8 +130,12 @@ void HandleTable::insert(const std::shared_ptr<Object> &obj)
 	e.type = obj->type;
 	e.obj = obj;
 	e.provider = obj->provider;
+	HandleEntry old;	/* what had the address: dropped outside the lock */
 	std::lock_guard<SpinLock> g(s.lock);
-	s.map[obj->handle()] = std::move(e);
+	HandleEntry &slot = s.map[obj->handle()];
+
+	old = std::move(slot);
+	slot = std::move(e);
 }
 
 std::uint64_t HandleTable::insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
@@ -235,6 +239,17 @@ HandleEntry HandleTable::find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const
 	if (it == s.map.end() || it->second.type != type)
 		return {};
 	return it->second;
+}
+
+DAT_PROVIDER *HandleTable::provider_of(DAT_HANDLE h) const
+{
+	if (!h)
+		return nullptr;
+	Shard &s = shard(h);
+	std::lock_guard<SpinLock> g(s.lock);
+	auto it = s.map.find(h);
+
+	return it == s.map.end() ? nullptr : it->second.provider;
 }
 
 std::size_t HandleTable::size() const

@@ -127,8 +127,10 @@ struct HandleEntry {
 	std::shared_ptr<Object> obj;	/* built-in provider; null if foreign */
 	DAT_PROVIDER *provider = nullptr;
 	/*
-	 * The library a loaded provider lives in (null for the built-in one
-	 * and for a table registered at run time): every copy holds it
+	 * The library a loaded provider lives in (null for the built-in one,
+	 * for a table registered at run time and for a name a library's
+	 * dat_provider_init registers beyond its dat.conf names): every copy
+	 * holds it
 	 * mapped, so a call that found this entry keeps the library loaded
 	 * until it returns, whatever dat_ia_close another thread runs.
 	 */
@@ -174,6 +176,8 @@ public:
 	HandleEntry find(DAT_HANDLE h) const;
 	/* The entry of @h if it is live and of @type. */
 	HandleEntry find(DAT_HANDLE h, DAT_HANDLE_TYPE type) const;
+	/* The provider of @h, or null: no copy of the entry (no pins). */
+	DAT_PROVIDER *provider_of(DAT_HANDLE h) const;
 
 	std::size_t size() const;
 

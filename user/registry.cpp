@@ -9,7 +9,9 @@
 // dat_provider_init(info, ia_params) registers a provider table for the
 // name; once every IA of that name is closed, dat_provider_fini(info) is
 // called (and the registration dropped if the provider left it), and the
-// library is dlclose()d when none of its names is in use.
+// library is dlclose()d when none of its names is in use and no call is
+// running in it (Library::pin).  So dat_provider_fini may run while a
+// call another thread made on a closing IA is still inside the provider.
 #include "registry.hpp"
 
 #include <dlfcn.h>
@@ -1094,12 +1096,10 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 	for (auto r = registered_.begin(); r != registered_.end(); ++r) {
 		if (r->provider != p || !same_info(r->info, *info))
 			continue;
-		for (auto &[ia, rec] : open_ias_) {
-			HandleEntry e = handles().find(ia);
-
-			if (e && e.provider == p && rec.name == r->info.ia_name)
+		for (auto &[ia, rec] : open_ias_)
+			if (handles().provider_of(ia) == p &&
+			    rec.name == r->info.ia_name)
 				return err(DAT_PROVIDER_IN_USE);
-		}
 		registered_.erase(r);
 		return DAT_SUCCESS;
 	}
