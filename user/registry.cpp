@@ -9,9 +9,11 @@
 // dat_provider_init(info, ia_params) registers a provider table for the
 // name; once every IA of that name is closed, dat_provider_fini(info) is
 // called (and the registration dropped if the provider left it), and the
-// library is dlclose()d when none of its names is in use and no call is
-// running in it (Library::pin).  So dat_provider_fini may run while a
-// call another thread made on a closing IA is still inside the provider.
+// library is dlclose()d when none of its names is in use, none of the
+// tables its init registered is still registered and no call is running
+// in it (Library::pin, Registered::lib, HandleEntry::lib).  So
+// dat_provider_fini may run while a call another thread made on a
+// closing IA is still inside the provider.
 #include "registry.hpp"
 
 #include <dlfcn.h>
@@ -526,7 +528,20 @@ struct Library {
 struct Registered {
 	DAT_PROVIDER *provider;
 	DAT_PROVIDER_INFO info;
+	/*
+	 * The library whose dat_provider_init registered it (its pin), so a
+	 * table that outlives the library's dat.conf names keeps its code
+	 * mapped; null for the built-in tables and the application's own.
+	 */
+	std::shared_ptr<void> lib;
 };
+
+/*
+ * The pin of the library whose dat_provider_init this thread is running
+ * (load_library): what that init registers holds the library.  Not on
+ * the data path: the default TLS model, no static TLS.
+ */
+static thread_local const std::shared_ptr<void> *initializing_lib = nullptr;
 
 /* An IA name whose library's dat_provider_init was called. */
 struct LoadedName {
@@ -578,7 +593,8 @@ private:
 	void load_conf();
 	DAT_PROVIDER *find_registered(const char *name, DAT_UINT32 major,
 				      DAT_UINT32 minor, DAT_BOOLEAN ts,
-				      DAT_UINT32 *why, DAT_PROVIDER_INFO *info);
+				      DAT_UINT32 *why, DAT_PROVIDER_INFO *info,
+				      std::shared_ptr<void> *lib = nullptr);
 	DAT_PROVIDER *add_builtin(const std::string &name,
 				  const std::string &kernel_name,
 				  const DAT_PROVIDER_INFO &info);
@@ -683,20 +699,24 @@ void Registry::load_conf()
 DAT_PROVIDER *Registry::find_registered(const char *name, DAT_UINT32 major,
 					DAT_UINT32 minor, DAT_BOOLEAN ts,
 					DAT_UINT32 *why,
-					DAT_PROVIDER_INFO *info)
+					DAT_PROVIDER_INFO *info,
+					std::shared_ptr<void> *lib)
 {
-	DAT_PROVIDER *best = nullptr;
+	const Registered *best = nullptr;
 
 	for (const Registered &r : registered_) {
 		if (!info_matches(r.info, name, major, minor, ts, why))
 			continue;
 		/* an exact thread-safety match wins */
-		if (!best || r.info.is_thread_safe == ts) {
-			best = r.provider;
-			*info = r.info;
-		}
+		if (!best || r.info.is_thread_safe == ts)
+			best = &r;
 	}
-	return best;
+	if (!best)
+		return nullptr;
+	*info = best->info;
+	if (lib)
+		*lib = best->lib;
+	return best->provider;
 }
 
 BuiltinProvider *Registry::builtin(const char *name)
@@ -729,7 +749,7 @@ DAT_PROVIDER *Registry::add_builtin(const std::string &name,
 	for (const Registered &r : registered_)
 		if (r.provider == &b->table && same_info(r.info, info))
 			return &b->table;
-	registered_.push_back({ &b->table, info });
+	registered_.push_back({ &b->table, info, nullptr });
 	return &b->table;
 }
 
@@ -793,7 +813,9 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 	pin.reset();	/* a second reference to a library loaded already */
 
 	DAT_PROVIDER_INFO info = e.info();
+	initializing_lib = &lib->pin;
 	lib->init(&info, e.ia_params.c_str());
+	initializing_lib = nullptr;
 
 	Lock g(lock_);
 	loaded_names_[e.ia_name] = LoadedName{ lib, info, 0 };
@@ -870,7 +892,7 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 			continue;
 		}
 		why = DAT_NAME_NOT_REGISTERED;
-		p = find_registered(name, major, minor, ts, &why, &info);
+		p = find_registered(name, major, minor, ts, &why, &info, &lib);
 		if (p || !names_in_conf(name))
 			break;
 
@@ -902,7 +924,7 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 		if (!ok(r))
 			return r;
 		why = DAT_NAME_NOT_REGISTERED;
-		p = find_registered(name, major, minor, ts, &why, &info);
+		p = find_registered(name, major, minor, ts, &why, &info, &lib);
 		if (!p) {
 			/* the library did not register what it serves */
 			finalize(e.ia_name, g);
@@ -945,10 +967,8 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 	/* pin the loaded name: no dat_provider_fini while this open runs */
 	std::string opened = info.ia_name;
 	auto it = loaded_names_.find(opened);
-	if (it != loaded_names_.end()) {
+	if (it != loaded_names_.end())
 		it->second.open_ias++;
-		lib = it->second.lib->pin;
-	}
 	bool builtin = false;
 	for (BuiltinProvider &b : builtins_)
 		builtin |= p == &b.table;
@@ -1045,6 +1065,7 @@ void Registry::finalize(const std::string &name, Lock &g)
 	if (ln.lib->fini)
 		ln.lib->fini(&ln.info);
 	g.lock();
+	/* their pins are not the last: ln.lib->pin is still held */
 	for (auto r = registered_.begin(); r != registered_.end();) {
 		if (same_info(r->info, ln.info))
 			r = registered_.erase(r);
@@ -1082,7 +1103,9 @@ DAT_RETURN Registry::add(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 	for (const Registered &r : registered_)
 		if (same_info(r.info, *info))
 			return err(DAT_PROVIDER_ALREADY_REGISTERED);
-	registered_.push_back({ p, *info });
+	/* from a library's dat_provider_init: the table holds the library */
+	registered_.push_back({ p, *info,
+				initializing_lib ? *initializing_lib : nullptr });
 	return DAT_SUCCESS;
 }
 
@@ -1092,6 +1115,8 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 		return bad_arg(1);
 	if (!info)
 		return bad_arg(2);
+	/* the registration's pin of its library: maybe the last, unlocked */
+	std::shared_ptr<void> lib;
 	Lock g(lock_);
 	for (auto r = registered_.begin(); r != registered_.end(); ++r) {
 		if (r->provider != p || !same_info(r->info, *info))
@@ -1100,6 +1125,7 @@ DAT_RETURN Registry::remove(DAT_PROVIDER *p, const DAT_PROVIDER_INFO *info)
 			if (handles().provider_of(ia) == p &&
 			    rec.name == r->info.ia_name)
 				return err(DAT_PROVIDER_IN_USE);
+		lib = std::move(r->lib);
 		registered_.erase(r);
 		return DAT_SUCCESS;
 	}
@@ -1155,13 +1181,14 @@ DAT_RETURN Registry::list(DAT_COUNT max, DAT_COUNT *n,
 
 void Registry::reset()
 {
+	std::vector<Registered> dropped;	/* their pins: after the lock */
 	Lock g(lock_);
 
 	cv_.wait(g, [this] { return !loading_; });
 	loaded_ = false;
 	conf_.clear();
 	/* built-in tables stay allocated: objects may still point to them */
-	registered_.clear();
+	dropped.swap(registered_);
 	loaded_names_.clear();
 	open_ias_.clear();
 }

@@ -45,7 +45,9 @@ struct Conf {
 		     " test.1.0 \"hello params\" \"\"\n"
 		  << "broken u1.2\n"
 		  << "failopen0 u1.2 threadsafe nondefault " DAT_TEST_PROVIDER
-		     " test.1.0 \"\" \"\"\n";
+		     " test.1.0 \"\" \"\"\n"
+		  << "registers_extra0 u1.2 threadsafe nondefault "
+		     DAT_TEST_PROVIDER " test.1.0 \"\" \"\"\n";
 		setenv("DAT_OVERRIDE", path.c_str(), 1);
 		/* no kernel module here: the built-in provider finds nothing */
 		setenv("KDAT_DEVICE", "/nonexistent/kdat", 1);
@@ -84,16 +86,17 @@ TEST(Abi, OnlyTheDatApiIsExported)
 
 TEST(Abi, ListsTheGoodEntriesOfDatConf)
 {
-	DAT_PROVIDER_INFO a, b, c, *list[3] = { &a, &b, &c };
+	DAT_PROVIDER_INFO a, b, c, d, *list[4] = { &a, &b, &c, &d };
 	DAT_COUNT n = 0;
 
 	::testing::internal::CaptureStderr();
-	ASSERT_EQ(DAT_SUCCESS, dat_registry_list_providers(3, &n, list));
+	ASSERT_EQ(DAT_SUCCESS, dat_registry_list_providers(4, &n, list));
 	std::string err = ::testing::internal::GetCapturedStderr();
-	ASSERT_EQ(3, n);
+	ASSERT_EQ(4, n);
 	EXPECT_STREQ("rxe0", a.ia_name);
 	EXPECT_STREQ("test0", b.ia_name);
 	EXPECT_STREQ("failopen0", c.ia_name);
+	EXPECT_STREQ("registers_extra0", d.ia_name);
 	EXPECT_EQ(DAT_TRUE, b.is_thread_safe);
 	/* the registry was read once, by this test or an earlier one */
 	if (!err.empty()) {
@@ -221,6 +224,48 @@ TEST(Abi, ALibraryUnloadedByAFailedOpenMayCallTheRegistry)
 	unsetenv("TEST_PROVIDER_UNLOAD_CALLS_BACK");
 	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
 	EXPECT_STREQ("ok", std::getenv("TEST_PROVIDER_UNLOAD_LIST"));
+}
+
+/*
+ * A table a provider's init registers under a name beyond its dat.conf
+ * names, and leaves registered after its fini, keeps the library loaded:
+ * an open of that name calls into it after the dat.conf name is gone.
+ * The library goes when that registration is removed.
+ */
+TEST(Abi, ATableRegisteredBeyondDatConfKeepsItsLibrary)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	DAT_PROVIDER_ATTR pa;
+
+	ASSERT_EQ(DAT_SUCCESS,
+		  dat_ia_open((DAT_NAME_PTR) "registers_extra0", 16, &async, &ia));
+	void *dl = dlopen(DAT_TEST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_NE(nullptr, dl);
+	auto table = (DAT_PROVIDER * (*)())dlsym(dl, "test_provider_table");
+	auto extra = (const DAT_PROVIDER_INFO *(*)())dlsym(
+		dl, "test_provider_extra_info");
+	dlclose(dl);
+	ASSERT_TRUE(table && extra);
+	DAT_PROVIDER *p = table();
+	const DAT_PROVIDER_INFO x = *extra();	/* a copy: it lives there */
+	ASSERT_STREQ("extra0", x.ia_name);
+
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	/* registers_extra0 is finalized; its init's "extra0" is not */
+	ASSERT_TRUE(loaded(DAT_TEST_PROVIDER))
+		<< "unloaded under a table still registered";
+	async = DAT_HANDLE_NULL;
+	ASSERT_EQ(DAT_SUCCESS,
+		  dat_ia_open((DAT_NAME_PTR) "extra0", 16, &async, &ia));
+	EXPECT_EQ(DAT_SUCCESS, dat_ia_query(ia, nullptr, 0, nullptr,
+					    DAT_PROVIDER_FIELD_ALL, &pa));
+	EXPECT_STREQ("test", pa.provider_name);
+	ASSERT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	EXPECT_TRUE(loaded(DAT_TEST_PROVIDER));
+	/* the registration was the last holder */
+	ASSERT_EQ(DAT_SUCCESS, dat_registry_remove_provider(p, &x));
+	EXPECT_FALSE(loaded(DAT_TEST_PROVIDER));
 }
 
 TEST(Abi, BuiltinProviderWithoutTheKernelModule)

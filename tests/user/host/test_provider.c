@@ -14,7 +14,8 @@
  * registry (dat_registry_list_providers and a dat_ia_open of another name).
  * test_abi.cpp holds a dat_ia_query (name "query", kind 2) to close the IA
  * under it (the query touches no IA after the hold), and opens
- * "failopen0", whose IA open fails, with the unloading calling back.
+ * "failopen0", whose IA open fails, with the unloading calling back, and
+ * "registers_extra0", whose init registers the table as "extra0" too.
  */
 #include <dat/udat.h>
 
@@ -193,6 +194,22 @@ static void init_calls_back(void)
 	setenv("TEST_PROVIDER_CALLBACK_OPEN", r == DAT_SUCCESS ? "ok" : "failed", 1);
 }
 
+/* "registers_extra0" also registers the table as "extra0" and leaves it */
+static DAT_PROVIDER_INFO extra;
+
+DAT_PROVIDER *test_provider_table(void);
+const DAT_PROVIDER_INFO *test_provider_extra_info(void);
+
+DAT_PROVIDER *test_provider_table(void)
+{
+	return &prov;
+}
+
+const DAT_PROVIDER_INFO *test_provider_extra_info(void)
+{
+	return &extra;
+}
+
 void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *params)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -206,6 +223,12 @@ void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *params)
 		setenv("TEST_PROVIDER_ADD_FAILED", "1", 1);
 	if (!strcmp(info->ia_name, "callback0"))
 		init_calls_back();
+	if (!strcmp(info->ia_name, "registers_extra0")) {
+		extra = *info;
+		strcpy(extra.ia_name, "extra0");
+		if (dat_registry_add_provider(&prov, &extra) != DAT_SUCCESS)
+			setenv("TEST_PROVIDER_ADD_FAILED", "1", 1);
+	}
 }
 
 /*
