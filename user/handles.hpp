@@ -127,8 +127,10 @@ struct HandleEntry {
 	std::shared_ptr<Object> obj;	/* built-in provider; null if foreign */
 	DAT_PROVIDER *provider = nullptr;
 	/*
-	 * The library a loaded provider lives in (null for the built-in one
-	 * and for a table the application registered): every copy holds it
+	 * The library a loaded provider lives in (null for the built-in one,
+	 * a table the application registered, and one a library registered
+	 * from another thread under a name not in dat.conf): every copy
+	 * holds it
 	 * mapped, so a call that found this entry keeps the library loaded
 	 * until it returns, whatever dat_ia_close another thread runs.
 	 */

@@ -813,9 +813,14 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 	pin.reset();	/* a second reference to a library loaded already */
 
 	DAT_PROVIDER_INFO info = e.info();
-	initializing_lib = &lib->pin;
-	lib->init(&info, e.ia_params.c_str());
-	initializing_lib = nullptr;
+	{
+		/* restored after: an init may open a name that loads another */
+		const std::shared_ptr<void> *outer = initializing_lib;
+
+		initializing_lib = &lib->pin;
+		lib->init(&info, e.ia_params.c_str());
+		initializing_lib = outer;
+	}
 
 	Lock g(lock_);
 	loaded_names_[e.ia_name] = LoadedName{ lib, info, 0 };
@@ -967,8 +972,12 @@ DAT_RETURN Registry::open(const char *name, DAT_COUNT qlen,
 	/* pin the loaded name: no dat_provider_fini while this open runs */
 	std::string opened = info.ia_name;
 	auto it = loaded_names_.find(opened);
-	if (it != loaded_names_.end())
+	if (it != loaded_names_.end()) {
 		it->second.open_ias++;
+		/* a table the init registered from another thread: no pin */
+		if (!lib)
+			lib = it->second.lib->pin;
+	}
 	bool builtin = false;
 	for (BuiltinProvider &b : builtins_)
 		builtin |= p == &b.table;
@@ -1065,12 +1074,18 @@ void Registry::finalize(const std::string &name, Lock &g)
 	if (ln.lib->fini)
 		ln.lib->fini(&ln.info);
 	g.lock();
-	/* their pins are not the last: ln.lib->pin is still held */
+	/*
+	 * The registration's pin (add() allows one per info; maybe another
+	 * library's): dropped after the lock.
+	 */
+	std::shared_ptr<void> dropped;
 	for (auto r = registered_.begin(); r != registered_.end();) {
-		if (same_info(r->info, ln.info))
+		if (same_info(r->info, ln.info)) {
+			dropped = std::move(r->lib);
 			r = registered_.erase(r);
-		else
+		} else {
 			++r;
+		}
 	}
 	std::shared_ptr<void> pin;
 	if (--ln.lib->names == 0) {
@@ -1084,10 +1099,11 @@ void Registry::finalize(const std::string &name, Lock &g)
 	}
 	busy_.erase(name);
 	cv_.notify_all();
-	if (pin) {
+	if (pin || dropped) {
 		/* dlclose() now, or when the last call into it returns */
 		g.unlock();
 		pin.reset();
+		dropped.reset();
 		g.lock();
 	}
 }
