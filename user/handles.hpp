@@ -130,9 +130,8 @@ struct HandleEntry {
 	 * The library a loaded provider lives in (null for the built-in one,
 	 * a table the application registered, and one a library registered
 	 * from another thread under a name not in dat.conf): every copy
-	 * holds it
-	 * mapped, so a call that found this entry keeps the library loaded
-	 * until it returns, whatever dat_ia_close another thread runs.
+	 * holds it mapped, so a call that found this entry keeps the library
+	 * loaded until it returns, whatever dat_ia_close another thread runs.
 	 */
 	std::shared_ptr<void> lib;
 	DAT_HANDLE owner = nullptr;	/* the IA it belongs to (foreign) */
@@ -155,9 +154,9 @@ public:
 	/*
 	 * Track a handle of a loaded provider (in library @lib), owned by IA
 	 * @owner of tracking @owner_seq (0: @h is that IA); returns its
-	 * tracking.  @named_again
-	 * (a handle a query names again, not a create's new object, which
-	 * replaces any): keep the tracking @h already has.
+	 * tracking.  @named_again (a handle a query names again, not a
+	 * create's new object, which replaces any): keep the tracking @h
+	 * already has.
 	 */
 	std::uint64_t insert_foreign(DAT_HANDLE h, DAT_HANDLE_TYPE type,
 				     DAT_PROVIDER *provider,

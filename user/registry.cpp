@@ -511,10 +511,10 @@ bool info_matches(const DAT_PROVIDER_INFO &have, const char *name,
 }
 
 struct Library {
-	void *dl = nullptr;
 	/*
-	 * dlclose()s @dl when its last holder lets go: the registry until
-	 * the library's last name is finalized, and every handle entry of
+	 * The dlopen() handle, dlclose()d when its last holder lets go: the
+	 * registry until the library's last name is finalized, each table
+	 * its init registered (Registered::lib) and every handle entry of
 	 * its providers, so also each call into it (dispatch.hpp copies the
 	 * entry for the call) - a dat_ia_close in another thread never
 	 * unmaps code a call is running.
@@ -792,7 +792,7 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 		Lock g(lock_);
 
 		for (Library &l : libs_)
-			if (l.dl == dl)
+			if (l.pin.get() == dl)
 				lib = &l;
 		if (!lib) {
 			try {
@@ -802,7 +802,6 @@ DAT_RETURN Registry::load_library(const ConfEntry &e)
 				return err(DAT_INSUFFICIENT_RESOURCES,
 					   DAT_RESOURCE_MEMORY);
 			}
-			lib->dl = dl;
 			lib->pin = std::move(pin);
 			lib->init = init;
 			lib->fini = fini;

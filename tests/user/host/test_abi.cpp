@@ -65,6 +65,22 @@ bool loaded(const char *path)
 	return h != nullptr;
 }
 
+/*
+ * A function of the test provider, which the registry loaded: no
+ * reference of our own stays (the registry's decides when it goes).
+ */
+template <class F>
+F provider_fn(const char *name)
+{
+	void *dl = dlopen(DAT_TEST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
+
+	if (!dl)
+		return nullptr;
+	auto f = (F)dlsym(dl, name);
+	dlclose(dl);
+	return f;
+}
+
 DAT_RETURN E(DAT_UINT32 t, DAT_UINT32 s = 0)
 {
 	return DAT_ERROR(t, s);
@@ -167,13 +183,10 @@ TEST(Abi, ACallIntoAProviderKeepsItsLibraryLoadedThroughTheClose)
 	int finis = env("TEST_PROVIDER_FINIS");
 
 	ASSERT_EQ(DAT_SUCCESS, dat_ia_open((DAT_NAME_PTR) "test0", 16, &async, &ia));
-	/* the hold controls, without a reference of our own to the library */
-	void *dl = dlopen(DAT_TEST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
-	ASSERT_NE(nullptr, dl);
-	auto hold = (void (*)(const char *, int))dlsym(dl, "test_provider_hold");
-	auto wait_held = (void (*)())dlsym(dl, "test_provider_wait_held");
-	auto release = (void (*)())dlsym(dl, "test_provider_release");
-	dlclose(dl);
+	auto hold = provider_fn<void (*)(const char *, int)>(
+		"test_provider_hold");
+	auto wait_held = provider_fn<void (*)()>("test_provider_wait_held");
+	auto release = provider_fn<void (*)()>("test_provider_release");
 	ASSERT_TRUE(hold && wait_held && release);
 
 	hold("query", 2);
@@ -240,12 +253,9 @@ TEST(Abi, ATableRegisteredBeyondDatConfKeepsItsLibrary)
 
 	ASSERT_EQ(DAT_SUCCESS,
 		  dat_ia_open((DAT_NAME_PTR) "registers_extra0", 16, &async, &ia));
-	void *dl = dlopen(DAT_TEST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
-	ASSERT_NE(nullptr, dl);
-	auto table = (DAT_PROVIDER * (*)())dlsym(dl, "test_provider_table");
-	auto extra = (const DAT_PROVIDER_INFO *(*)())dlsym(
-		dl, "test_provider_extra_info");
-	dlclose(dl);
+	auto table = provider_fn<DAT_PROVIDER *(*)()>("test_provider_table");
+	auto extra = provider_fn<const DAT_PROVIDER_INFO *(*)()>(
+		"test_provider_extra_info");
 	ASSERT_TRUE(table && extra);
 	DAT_PROVIDER *p = table();
 	const DAT_PROVIDER_INFO x = *extra();	/* a copy: it lives there */
