@@ -1126,15 +1126,26 @@ union kdat_ioc_any {
 	struct kdat_ioc_ia_open ia_open;
 };
 
+/*
+ * The argument is held on the stack (464 bytes at most, KDAT_IOC_STACK):
+ * no allocation per call on the data path's kicks, polls and posts.  The
+ * stack is the calling thread's own, so a call that user space stalls in
+ * the copy out holds nothing more than its thread.
+ */
+#define KDAT_IOC_STACK	512
+
 static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct kdat_ucall c = { .uf = f->private_data };
 	void __user *u = (void __user *)arg;
 	unsigned int nr = _IOC_NR(cmd);
-	union kdat_ioc_any *k;
+	union kdat_ioc_any kbuf;
+	void *k = &kbuf;
 	DAT_RETURN st;
 	size_t ks;
 	int ret, idx;
+
+	BUILD_BUG_ON(sizeof(kbuf) > KDAT_IOC_STACK);
 
 	if (_IOC_TYPE(cmd) != KDAT_IOC_MAGIC ||
 	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
@@ -1145,24 +1156,17 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	ks = kdat_iocs[nr].size;
 	/* every argument struct must fit the union (a new ioctl's too) */
-	if (unlikely(ks > sizeof(*k)))
+	if (unlikely(ks > sizeof(kbuf)))
 		return -EINVAL;
-	/* held while user space may stall the copy out: charged */
-	k = kmalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
-	if (!k)
-		return -ENOMEM;
 	ret = kdat_copy_in(k, ks, u);
 	if (ret)
-		goto out;
-	if (!kdat_ioc_reserved_zero(nr, k)) {
-		ret = -EINVAL;
-		goto out;
-	}
+		return ret;
+	if (!kdat_ioc_reserved_zero(nr, k))
+		return -EINVAL;
 	if (!kdat_ufile_mine(c.uf)) {
 		/* a forked child, or a process the file was passed to */
 		st = KDAT_ERR(DAT_INVALID_HANDLE, 0);
-		ret = kdat_copy_out(u, k, ks, st);
-		goto out;
+		return kdat_copy_out(u, k, ks, st);
 	}
 	if (kdat_iocs[nr].sleeps) {
 		st = kdat_iocs[nr].fn(&c, k);
@@ -1184,8 +1188,6 @@ static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	ret = kdat_copy_out(u, k, ks, st);
 	/* what the call created becomes visible, or goes again */
 	kdat_ucall_finish(&c, !ret);
-out:
-	kfree(k);
 	return ret;
 }
 

@@ -1228,6 +1228,23 @@ Parts run_post_parts(const Options &o)
 	ok(sink, "dat_srq_query");
 	ok(dat_srq_free(srq), "dat_srq_free");
 
+	/*
+	 * A spinning consumer's empty dequeue: from the second one in a row
+	 * on, libdat polls the CQ in the kernel (KDAT_EVD_CTL_POLL), one
+	 * system call each.
+	 */
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT ev;
+	ok(dat_evd_create(p.s.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd),
+	   "dat_evd_create");
+	sink = dat_evd_dequeue(evd, &ev);
+	double empty_dequeue = ns_per_call(std::min(n, 2048), reps, [&](int) {
+		sink = dat_evd_dequeue(evd, &ev);
+	});
+	if (DAT_GET_TYPE(sink) != DAT_QUEUE_EMPTY)
+		throw std::runtime_error("the dequeue probe found an event");
+	ok(dat_evd_free(evd), "dat_evd_free");
+
 	std::mutex m;
 	std::shared_mutex sm;
 	std::atomic<std::uint64_t> at{ 0 };
@@ -1248,6 +1265,7 @@ Parts run_post_parts(const Options &o)
 	res.push_back({ "ioctl", median(ioctl) });
 	res.push_back({ "first_ioctl", median(ifirst) });
 	res.push_back({ "query", query });
+	res.push_back({ "empty_dequeue", empty_dequeue });
 	res.push_back({ "clock_gettime", ns_per_call(n, reps, [&](int) { vs = now_ns(); }) });
 	res.push_back({ "mutex", ns_per_call(n, reps, [&](int) {
 		m.lock();
