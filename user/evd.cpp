@@ -204,6 +204,22 @@ bool is_refusal(const struct kdat_uevent &u)
  * An RDMA read's or atomic's result may be what the next post answers
  * (read, then notify), so those count as events, as do receives.
  */
+/* Any operation of the send queue (a send, an RDMA, an atomic). */
+static bool is_request(std::uint32_t dto_op)
+{
+	switch (dto_op) {
+	case KDAT_UDTO_SEND:
+	case KDAT_UDTO_RDMA_WRITE:
+	case KDAT_UDTO_RDMA_WRITE_IMMED:
+	case KDAT_UDTO_RDMA_READ:
+	case KDAT_UDTO_CMP_AND_SWAP:
+	case KDAT_UDTO_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool is_request_completion(const struct kdat_uevent &u)
 {
 	if (u.event_number != DAT_DTO_COMPLETION_EVENT)
@@ -274,10 +290,13 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 		c.user_cookie.as_64 = u.cookie;
 		c.status = (DAT_DTO_COMPLETION_STATUS)u.status;
 		c.transfered_length = u.length;
-		if (auto ep = ctx->find<Ep>(u.handle))
+		if (auto ep = ctx->find<Ep>(u.handle)) {
 			c.ep_handle = ep->handle();
-		else if (ctx->tomb(u.handle, t))
+			if (is_request(u.dto_op))
+				ep->request_reaped();
+		} else if (ctx->tomb(u.handle, t)) {
 			c.ep_handle = t.handle;	/* the EP was freed */
+		}
 		/* the kernel names the SRQ a returned buffer came from */
 		if (u.srq) {
 			if (auto srq = ctx->find<Srq>(u.srq))

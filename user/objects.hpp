@@ -210,6 +210,13 @@ public:
 	 */
 	std::atomic<bool> polls{false};
 	std::atomic<unsigned> empty_dequeues{0};	/* in a row */
+	/*
+	 * Requests posted through the IA's send rings with a completion
+	 * asked for, whose completion the consumer has not dequeued yet
+	 * (Ep::awaited summed).  A post while another EP's are awaited is
+	 * one of many connections' work in flight (Ep::ring_post).
+	 */
+	std::atomic<std::int64_t> awaited{0};
 
 	/* Publish @o (kid set): handle table and ID map. */
 	void publish(const std::shared_ptr<Object> &o);
@@ -660,6 +667,10 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 		Kick::rule;
 	/* Context::reaped at the last post (post_lock): is this a stream? */
 	std::uint64_t reaped_at_post = ~std::uint64_t{0};
+	/* this EP's share of Context::awaited */
+	std::atomic<std::int64_t> awaited{0};
+	void request_reaped();		/* a completion of one dequeued */
+	void forget_awaited();		/* freed: its share leaves the IA's */
 
 	DAT_RETURN attach_ring(std::uint64_t offset, std::uint64_t size);
 	DAT_RETURN refresh_limits();

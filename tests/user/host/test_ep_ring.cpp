@@ -12,6 +12,10 @@
 //     consumer's own sends and RDMA writes not counting (Evd::pop)
 //   - and whose consumer sleeps for its events: one that spins on
 //     dat_evd_dequeue (Context::polls) kicks inline
+//   - or any post of a sleeping consumer while completions it asked for
+//     on other EPs of the IA are still to be dequeued (Context::awaited):
+//     many connections' requests in flight, which inline kicks would run
+//     one after the other
 //   - KDAT_EP_KICK=inline / =defer, read at EP creation, override it.
 // Events come from the test, as the kernel would write them; the fake
 // connects nothing, so the test publishes the EP's state in the header.
@@ -415,6 +419,86 @@ TEST_F(EpRing, StreamsArePerEpAndEventsPerIa)
 }
 
 /*
+ * While a completion the consumer asked for on another EP is still to be
+ * dequeued, a sleeping consumer's posts defer, signalled or answering an
+ * event; the EP's own awaited completions do not count.  Dequeuing it
+ * (any request: send, RDMA, atomic) gives the rule back.
+ */
+TEST_F(EpRing, APostWhileAnotherEpsCompletionIsAwaitedDefers)
+{
+	DAT_EP_HANDLE b = make_ep();
+
+	ASSERT_NE(nullptr, b);
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_RECV));
+	EXPECT_EQ(kDefer, kick_of_send(ep));
+	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+
+	/* b's send dequeued: ep's own two awaited completions do not count */
+	reap(s.dto, completion(b, KDAT_UDTO_SEND));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	/* but they do for b */
+	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+
+	/* ep's three and b's second, an RDMA read and atomics among them */
+	reap(s.dto, completion(ep, KDAT_UDTO_RDMA_READ));
+	reap(s.dto, completion(ep, KDAT_UDTO_CMP_AND_SWAP));
+	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_FETCH_AND_ADD));
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(b, KDAT_UDTO_RDMA_WRITE));
+	reap(s.dto, completion(b, KDAT_UDTO_RDMA_WRITE_IMMED));
+	reap(s.dto, completion(b, KDAT_UDTO_SEND));
+	/* nothing awaited: the rule (a receive ended the stream) */
+	reap(s.dto, completion(b, KDAT_UDTO_RECV));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_OK(dat_ep_free(b));
+}
+
+/*
+ * A spinning consumer kicks inline whatever is awaited; completions
+ * beyond what was asked for (a suppressed request that failed) do not
+ * take the count below nothing; a freed EP's awaited completions leave
+ * the IA's.
+ */
+TEST_F(EpRing, AwaitedCompletionsAreCountedExactly)
+{
+	DAT_EP_HANDLE b = make_ep();
+
+	ASSERT_NE(nullptr, b);
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	spin();
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+
+	/* b: one asked for, two completions (one a suppressed send's) */
+	reap(s.dto, completion(b, KDAT_UDTO_SEND));
+	reap(s.dto, completion(b, KDAT_UDTO_SEND));
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	/* a sleeper again: it sleeps until that post's completion comes */
+	DAT_EVENT e;
+	DAT_COUNT more;
+	DAT_RETURN r = E(DAT_INTERNAL_ERROR);
+	std::thread t([&] {
+		r = dat_evd_wait(s.dto, DAT_TIMEOUT_INFINITE, 1, &e, &more);
+	});
+	kernel.await_waiters(ref<kdat::Evd>(s.dto), 1);
+	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(s.dto),
+				  completion(b, KDAT_UDTO_SEND)));
+	t.join();
+	ASSERT_OK(r);
+	/* one asked for and dequeued: b's count is back at nothing */
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+
+	/* b freed with its completion awaited: ep follows the rule again */
+	EXPECT_OK(dat_ep_free(b));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+}
+
+/*
  * KDAT_EP_KICK=inline (for benchmarks) never defers; it is read when the
  * EP is made, so an EP made before keeps the rule.
  */
@@ -451,6 +535,7 @@ TEST_F(EpRing, KickDeferInTheEnvironmentDefersEverySuppressedPost)
 	reap(s.dto, completion(d, KDAT_UDTO_RECV));
 	EXPECT_EQ(kDefer, kick_of_send(d));
 	EXPECT_EQ(kInline, kick_of_send(d, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(d, KDAT_UDTO_SEND));
 
 	/* the EP made before follows the rule */
 	EXPECT_EQ(kInline, kick_of_send(ep));
