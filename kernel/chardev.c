@@ -1129,8 +1129,9 @@ union kdat_ioc_any {
 /*
  * The argument is held on the stack (464 bytes at most, KDAT_IOC_STACK):
  * no allocation per call on the data path's kicks, polls and posts.  The
- * stack is the calling thread's own, so a call that user space stalls in
- * the copy out holds nothing more than its thread.
+ * stack is the calling thread's own: a call that user space stalls in the
+ * copy out holds no memory for it beyond the objects it created, which
+ * are charged when made.
  */
 #define KDAT_IOC_STACK	512
 

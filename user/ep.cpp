@@ -454,17 +454,16 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 			w->seg[i].addr = iov[i].virtual_address;
 			w->seg[i].length = iov[i].segment_length;
 		}
+		others = ctx->awaited.load(std::memory_order_relaxed) -
+			 awaited.load(std::memory_order_relaxed);
+		/* before the kernel can see it: its completion may be next */
+		if (awaits(flags))
+			await_one();
 		kick_now = sring.publish();
 		const std::uint64_t reaped =
 			ctx->reaped.load(std::memory_order_relaxed);
 		stream = reaped == reaped_at_post;
 		reaped_at_post = reaped;
-		others = ctx->awaited.load(std::memory_order_relaxed) -
-			 awaited.load(std::memory_order_relaxed);
-		if (!(flags & DAT_COMPLETION_SUPPRESS_FLAG)) {
-			awaited.fetch_add(1, std::memory_order_relaxed);
-			ctx->awaited.fetch_add(1, std::memory_order_relaxed);
-		}
 	}
 	r = DAT_SUCCESS;
 	/*
@@ -504,12 +503,31 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	return true;
 }
 
-/* A completion of a request posted with one asked for was dequeued. */
+/*
+ * Does a request posted with @flags give the consumer a completion to
+ * dequeue?  Not a suppressed one, and none without a request EVD (the
+ * kernel completes those on a CQ of the EP's own).
+ */
+bool Ep::awaits(std::uint64_t flags) const
+{
+	return !(flags & DAT_COMPLETION_SUPPRESS_FLAG) && request_evd;
+}
+
+void Ep::await_one()
+{
+	awaited.fetch_add(1, std::memory_order_relaxed);
+	ctx->awaited.fetch_add(1, std::memory_order_relaxed);
+}
+
+/*
+ * A completion of one of the EP's requests was dequeued (or a counted
+ * post failed).  A hint for the kick rule, so it never goes below
+ * nothing: a failed suppressed request completes too.
+ */
 void Ep::request_reaped()
 {
 	std::int64_t n = awaited.load(std::memory_order_relaxed);
 
-	/* suppressed requests complete too when they fail: never below 0 */
 	while (n > 0) {
 		if (awaited.compare_exchange_weak(n, n - 1,
 						  std::memory_order_relaxed)) {
@@ -578,11 +596,16 @@ DAT_RETURN Ep::post_ioctl(std::uint32_t op, DAT_COUNT n,
 		std::lock_guard<SpinLock> g(post_lock);
 		ioctl_posted++;
 	}
+	const bool counted = op != KDAT_POST_RECV && awaits(flags);
+	if (counted)
+		await_one();
 	DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EP_POST, p);
 	if (!ok(r) && sq) {
 		std::lock_guard<SpinLock> g(post_lock);
 		ioctl_posted--;
 	}
+	if (!ok(r) && counted)
+		request_reaped();
 	return r;
 }
 

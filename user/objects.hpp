@@ -211,10 +211,12 @@ public:
 	std::atomic<bool> polls{false};
 	std::atomic<unsigned> empty_dequeues{0};	/* in a row */
 	/*
-	 * Requests posted through the IA's send rings with a completion
-	 * asked for, whose completion the consumer has not dequeued yet
-	 * (Ep::awaited summed).  A post while another EP's are awaited is
-	 * one of many connections' work in flight (Ep::ring_post).
+	 * Requests posted on the IA's EPs with a completion asked for, whose
+	 * completion the consumer has not dequeued yet (Ep::awaited summed;
+	 * a completion the kernel dropped on an overflowing EVD stays
+	 * counted until its EP is freed).  A post while another EP's are
+	 * awaited is one of many connections' work in flight
+	 * (Ep::ring_post).
 	 */
 	std::atomic<std::int64_t> awaited{0};
 
@@ -667,8 +669,14 @@ struct Ep : ObjectOf<DAT_HANDLE_TYPE_EP, ktype::EP> {
 		Kick::rule;
 	/* Context::reaped at the last post (post_lock): is this a stream? */
 	std::uint64_t reaped_at_post = ~std::uint64_t{0};
-	/* this EP's share of Context::awaited */
+	/*
+	 * This EP's share of Context::awaited: added before the post can
+	 * complete (ring and ioctl posts alike), taken away as the consumer
+	 * dequeues a completion of any of its requests.
+	 */
 	std::atomic<std::int64_t> awaited{0};
+	bool awaits(std::uint64_t flags) const;
+	void await_one();
 	void request_reaped();		/* a completion of one dequeued */
 	void forget_awaited();		/* freed: its share leaves the IA's */
 

@@ -73,6 +73,20 @@ protected:
 		return h;
 	}
 
+	/* A connected EP that posts by ioctl (KDAT_EP_POST=ioctl set). */
+	DAT_EP_HANDLE make_ep_on_ioctl()
+	{
+		DAT_EP_ATTR at = ep_attr();
+		DAT_EP_HANDLE h = nullptr;
+
+		EXPECT_OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, &at,
+					&h));
+		if (h)
+			kernel.set_ep_state(ref<kdat::Ep>(h),
+					    DAT_EP_STATE_CONNECTED);
+		return h;
+	}
+
 	DAT_RETURN send(DAT_EP_HANDLE e, DAT_COMPLETION_FLAGS flags = kSuppress)
 	{
 		DAT_LMR_TRIPLET t = s.seg(0, 64);
@@ -426,34 +440,89 @@ TEST_F(EpRing, StreamsArePerEpAndEventsPerIa)
  */
 TEST_F(EpRing, APostWhileAnotherEpsCompletionIsAwaitedDefers)
 {
+	DAT_LMR_TRIPLET t = s.seg(256, 16);
+	DAT_RMR_TRIPLET remote = { 0x77, 0, 0x123000, 16 };
+	DAT_DTO_COOKIE c;
+	auto write = [&] {
+		return kick_of(ep, [&] {
+			return dat_ep_post_rdma_write(ep, 1, &t, c, &remote,
+						      DAT_COMPLETION_DEFAULT_FLAG);
+		});
+	};
+	auto read = [&] {
+		return kick_of(ep, [&] {
+			return dat_ep_post_rdma_read(ep, 1, &t, c, &remote,
+						     DAT_COMPLETION_DEFAULT_FLAG);
+		});
+	};
 	DAT_EP_HANDLE b = make_ep();
 
 	ASSERT_NE(nullptr, b);
+	c.as_64 = 1;
 	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	/* answering a receive, or asking for its completion: deferred */
 	reap(s.dto, completion(ep, KDAT_UDTO_RECV));
 	EXPECT_EQ(kDefer, kick_of_send(ep));
-	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, write());
 
-	/* b's send dequeued: ep's own two awaited completions do not count */
+	/* b's send dequeued: ep's own awaited completions do not count */
 	reap(s.dto, completion(b, KDAT_UDTO_SEND));
-	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
-	/* but they do for b */
+	EXPECT_EQ(kInline, read());
+	/* but they do for b, until the last of them is dequeued */
 	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
-
-	/* ep's three and b's second, an RDMA read and atomics among them */
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+	reap(s.dto, completion(ep, KDAT_UDTO_RDMA_WRITE));
+	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
 	reap(s.dto, completion(ep, KDAT_UDTO_RDMA_READ));
-	reap(s.dto, completion(ep, KDAT_UDTO_CMP_AND_SWAP));
-	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
-	reap(s.dto, completion(ep, KDAT_UDTO_FETCH_AND_ADD));
 	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
-	reap(s.dto, completion(b, KDAT_UDTO_RDMA_WRITE));
-	reap(s.dto, completion(b, KDAT_UDTO_RDMA_WRITE_IMMED));
-	reap(s.dto, completion(b, KDAT_UDTO_SEND));
-	/* nothing awaited: the rule (a receive ended the stream) */
-	reap(s.dto, completion(b, KDAT_UDTO_RECV));
+
+	/* b's three dequeued: nothing awaited, the rule again */
+	for (int i = 0; i < 3; i++)
+		reap(s.dto, completion(b, KDAT_UDTO_SEND));
 	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_OK(dat_ep_free(b));
+}
+
+/*
+ * A post by ioctl that asks for a completion is awaited too, and given
+ * back when the kernel refuses it; an EP without a request EVD gives the
+ * consumer no completion to dequeue, and none is awaited.
+ */
+TEST_F(EpRing, PostsByIoctlAreAwaitedAndEpsWithoutRequestEvdsAreNot)
+{
+	setenv("KDAT_EP_POST", "ioctl", 1);
+	DAT_EP_HANDLE io = make_ep_on_ioctl();
+	unsetenv("KDAT_EP_POST");
+	DAT_EP_ATTR at = ep_attr();
+	DAT_EP_HANDLE norq = nullptr;
+
+	ASSERT_NE(nullptr, io);
+	ASSERT_OK(dat_ep_create(s.ia, s.pz, s.dto, DAT_HANDLE_NULL, s.conn,
+				&at, &norq));
+	kernel.set_ep_state(ref<kdat::Ep>(norq), DAT_EP_STATE_CONNECTED);
+
+	/* refused by the kernel: nothing awaited */
+	kernel.status_next(KDAT_IOC_EP_POST, E(DAT_INSUFFICIENT_RESOURCES));
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES),
+		   send(io, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+
+	/* the EP without a request EVD: nothing awaited */
+	EXPECT_EQ(kInline, kick_of_send(norq, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_RECV));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+
+	/* posted by ioctl: awaited until its completion is dequeued */
+	EXPECT_OK(send(io, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	reap(s.dto, completion(ep, KDAT_UDTO_SEND));
+	reap(s.dto, completion(io, KDAT_UDTO_SEND));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_OK(dat_ep_free(norq));
+	EXPECT_OK(dat_ep_free(io));
 }
 
 /*
