@@ -214,9 +214,9 @@ public:
 	 * Requests posted on the IA's EPs with a completion asked for, whose
 	 * completion the consumer has not dequeued yet (Ep::awaited summed;
 	 * a completion the kernel dropped on an overflowing EVD stays
-	 * counted until its EP is freed).  A post while another EP's are
-	 * awaited is one of many connections' work in flight
-	 * (Ep::ring_post).
+	 * counted until its EP is freed).  A sleeping consumer's post while
+	 * any are awaited is one of a pipeline, or of many connections'
+	 * requests in flight (Ep::ring_post).
 	 */
 	std::atomic<std::int64_t> awaited{0};
 
