@@ -142,6 +142,26 @@ protected:
 		next_event(evd, expected);
 	}
 
+	/*
+	 * The consumer sleeps in dat_evd_wait (it no longer spins) until the
+	 * kernel writes @u, which the wait returns.
+	 */
+	void sleep_until(const struct kdat_uevent &u)
+	{
+		DAT_EVENT e;
+		DAT_COUNT more;
+		DAT_RETURN r = E(DAT_INTERNAL_ERROR);
+		std::thread t([&] {
+			r = dat_evd_wait(s.dto, DAT_TIMEOUT_INFINITE, 1, &e,
+					 &more);
+		});
+
+		kernel.await_waiters(ref<kdat::Evd>(s.dto), 1);
+		EXPECT_TRUE(kernel.inject(ref<kdat::Evd>(s.dto), u));
+		t.join();
+		EXPECT_OK(r);
+	}
+
 	/* Two empty dequeues in a row: the consumer spins. */
 	void spin()
 	{
@@ -393,8 +413,6 @@ TEST_F(EpRing, RdmaPostsFollowTheRule)
 TEST_F(EpRing, ASpinningConsumerKicksInline)
 {
 	DAT_EVENT e;
-	DAT_COUNT more;
-	DAT_RETURN r = E(DAT_INTERNAL_ERROR);
 
 	EXPECT_EQ(kInline, kick_of_send(ep));
 	EXPECT_EQ(kDefer, kick_of_send(ep));
@@ -408,14 +426,7 @@ TEST_F(EpRing, ASpinningConsumerKicksInline)
 	EXPECT_EQ(kInline, kick_of_send(ep));
 
 	/* it sleeps in the kernel until its next send completes */
-	std::thread t([&] {
-		r = dat_evd_wait(s.dto, DAT_TIMEOUT_INFINITE, 1, &e, &more);
-	});
-	kernel.await_waiters(ref<kdat::Evd>(s.dto), 1);
-	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(s.dto),
-				  completion(ep, KDAT_UDTO_SEND)));
-	t.join();
-	ASSERT_OK(r);
+	sleep_until(completion(ep, KDAT_UDTO_SEND));
 	EXPECT_EQ(kDefer, kick_of_send(ep));
 }
 
@@ -552,17 +563,7 @@ TEST_F(EpRing, AwaitedCompletionsAreCountedExactly)
 	reap(s.dto, completion(b, KDAT_UDTO_SEND));
 	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
 	/* a sleeper again: it sleeps until that post's completion comes */
-	DAT_EVENT e;
-	DAT_COUNT more;
-	DAT_RETURN r = E(DAT_INTERNAL_ERROR);
-	std::thread t([&] {
-		r = dat_evd_wait(s.dto, DAT_TIMEOUT_INFINITE, 1, &e, &more);
-	});
-	kernel.await_waiters(ref<kdat::Evd>(s.dto), 1);
-	ASSERT_TRUE(kernel.inject(ref<kdat::Evd>(s.dto),
-				  completion(b, KDAT_UDTO_SEND)));
-	t.join();
-	ASSERT_OK(r);
+	sleep_until(completion(b, KDAT_UDTO_SEND));
 	/* one asked for and dequeued: b's count is back at nothing */
 	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
