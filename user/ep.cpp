@@ -498,8 +498,15 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 					    ((flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
 					     stream)));
 		DAT_RETURN k = kick(defer ? KDAT_EP_KICK_DEFER : 0);
-		if (is_type(k, DAT_INVALID_HANDLE))
+		if (is_type(k, DAT_INVALID_HANDLE)) {
+			/*
+			 * Freed by another thread: no completion will come
+			 * (its free may have taken the count already)
+			 */
+			if (awaits(flags))
+				request_reaped();
 			r = k;
+		}
 	}
 	return true;
 }

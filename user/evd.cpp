@@ -198,12 +198,6 @@ bool is_refusal(const struct kdat_uevent &u)
 	       u.reason == DAT_SRQ_OTHER_ERROR && u.status != DAT_DTO_SUCCESS;
 }
 
-/*
- * The completion of one of the consumer's own sends or RDMA writes: a
- * post after it refills a window, it answers nothing (Context::reaped).
- * An RDMA read's or atomic's result may be what the next post answers
- * (read, then notify), so those count as events, as do receives.
- */
 /* Any operation of the send queue (a send, an RDMA, an atomic). */
 static bool is_request(std::uint32_t dto_op)
 {
@@ -220,6 +214,12 @@ static bool is_request(std::uint32_t dto_op)
 	}
 }
 
+/*
+ * The completion of one of the consumer's own sends or RDMA writes: a
+ * post after it refills a window, it answers nothing (Context::reaped).
+ * An RDMA read's or atomic's result may be what the next post answers
+ * (read, then notify), so those count as events, as do receives.
+ */
 static bool is_request_completion(const struct kdat_uevent &u)
 {
 	if (u.event_number != DAT_DTO_COMPLETION_EVENT)

@@ -639,6 +639,22 @@ TEST_F(EpRing, OnlyAVanishedEpIsAKicksNews)
 	EXPECT_EQ(2u, kernel.unconsumed(ref<kdat::Ep>(ep)));
 }
 
+/*
+ * A post that asked for a completion on an EP another thread freed under
+ * it (its kick finds the EP gone) awaits nothing: no completion comes.
+ */
+TEST_F(EpRing, APostOnAVanishedEpAwaitsNothing)
+{
+	DAT_EP_HANDLE b = make_ep();
+
+	ASSERT_NE(nullptr, b);
+	kernel.status_next(KDAT_IOC_EP_KICK, BAD(DAT_INVALID_HANDLE_EP));
+	EXPECT_DAT(BAD(DAT_INVALID_HANDLE_EP),
+		   send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_OK(dat_ep_free(b));
+}
+
 /* Without send_rings() the fake offers none: every post is an ioctl. */
 TEST_F(EpRing, WithoutARingEveryPostIsAnIoctl)
 {
