@@ -488,15 +488,21 @@ bool Ep::ring_post(std::uint32_t op, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	 * device's context runs them side by side.
 	 */
 	if (__builtin_expect(kick_now, 0)) {
-		const bool sleeps =
-			!ctx->polls.load(std::memory_order_relaxed);
-		const bool defer =
-			kick_mode != Kick::inline_always &&
-			(kick_mode == Kick::defer_suppressed ?
-				 (flags & DAT_COMPLETION_SUPPRESS_FLAG) :
-				 sleeps && (awaited_before > 0 ||
-					    ((flags & DAT_COMPLETION_SUPPRESS_FLAG) &&
-					     stream)));
+		const bool suppressed = flags & DAT_COMPLETION_SUPPRESS_FLAG;
+		bool defer;
+
+		switch (kick_mode) {
+		case Kick::inline_always:
+			defer = false;
+			break;
+		case Kick::defer_suppressed:
+			defer = suppressed;
+			break;
+		default:
+			defer = !ctx->polls.load(std::memory_order_relaxed) &&
+				(awaited_before > 0 || (suppressed && stream));
+			break;
+		}
 		DAT_RETURN k = kick(defer ? KDAT_EP_KICK_DEFER : 0);
 		if (is_type(k, DAT_INVALID_HANDLE)) {
 			/*
