@@ -7,19 +7,20 @@
 #   tests/vm/guest-run.sh -q -o $PWD/build/vm/dat2bench -t 1800 -- \
 #       env OUTDIR=$PWD/build/vm/dat2bench tests/bench/run-dat2-bench.sh
 #
-# Each of REPEAT (3) rounds runs each of the four dapltest -T P modes (RDMA
-# write and read, blocking and polling; tests/guest/dat2-programs.sh) of
-# ITER (5000) operations on both providers back to back, ofa first in odd
-# rounds and kdat first in even ones, so that the two runs of a ratio are
-# seconds apart and a drift of the host's speed favours neither.  The
-# table shows, per mode and figure, the median of each provider's values
-# and the median of the per-round ratios kdat/ofa (goal >= 1.0 for
-# ops/s).  Written to OUTDIR/dat2-bench.md; every run's result file stays
+# Each of REPEAT (3) rounds runs each of the dapltest -T P modes in MODES
+# (all four: RDMA write and read, blocking and polling;
+# tests/guest/dat2-programs.sh) of ITER (5000) operations on both
+# providers back to back, ofa first in odd rounds and kdat first in even
+# ones, so that the two runs of a ratio are seconds apart and a drift of
+# the host's speed favours neither.  The table shows, per mode and
+# figure, the median of each provider's values and the median of the
+# per-round ratios kdat/ofa (goal >= 1.0 for ops/s).  Written to OUTDIR/dat2-bench.md; every run's result file stays
 # in OUTDIR.
 set -uo pipefail
 OUTDIR=${OUTDIR:?}
 REPEAT=${REPEAT:-3}
 ITER=${ITER:-5000}
+MODES=${MODES:-rw_blocking rw_polling rr_blocking rr_polling}
 T=${DAT2_CASE_TIMEOUT:-60}
 DAT2_LIB=${DAT2_LIB:-$PWD/build/user/user/dat2/libdaplkdat.so.2}
 DATINFO=${DATINFO:-$PWD/build/user/tools/datinfo}
@@ -38,7 +39,7 @@ run() {	# run PROVIDER MODE ROUND
 }
 for i in $(seq 1 "$REPEAT"); do
 	rm -f "$OUTDIR/ofa-$i.txt" "$OUTDIR/kdat-$i.txt"
-	for m in rw_blocking rw_polling rr_blocking rr_polling; do
+	for m in $MODES; do
 		if ((i % 2)); then
 			run ofa $m "$i"; run kdat $m "$i"
 		else
