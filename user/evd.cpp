@@ -362,14 +362,16 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 	if (!pop(*event, ext)) {
 		/*
 		 * A consumer that spins here keeps a CPU busy (Ep::ring_post).
-		 * One empty answer is a drain after a wait; two in a row,
-		 * with no event between, are a spin.  Hints only: relaxed,
-		 * and a lost update costs nothing but a kick's timing.
+		 * One empty answer is a drain after a wait; two in a row from
+		 * this EVD, with no event between and no sleep, are a spin.
 		 */
-		unsigned n = ctx->empty_dequeues.load(std::memory_order_relaxed);
+		const std::uint32_t epoch =
+			ctx->sleeps.load(std::memory_order_relaxed) << 2;
+		const std::uint32_t e = empties.load(std::memory_order_relaxed);
+		const unsigned n = (e & ~3u) == epoch ? (e & 3u) : 0;
 
 		if (n < 2)
-			ctx->empty_dequeues.store(n + 1, std::memory_order_relaxed);
+			empties.store(epoch | (n + 1), std::memory_order_relaxed);
 		if (n >= 1 && !ctx->polls.load(std::memory_order_relaxed))
 			ctx->polls.store(true, std::memory_order_relaxed);
 		/*
@@ -391,8 +393,8 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 		}
 		return err(DAT_QUEUE_EMPTY);
 	}
-	if (ctx->empty_dequeues.load(std::memory_order_relaxed))
-		ctx->empty_dequeues.store(0, std::memory_order_relaxed);
+	if (empties.load(std::memory_order_relaxed) & 3u)
+		empties.store(0, std::memory_order_relaxed);
 	return DAT_SUCCESS;
 }
 
@@ -429,10 +431,9 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event, ext)) {
 				/* an event between two empty dequeues: no spin */
-				if (ctx->empty_dequeues.load(
-					    std::memory_order_relaxed))
-					ctx->empty_dequeues.store(
-						0, std::memory_order_relaxed);
+				if (empties.load(std::memory_order_relaxed) & 3u)
+					empties.store(0,
+						      std::memory_order_relaxed);
 				if (nmore)
 					*nmore = (DAT_COUNT)count();
 				return DAT_SUCCESS;
@@ -462,8 +463,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 			w.timeout_us = (DAT_TIMEOUT)std::min<std::int64_t>(
 				left.count(), DAT_TIMEOUT_INFINITE - 1);
 		}
-		if (ctx->polls.load(std::memory_order_relaxed))
-			ctx->polls.store(false, std::memory_order_relaxed);
+		ctx->slept();
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
 		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
 			continue;	/* look again (and at the clock) */

@@ -204,12 +204,22 @@ public:
 	std::atomic<std::uint64_t> reaped{0};
 	/*
 	 * The consumer spins on dat_evd_dequeue (true: two empty answers in
-	 * a row since it last slept in dat_evd_wait) or sleeps for its events
-	 * (false).  A spinner keeps a CPU busy: a kick deferred to the
-	 * device's context would compete with it (Ep::ring_post).
+	 * a row from one EVD since it last slept in dat_evd_wait or
+	 * dat_cno_wait) or sleeps for its events (false).  A spinner keeps a
+	 * CPU busy: a kick deferred to the device's context would compete
+	 * with it (Ep::ring_post).  Hints only: relaxed, and a lost update
+	 * costs nothing but a kick's timing.
 	 */
 	std::atomic<bool> polls{false};
-	std::atomic<unsigned> empty_dequeues{0};	/* in a row */
+	std::atomic<std::uint32_t> sleeps{0};	/* how often it slept */
+
+	/* The consumer is about to block in the kernel for an event. */
+	void slept()
+	{
+		sleeps.fetch_add(1, std::memory_order_relaxed);
+		if (polls.load(std::memory_order_relaxed))
+			polls.store(false, std::memory_order_relaxed);
+	}
 	/*
 	 * Requests posted on the IA's EPs with a completion asked for, whose
 	 * completion the consumer has not dequeued yet (Ep::awaited summed;
@@ -438,6 +448,12 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 
 	/* completions this EVD may take: a spinner busy-polls (dequeue) */
 	std::atomic<bool> busy_poll{false};
+	/*
+	 * Empty answers of dat_evd_dequeue in a row (0-2, the low two bits)
+	 * since the consumer last slept (Context::sleeps, the rest): per EVD,
+	 * so draining several EVDs once after a wake-up is no spin.
+	 */
+	std::atomic<std::uint32_t> empties{0};
 	std::atomic<bool> waiter{false};
 	std::atomic<bool> enabled{true};
 	std::atomic<bool> waitable{true};	/* written under waitable_lock */

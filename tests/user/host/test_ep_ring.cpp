@@ -431,6 +431,29 @@ TEST_F(EpRing, ASpinningConsumerKicksInline)
 }
 
 /*
+ * A consumer that sleeps in dat_cno_wait sleeps for its events as one in
+ * dat_evd_wait does: its streams defer again after the spin that came
+ * before the wait.
+ */
+TEST_F(EpRing, ACnoWaitEndsASpin)
+{
+	DAT_CNO_HANDLE c = nullptr;
+	DAT_EVD_HANDLE got = nullptr;
+
+	ASSERT_OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &c));
+	EXPECT_EQ(kInline, kick_of_send(ep));
+	spin();
+	EXPECT_EQ(kInline, kick_of_send(ep));
+	/* a wait of no time is a look, not a sleep */
+	EXPECT_DAT(E(DAT_TIMEOUT_EXPIRED), dat_cno_wait(c, 0, &got));
+	EXPECT_EQ(kInline, kick_of_send(ep));
+	/* no trigger scripted: the wait times out, but it slept */
+	EXPECT_DAT(E(DAT_TIMEOUT_EXPIRED), dat_cno_wait(c, 1000, &got));
+	EXPECT_EQ(kDefer, kick_of_send(ep));
+	EXPECT_OK(dat_cno_free(c));
+}
+
+/*
  * Streams are per EP (another EP's post is no event between), events
  * per IA (one reaped on any EVD of it ends every EP's stream).
  */

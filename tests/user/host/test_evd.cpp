@@ -128,6 +128,47 @@ TEST_F(Evd, ASpinnerBusyPollsADtoEvdAndASleeperDoesNot)
 	EXPECT_OK(dat_evd_free(sw));
 }
 
+/*
+ * A consumer that sleeps on a CNO and then drains each of its EVDs once
+ * is no spinner: empty answers count in a row per EVD, and a CNO wait is
+ * a sleep like dat_evd_wait's, so neither the second EVD's empty answer
+ * nor the next wake-up's asks the kernel to poll.  Two empty answers in a
+ * row from one EVD still do.
+ */
+TEST_F(Evd, DrainingEachEvdOnceAfterACnoWakeIsNoSpin)
+{
+	DAT_CNO_HANDLE c = nullptr;
+	DAT_EVD_HANDLE a = nullptr, b = nullptr, got = nullptr;
+	DAT_EVENT e;
+
+	ASSERT_OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &c));
+	ASSERT_OK(dat_evd_create(s.ia, 8, c, DAT_EVD_DTO_FLAG, &a));
+	ASSERT_OK(dat_evd_create(s.ia, 8, c, DAT_EVD_DTO_FLAG, &b));
+	const std::uint32_t akid = kid<kdat::Evd>(a);
+	kernel.answer<kdat_ioc_cno_wait>(KDAT_IOC_CNO_WAIT, [akid](auto &w) {
+		w.evd = akid;
+		return (DAT_RETURN)DAT_SUCCESS;
+	});
+	for (int round = 0; round < 3; round++) {
+		ASSERT_OK(dat_cno_wait(c, DAT_TIMEOUT_INFINITE, &got));
+		EXPECT_EQ(a, got);
+		kernel.reset_counts();
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(a, &e));
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(b, &e));
+		EXPECT_EQ(0u, kernel.total_ioctls()) << "round " << round;
+	}
+	/* the spinner: b answers empty twice in a row */
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(b, &e));
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_CTL));
+	EXPECT_EQ((__u32)KDAT_EVD_CTL_POLL,
+		  kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL).op);
+	EXPECT_EQ(kid<kdat::Evd>(b),
+		  kernel.last<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL).evd);
+	EXPECT_OK(dat_evd_free(a));
+	EXPECT_OK(dat_evd_free(b));
+	EXPECT_OK(dat_cno_free(c));
+}
+
 TEST_F(Evd, WaitReturnsAtOnceWhenTheThresholdIsMet)
 {
 	DAT_EVENT e;
