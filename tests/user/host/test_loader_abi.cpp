@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -50,6 +51,7 @@ struct Provider {
 	void (*hold)(const char *name, int in_init);
 	void (*wait_held)();
 	void (*release)();
+	void (*forget_after_fork)();
 
 	Provider()
 	{
@@ -60,7 +62,9 @@ struct Provider {
 		wait_held = (decltype(wait_held))dlsym(dl,
 						      "test_provider_wait_held");
 		release = (decltype(release))dlsym(dl, "test_provider_release");
-		if (!hold || !wait_held || !release)
+		forget_after_fork = (decltype(forget_after_fork))dlsym(
+			dl, "test_provider_forget_after_fork");
+		if (!hold || !wait_held || !release || !forget_after_fork)
 			std::abort();
 	}
 } provider;
@@ -151,6 +155,47 @@ TEST(Loader, ASecondOpenOfANameBeingInitializedWaitsForIt)
 	EXPECT_EQ(nullptr, std::getenv("TEST_PROVIDER_ADD_FAILED"));
 	EXPECT_EQ(DAT_SUCCESS, dat_ia_close(a, DAT_CLOSE_ABRUPT_FLAG));
 	EXPECT_EQ(DAT_SUCCESS, dat_ia_close(b, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * fork() while another thread is inside a provider's dat_provider_init:
+ * that thread stays in the parent, so the child must not wait for its
+ * init to end (the registry forgets the name's init in the child,
+ * Registry::forget_after_fork) but initialize and open the name itself.
+ * A child that waits is killed by its alarm and fails the test.
+ */
+TEST(Loader, AChildForkedDuringAProviderInitOpensThatName)
+{
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_RETURN r = DAT_INTERNAL_ERROR;
+	int st = 0;
+
+	provider.hold("slowinit0", 1);
+	std::thread t([&] { r = open_ia("slowinit0", &ia); });
+	provider.wait_held();
+	pid_t pid = fork();
+	if (pid == 0) {
+		DAT_IA_HANDLE c = DAT_HANDLE_NULL;
+
+		alarm(10);
+		provider.forget_after_fork();
+		if (open_ia("slowinit0", &c) != DAT_SUCCESS)
+			_exit(1);
+		_exit(dat_ia_close(c, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS ?
+			      0 : 2);
+	}
+	if (pid > 0) {
+		EXPECT_EQ(pid, waitpid(pid, &st, 0));
+	}
+	provider.release();
+	t.join();
+	ASSERT_LT(0, pid);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		<< "the child's open: "
+		<< (WIFSIGNALED(st) ? "killed by signal " : "exit ")
+		<< (WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	ASSERT_EQ(DAT_SUCCESS, r);
+	EXPECT_EQ(DAT_SUCCESS, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
 TEST(Loader, ProviderInitMayCallBackIntoTheRegistry)

@@ -15,7 +15,8 @@
  * test_abi.cpp holds a dat_ia_query (name "query", kind 2) to close the IA
  * under it (the query touches no IA after the hold), and opens
  * "failopen0", whose IA open fails, with the unloading calling back, and
- * "registers_extra0", whose init registers the table as "extra0" too.
+ * "registers_extra0", whose init registers the table as "extra0" too.  A
+ * forked child forgets a hold (test_provider_forget_after_fork).
  */
 #include <dat/udat.h>
 
@@ -50,6 +51,7 @@ static int hold_init, held, released;
 void test_provider_hold(const char *name, int in_init);
 void test_provider_wait_held(void);
 void test_provider_release(void);
+void test_provider_forget_after_fork(void);
 
 void test_provider_hold(const char *name, int in_init)
 {
@@ -67,6 +69,16 @@ void test_provider_wait_held(void)
 	while (!held)
 		pthread_cond_wait(&hold_cv, &hold_lock);
 	pthread_mutex_unlock(&hold_lock);
+}
+
+/* In a forked child: the held thread is the parent's; nothing is held. */
+void test_provider_forget_after_fork(void)
+{
+	pthread_mutex_init(&hold_lock, NULL);
+	pthread_cond_init(&hold_cv, NULL);
+	hold_name[0] = 0;
+	held = 0;
+	released = 0;
 }
 
 void test_provider_release(void)
