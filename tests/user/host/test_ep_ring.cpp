@@ -598,6 +598,51 @@ TEST_F(EpRing, AwaitedCompletionsAreCountedExactly)
 }
 
 /*
+ * Dequeuing the completion of any request gives its count back - an RDMA
+ * write with immediate data, a compare-and-swap, a fetch-and-add (the
+ * DAT 2.0 extension's operations) - and a receive that an RDMA write with
+ * immediate data took gives none.  A suppressed post answering an event
+ * shows the count: it defers while anything is awaited.
+ */
+TEST_F(EpRing, EveryRequestCompletionGivesItsCountBack)
+{
+	DAT_EP_HANDLE b = make_ep();
+
+	ASSERT_NE(nullptr, b);
+	EXPECT_EQ(kInline, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(kDefer, kick_of_send(b, DAT_COMPLETION_DEFAULT_FLAG));
+	/* three awaited */
+	reap(s.dto, completion(b, KDAT_UDTO_RECV_RDMA_IMMED));
+	reap(s.dto, completion(b, KDAT_UDTO_RDMA_WRITE_IMMED));
+	reap(s.dto, completion(b, KDAT_UDTO_CMP_AND_SWAP));
+	EXPECT_EQ(kDefer, kick_of_send(ep));
+	reap(s.dto, completion(b, KDAT_UDTO_FETCH_AND_ADD));
+	EXPECT_EQ(kInline, kick_of_send(ep));
+	EXPECT_OK(dat_ep_free(b));
+}
+
+/*
+ * A post the library refuses before it writes the ring (the EP not
+ * connected: DAT_INVALID_STATE) asks for nothing the consumer could
+ * dequeue: nothing is awaited.
+ */
+TEST_F(EpRing, ARefusedRingPostAwaitsNothing)
+{
+	const fake::Ref r = ref<kdat::Ep>(ep);
+
+	kernel.set_ep_state(r, DAT_EP_STATE_DISCONNECTED);
+	kernel.reset_counts();
+	EXPECT_DAT(E(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED),
+		   send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	kernel.set_ep_state(r, DAT_EP_STATE_CONNECTED);
+	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	/* that post is awaited: the next of a sleeper defers */
+	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+}
+
+/*
  * KDAT_EP_KICK=inline (for benchmarks) never defers; it is read when the
  * EP is made, so an EP made before keeps the rule.
  */
