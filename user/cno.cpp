@@ -99,7 +99,7 @@ DAT_RETURN Cno::wait(DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd)
 		}
 		/* one that sleeps here spins on no EVD (Ep::ring_post) */
 		if (w.timeout_us)
-			ctx->slept();
+			ctx->sleeping();
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_CNO_WAIT, w);
 		if (!ok(r))
 			return r;

@@ -354,7 +354,7 @@ void Evd::translate(const struct kdat_uevent &u, DAT_EVENT &ev,
 	}
 }
 
-KDAT_DATA_PATH(256)
+KDAT_DATA_PATH(512)
 DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 {
 	if (!event)
@@ -363,13 +363,16 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 		/*
 		 * A consumer that spins here keeps a CPU busy (Ep::ring_post).
 		 * One empty answer is a drain after a wait; two in a row from
-		 * this EVD, with no event between and no sleep, are a spin.
+		 * this EVD, with no event returned and no sleep between, are
+		 * a spin.
 		 */
 		const std::uint32_t epoch =
-			ctx->sleeps.load(std::memory_order_relaxed) << 2;
+			ctx->epoch.load(std::memory_order_relaxed) << 2;
 		const std::uint32_t e = empties.load(std::memory_order_relaxed);
 		const unsigned n = (e & ~3u) == epoch ? (e & 3u) : 0;
 
+		if (!ctx->empty_seen.load(std::memory_order_relaxed))
+			ctx->empty_seen.store(true, std::memory_order_relaxed);
 		if (n < 2)
 			empties.store(epoch | (n + 1), std::memory_order_relaxed);
 		if (n >= 1 && !ctx->polls.load(std::memory_order_relaxed))
@@ -393,8 +396,7 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 		}
 		return err(DAT_QUEUE_EMPTY);
 	}
-	if (empties.load(std::memory_order_relaxed) & 3u)
-		empties.store(0, std::memory_order_relaxed);
+	ctx->event_returned();
 	return DAT_SUCCESS;
 }
 
@@ -431,9 +433,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 		if (n >= (std::uint32_t)threshold) {
 			if (pop(*event, ext)) {
 				/* an event between two empty dequeues: no spin */
-				if (empties.load(std::memory_order_relaxed) & 3u)
-					empties.store(0,
-						      std::memory_order_relaxed);
+				ctx->event_returned();
 				if (nmore)
 					*nmore = (DAT_COUNT)count();
 				return DAT_SUCCESS;
@@ -463,7 +463,7 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout, DAT_COUNT threshold,
 			w.timeout_us = (DAT_TIMEOUT)std::min<std::int64_t>(
 				left.count(), DAT_TIMEOUT_INFINITE - 1);
 		}
-		ctx->slept();
+		ctx->sleeping();
 		DAT_RETURN r = call(*ctx->dev, KDAT_IOC_EVD_WAIT, w);
 		if (ok(r) || is_type(r, DAT_TIMEOUT_EXPIRED))
 			continue;	/* look again (and at the clock) */

@@ -204,21 +204,33 @@ public:
 	std::atomic<std::uint64_t> reaped{0};
 	/*
 	 * The consumer spins on dat_evd_dequeue (true: two empty answers in
-	 * a row from one EVD since it last slept in dat_evd_wait or
-	 * dat_cno_wait) or sleeps for its events (false).  A spinner keeps a
-	 * CPU busy: a kick deferred to the device's context would compete
-	 * with it (Ep::ring_post).  Hints only: relaxed, and a lost update
-	 * costs nothing but a kick's timing.
+	 * a row from one EVD, with no event returned by any EVD and no
+	 * sleep in dat_evd_wait or dat_cno_wait between them) or sleeps for
+	 * its events (false).  A spinner keeps a CPU busy: a kick deferred
+	 * to the device's context would compete with it (Ep::ring_post).
+	 * Hints only: relaxed, and a lost update costs nothing but a kick's
+	 * timing or one busy poll.
 	 */
 	std::atomic<bool> polls{false};
-	std::atomic<std::uint32_t> sleeps{0};	/* how often it slept */
+	/* sleeps, and events returned after an empty answer (Evd::empties) */
+	std::atomic<std::uint32_t> epoch{0};
+	std::atomic<bool> empty_seen{false};	/* since the epoch began */
 
 	/* The consumer is about to block in the kernel for an event. */
-	void slept()
+	void sleeping()
 	{
-		sleeps.fetch_add(1, std::memory_order_relaxed);
+		epoch.fetch_add(1, std::memory_order_relaxed);
 		if (polls.load(std::memory_order_relaxed))
 			polls.store(false, std::memory_order_relaxed);
+	}
+
+	/* An EVD returned an event: empty answers before it are no spin. */
+	void event_returned()
+	{
+		if (empty_seen.load(std::memory_order_relaxed)) {
+			empty_seen.store(false, std::memory_order_relaxed);
+			epoch.fetch_add(1, std::memory_order_relaxed);
+		}
 	}
 	/*
 	 * Requests posted on the IA's EPs with a completion asked for, whose
@@ -450,8 +462,8 @@ struct Evd : ObjectOf<DAT_HANDLE_TYPE_EVD, ktype::EVD> {
 	std::atomic<bool> busy_poll{false};
 	/*
 	 * Empty answers of dat_evd_dequeue in a row (0-2, the low two bits)
-	 * since the consumer last slept (Context::sleeps, the rest): per EVD,
-	 * so draining several EVDs once after a wake-up is no spin.
+	 * within the epoch in the rest (Context::epoch): per EVD, so
+	 * draining several EVDs once after a wake-up is no spin.
 	 */
 	std::atomic<std::uint32_t> empties{0};
 	std::atomic<bool> waiter{false};

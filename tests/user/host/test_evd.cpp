@@ -129,6 +129,32 @@ TEST_F(Evd, ASpinnerBusyPollsADtoEvdAndASleeperDoesNot)
 }
 
 /*
+ * A consumer whose dat_evd_wait finds its events in the ring (it never
+ * sleeps) and that looks at another EVD in between, which is empty each
+ * time, is no spinner: an event returned between two empty answers ends
+ * the run of them, whichever EVD returned it.
+ */
+TEST_F(Evd, AnEventBetweenTwoEmptyAnswersIsNoSpin)
+{
+	DAT_EVD_HANDLE b = nullptr;
+	DAT_EVENT e;
+	DAT_COUNT more;
+
+	ASSERT_OK(dat_evd_create(s.ia, 8, nullptr, DAT_EVD_DTO_FLAG, &b));
+	kernel.reset_counts();
+	for (int i = 0; i < 3; i++) {
+		event(nullptr);
+		ASSERT_OK(dat_evd_wait(se, DAT_TIMEOUT_INFINITE, 1, &e, &more));
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(b, &e));
+		event(nullptr);
+		ASSERT_OK(dat_evd_dequeue(se, &e));
+		EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(b, &e));
+	}
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	EXPECT_OK(dat_evd_free(b));
+}
+
+/*
  * A consumer that sleeps on a CNO and then drains each of its EVDs once
  * is no spinner: empty answers count in a row per EVD, and a CNO wait is
  * a sleep like dat_evd_wait's, so neither the second EVD's empty answer
