@@ -624,8 +624,8 @@ TEST_F(EpRing, EveryRequestCompletionGivesItsCountBack)
 
 /*
  * A post the library refuses before it writes the ring (the EP not
- * connected: DAT_INVALID_STATE) asks for nothing the consumer could
- * dequeue: nothing is awaited.
+ * connected: DAT_INVALID_STATE; no room: DAT_INSUFFICIENT_RESOURCES)
+ * asks for nothing the consumer could dequeue: nothing is awaited.
  */
 TEST_F(EpRing, ARefusedRingPostAwaitsNothing)
 {
@@ -637,6 +637,22 @@ TEST_F(EpRing, ARefusedRingPostAwaitsNothing)
 		   send(ep, DAT_COMPLETION_DEFAULT_FLAG));
 	EXPECT_EQ(0u, kernel.total_ioctls());
 	kernel.set_ep_state(r, DAT_EP_STATE_CONNECTED);
+
+	/* no room: the send queue busy, its completions not come */
+	kernel.set_need_kick(r, false);
+	DAT_RETURN full = DAT_SUCCESS;
+	for (int i = 0; i < 4096 && full == DAT_SUCCESS; i++)
+		full = send(ep);
+	ASSERT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP), full);
+	EXPECT_DAT(E(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP),
+		   send(ep, DAT_COMPLETION_DEFAULT_FLAG));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+	/* the kernel takes and completes them all; the queue is idle */
+	kernel.take(r);
+	kernel.retire(r, (std::uint32_t)kernel.sent(r).size() -
+				 kernel.ring(r)->retired);
+	kernel.set_need_kick(r, true);
+
 	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
 	/* that post is awaited: the next of a sleeper defers */
 	EXPECT_EQ(kDefer, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
