@@ -391,8 +391,10 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *event, DtoExt *ext)
 			if (is_type(r, DAT_INVALID_PARAMETER))
 				busy_poll.store(false,
 						std::memory_order_relaxed);
-			else if (ok(r) && pop(*event, ext))
+			else if (ok(r) && pop(*event, ext)) {
+				ctx->event_returned();
 				return DAT_SUCCESS;
+			}
 		}
 		return err(DAT_QUEUE_EMPTY);
 	}

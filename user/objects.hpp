@@ -203,13 +203,13 @@ public:
 	 */
 	std::atomic<std::uint64_t> reaped{0};
 	/*
-	 * The consumer spins on dat_evd_dequeue (true: two empty answers in
-	 * a row from one EVD, with no event returned by any EVD and no
-	 * sleep in dat_evd_wait or dat_cno_wait between them) or sleeps for
-	 * its events (false).  A spinner keeps a CPU busy: a kick deferred
-	 * to the device's context would compete with it (Ep::ring_post).
-	 * Hints only: relaxed, and a lost update costs nothing but a kick's
-	 * timing or one busy poll.
+	 * The consumer spins on dat_evd_dequeue (true from two empty answers
+	 * in a row from one EVD, with no event returned by any EVD and no
+	 * sleep in dat_evd_wait or dat_cno_wait between them, until its next
+	 * such sleep) or sleeps for its events (false).  A spinner keeps a
+	 * CPU busy: a kick deferred to the device's context would compete
+	 * with it (Ep::ring_post).  Hints only: relaxed, and a lost update
+	 * costs nothing but a kick's timing or one busy poll.
 	 */
 	std::atomic<bool> polls{false};
 	/* sleeps, and events returned after an empty answer (Evd::empties) */
@@ -224,12 +224,16 @@ public:
 			polls.store(false, std::memory_order_relaxed);
 	}
 
-	/* An EVD returned an event: empty answers before it are no spin. */
+	/*
+	 * An EVD returned an event: empty answers before it are no run.  Not
+	 * a locked instruction: a lost update costs one busy poll at most.
+	 */
 	void event_returned()
 	{
 		if (empty_seen.load(std::memory_order_relaxed)) {
 			empty_seen.store(false, std::memory_order_relaxed);
-			epoch.fetch_add(1, std::memory_order_relaxed);
+			epoch.store(epoch.load(std::memory_order_relaxed) + 1,
+				    std::memory_order_relaxed);
 		}
 	}
 	/*

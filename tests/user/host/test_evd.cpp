@@ -129,6 +129,31 @@ TEST_F(Evd, ASpinnerBusyPollsADtoEvdAndASleeperDoesNot)
 }
 
 /*
+ * An event that a busy poll brings in ends the run of empty answers, as
+ * any returned event does: the next empty answer is a first one again.
+ */
+TEST_F(Evd, AnEventABusyPollBringsEndsTheRun)
+{
+	DAT_EVENT e;
+	fake::Kernel &k = kernel;
+	const fake::Ref r = sref;
+
+	kernel.answer<kdat_ioc_evd_ctl>(KDAT_IOC_EVD_CTL, [&k, r](auto &) {
+		EXPECT_TRUE(k.inject(r, software_event(nullptr)));
+		return (DAT_RETURN)DAT_SUCCESS;
+	});
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	kernel.reset_counts();
+	/* the second empty answer polls, and the poll brings the event */
+	ASSERT_OK(dat_evd_dequeue(se, &e));
+	EXPECT_EQ(1u, kernel.ioctls(KDAT_IOC_EVD_CTL));
+	kernel.answer_raw(KDAT_IOC_EVD_CTL, {});
+	kernel.reset_counts();
+	EXPECT_DAT(E(DAT_QUEUE_EMPTY), dat_evd_dequeue(se, &e));
+	EXPECT_EQ(0u, kernel.total_ioctls());
+}
+
+/*
  * A consumer whose dat_evd_wait finds its events in the ring (it never
  * sleeps) and that looks at another EVD in between, which is empty each
  * time, is no spinner: an event returned between two empty answers ends
