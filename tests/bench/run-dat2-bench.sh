@@ -14,8 +14,8 @@
 # ones, so that the two runs of a ratio are seconds apart and a drift of
 # the host's speed favours neither.  The table shows, per mode and
 # figure, the median of each provider's values and the median of the
-# per-round ratios kdat/ofa (goal >= 1.0 for ops/s).  Written to OUTDIR/dat2-bench.md; every run's result file stays
-# in OUTDIR.
+# per-round ratios kdat/ofa (goal >= 1.0 for ops/s).  Written to
+# OUTDIR/dat2-bench.md; every run's result file stays in OUTDIR.
 set -uo pipefail
 OUTDIR=${OUTDIR:?}
 REPEAT=${REPEAT:-3}

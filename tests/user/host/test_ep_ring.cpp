@@ -113,10 +113,15 @@ protected:
 		auto a = k.back().as<kdat_ioc_ep_op>();
 		EXPECT_EQ(kid<kdat::Ep>(e), a.ep);
 		/* what the kick took completes: room for the next post */
-		const fake::Ref r = ref<kdat::Ep>(e);
+		retire_taken(ref<kdat::Ep>(e));
+		return a.value;
+	}
+
+	/* Every entry the kernel took from @r's ring completes. */
+	void retire_taken(const fake::Ref &r)
+	{
 		kernel.retire(r, (std::uint32_t)kernel.sent(r).size() -
 					 kernel.ring(r)->retired);
-		return a.value;
 	}
 
 	std::uint32_t kick_of_send(DAT_EP_HANDLE e,
@@ -649,8 +654,7 @@ TEST_F(EpRing, ARefusedRingPostAwaitsNothing)
 	EXPECT_EQ(0u, kernel.total_ioctls());
 	/* the kernel takes and completes them all; the queue is idle */
 	kernel.take(r);
-	kernel.retire(r, (std::uint32_t)kernel.sent(r).size() -
-				 kernel.ring(r)->retired);
+	retire_taken(r);
 	kernel.set_need_kick(r, true);
 
 	EXPECT_EQ(kInline, kick_of_send(ep, DAT_COMPLETION_DEFAULT_FLAG));
