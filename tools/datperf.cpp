@@ -110,7 +110,7 @@ struct Options {
 	std::vector<PostPath> paths{ PostPath::ring };
 	int timeout = 30;		/* seconds without any progress */
 	bool json = false;
-	bool event = false;		/* --lat/--bidir: sleep in dat_evd_wait */
+	bool event = false;		/* sleep in dat_evd_wait, not spin */
 	bool srq = false;		/* --lat/--bidir: receives through an SRQ */
 	int progress = -1;		/* -1: when stderr is a terminal */
 
@@ -330,11 +330,31 @@ private:
 };
 
 /* The next event on @evd, waiting past poll timeouts until @dl runs out. */
-DAT_EVENT await_event(DAT_EVD_HANDLE evd, const Deadline &dl, const char *what)
+/* Take one event: spin on dat_evd_dequeue (perftest busy-polls as well)
+ * or, with @block (--event), sleep in dat_evd_wait.  False when nothing
+ * came for a while (the caller checks its deadline). */
+bool next_event(DAT_EVD_HANDLE evd, DAT_EVENT &e, bool block)
+{
+	if (block)
+		return wait_event(evd, e);
+	for (int i = 0; i < 200000; i++) {
+		DAT_RETURN r = dat_evd_dequeue(evd, &e);
+		if (r == DAT_SUCCESS)
+			return true;
+		if (!is(r, DAT_QUEUE_EMPTY))
+			ok(r, "dat_evd_dequeue");
+	}
+	return false;
+}
+
+/* The next event of @evd, by next_event (sleeping unless @block is false),
+ * checking @dl between slices. */
+DAT_EVENT await_event(DAT_EVD_HANDLE evd, const Deadline &dl, const char *what,
+		      bool block = true)
 {
 	DAT_EVENT e;
 
-	while (!wait_event(evd, e))
+	while (!next_event(evd, e, block))
 		dl.check(what);
 	return e;
 }
@@ -405,7 +425,7 @@ public:
 		while (gone < o_.eps || res.received < expected) {
 			DAT_EVENT e = await_event(evd_, dl, gone < o_.eps ?
 							    "connections" :
-							    "messages");
+							    "messages", o_.event);
 			dl.touch();
 			do {
 				handle(e, res, eps, expected, announced, gone);
@@ -577,7 +597,8 @@ public:
 			complete += msgs_[i] == 0;
 		Deadline dl(o_.timeout);
 		while (complete < n) {
-			DAT_EVENT e = await_event(evd_, dl, "send completions");
+			DAT_EVENT e = await_event(evd_, dl, "send completions",
+						  o_.event);
 			dl.touch();
 			do {
 				complete += on_event(e);
@@ -1322,23 +1343,6 @@ std::string ia_address(DAT_IA_HANDLE ia, const std::string &name)
 		       txt, sizeof(txt)))
 		throw std::runtime_error("IA " + name + " has no IPv4 address");
 	return txt;
-}
-
-/* Take one event: spin on dat_evd_dequeue (perftest busy-polls as well)
- * or, with @block (--event), sleep in dat_evd_wait.  False when nothing
- * came for a while (the caller checks its deadline). */
-bool next_event(DAT_EVD_HANDLE evd, DAT_EVENT &e, bool block)
-{
-	if (block)
-		return wait_event(evd, e);
-	for (int i = 0; i < 200000; i++) {
-		DAT_RETURN r = dat_evd_dequeue(evd, &e);
-		if (r == DAT_SUCCESS)
-			return true;
-		if (!is(r, DAT_QUEUE_EMPTY))
-			ok(r, "dat_evd_dequeue");
-	}
-	return false;
 }
 
 class Conn {
@@ -2439,7 +2443,8 @@ void usage(FILE *f)
 "      --loopback         run the server and the client in this process\n"
 "      --client-dev=DEV   --loopback's client IA (default: the IA listed after -d's)\n"
 "      --post=PATH        how the server reposts: ring (default), ioctl, both\n"
-"      --event            --lat, --bidir: sleep in dat_evd_wait instead of polling\n"
+"      --event            sleep in dat_evd_wait instead of polling (--lat, --bidir,\n"
+"                         the message rate)\n"
 "      --srq              --lat, --bidir: the EP's receives come from an SRQ of\n"
 "                         -r buffers (dat_srq_post_recv: no system call)\n"
 "      --reps=N           --post-cost/--post-parts repetitions (7)\n"

@@ -36,6 +36,8 @@
 #  rate   Message rate through one SRQ at QS EPs (datperf --loopback): Q
 #         server EPs on rxe0 share one SRQ, Q client EPs on rxe1 stream
 #         SIZE-byte sends, a server thread reaps and re-posts at once;
+#         both threads sleep in dat_evd_wait (DP_WAIT, "--event"; empty:
+#         they busy-poll, as perftest does without PT_EXTRA=-e);
 #         against perftest (ib_send_bw --use-srq) with the same options,
 #         exactly as tests/bench/run-bench.sh runs it against the kernel
 #         consumer (tests/bench/lib.sh: DEPTH(Q), WINDOW(Q)); RNR NAKs sent
@@ -62,7 +64,8 @@
 # SCALE_REPEAT (1), PT_EXTRA (extra ib_send_bw --use-srq options),
 # PT_TIMEOUT (60 s per perftest run), DP_TIMEOUT (150 s per datperf run;
 # scale runs 600 s), DP_EXTRA (extra datperf options for the rate runs,
-# e.g. "--post ioctl"), DATPERF (the binary; default the CMake build's
+# e.g. "--post ioctl"), DP_WAIT ("--event": the rate and scale runs sleep
+# for their events; empty: they busy-poll), DATPERF (the binary; default the CMake build's
 # build/user/tools/datperf).
 # Exit status: 0 if every run produced a result.
 set -uo pipefail
@@ -87,6 +90,7 @@ SCALE_DEPTH=${SCALE_DEPTH:-8192}
 SCALE_REPEAT=${SCALE_REPEAT:-1}
 DP_TIMEOUT=${DP_TIMEOUT:-150}
 DP_EXTRA=${DP_EXTRA:-}
+DP_WAIT=${DP_WAIT---event}
 DATPERF=${DATPERF:-build/user/tools/datperf}
 OUTDIR=${1:-${OUTDIR:-}}
 LOG=$(mktemp -d)
@@ -356,9 +360,9 @@ fi
 # shellcheck disable=SC2317 # called through rate_runs
 run_user() {
 	local q=$1
-	# shellcheck disable=SC2086 # DP_EXTRA is a list of options
+	# shellcheck disable=SC2086 # DP_WAIT, DP_EXTRA are lists of options
 	if datperf_json --loopback -d rxe0 --client-dev rxe1 -q "$q" -s "$SIZE" \
-		-n $((ITERS / q)) -r "$(depth_for "$q")" -t "$(window_for "$q")" $DP_EXTRA; then
+		-n $((ITERS / q)) -r "$(depth_for "$q")" -t "$(window_for "$q")" $DP_WAIT $DP_EXTRA; then
 		jq -r '.results[0].msg_per_sec | round' "$LOG/dp.json"
 	else
 		log "datperf --loopback -q $q: $(dp_why)"
@@ -381,9 +385,10 @@ if part scale; then
 	for ((rep = 1; rep <= SCALE_REPEAT; rep++)); do
 		for q in $SCALE_QS; do
 			rnr0=$(ctr send_rnr_err)
+			# shellcheck disable=SC2086 # DP_WAIT is a list of options
 			if DP_TIMEOUT=$((DP_TIMEOUT > 600 ? DP_TIMEOUT : 600)) datperf_json --loopback \
 				-d rxe0 --client-dev rxe1 -q "$q" -s "$SIZE" -n "$SCALE_N" \
-				-r "$SCALE_DEPTH" -t 1 --timeout 120; then
+				-r "$SCALE_DEPTH" -t 1 --timeout 120 $DP_WAIT; then
 				read -r -a v < <(jq -r '.results[0] | [(.ep_create_seconds, .connect_seconds
 					| (. * 1000 | round) / 1000), .messages, (.msg_per_sec | round), .flushed]
 					| map(tostring) | join(" ")' "$LOG/dp.json")
