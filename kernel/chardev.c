@@ -1135,6 +1135,7 @@ union kdat_ioc_any {
  */
 #define KDAT_IOC_STACK	512
 
+KDAT_DATA_PATH(kdat_ioctl, 2048)
 static long kdat_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct kdat_ucall c = { .uf = f->private_data };

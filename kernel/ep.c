@@ -54,6 +54,7 @@ static struct kdat_ep *to_ep(DAT_EP_HANDLE h)
  * immediate data consumed, or a plain one; and the immediate data, if the
  * sender gave one.  A failed completion's opcode is undefined: a receive.
  */
+KDAT_DATA_PATH(kdat_dto_recv_op, 128)
 void kdat_dto_recv_op(const struct ib_wc *wc, DAT_DTO_COMPLETION_EVENT_DATA *d)
 {
 	d->kdat_operation = KDAT_DTO_OP_RECV;
@@ -69,6 +70,7 @@ void kdat_dto_recv_op(const struct ib_wc *wc, DAT_DTO_COMPLETION_EVENT_DATA *d)
 
 /* @recv: a receive completion, else one of the send queue (w->op). */
 /* @may_upcall: the consumer's upcall may run here (kdat_evd_post) */
+KDAT_DATA_PATH(__kdat_ep_dto_event, 512)
 static void __kdat_ep_dto_event(struct kdat_ep *ep, struct kdat_evd *evd,
 				struct kdat_wr *w, struct ib_wc *wc, u32 len,
 				bool recv, bool may_upcall)
@@ -122,6 +124,7 @@ static void kdat_ep_ring_retire(struct kdat_ep *ep)
  * counts as being reported until its event is posted (a refused ring
  * entry waits for that: kdat_ep_ring_drain), and the ring is drained.
  */
+KDAT_DATA_PATH(kdat_send_done, 512)
 static void kdat_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kdat_wr *w = container_of(wc->wr_cqe, struct kdat_wr, cqe);
@@ -1597,6 +1600,7 @@ static bool kdat_wr_is_atomic(enum ib_wr_opcode op)
  * for a send or write and written by a read or an atomic, so they need the
  * matching local privilege.  @flags_arg names the flags argument.
  */
+KDAT_DATA_PATH(kdat_ep_post_request, 2048)
 static DAT_RETURN kdat_ep_post_request(struct kdat_ep *ep, enum ib_wr_opcode op,
 				       DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 				       DAT_DTO_COOKIE cookie,
@@ -1692,6 +1696,7 @@ out:
 	return ret;
 }
 
+KDAT_DATA_PATH(kdat_ib_ep_post_send, 64)
 DAT_RETURN kdat_ib_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 				DAT_COMPLETION_FLAGS flags)
@@ -1986,6 +1991,7 @@ static bool kdat_ep_sq_busy(struct kdat_ep *ep)
 	return busy;
 }
 
+KDAT_DATA_PATH(__kdat_ep_ring_drain, 2048)
 static void __kdat_ep_ring_drain(struct kdat_ep *ep)
 {
 	struct kdat_uring *r = ep->sring;

@@ -59,6 +59,7 @@ void kdat_upcalls_sync(void)
 	synchronize_srcu(&kdat_upcall_srcu);
 }
 
+KDAT_DATA_PATH(kdat_evd_dispatch, 1024)
 static void kdat_evd_dispatch(struct kdat_evd *evd)
 {
 	struct kdat_event e;
@@ -124,6 +125,7 @@ static void kdat_evd_kick(struct kdat_evd *evd)
  * Queue @ev.  A full EVD drops it and reports the overflow, unless
  * @must_fit: then nothing is queued or reported and the answer is false.
  */
+KDAT_DATA_PATH(__kdat_evd_post, 1024)
 static bool __kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 			    struct kdat_srq *srq, bool may_upcall,
 			    bool must_fit)
@@ -181,6 +183,7 @@ static bool __kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 	return true;
 }
 
+KDAT_DATA_PATH(kdat_evd_post, 32)
 void kdat_evd_post(struct kdat_evd *evd, const DAT_EVENT *ev,
 		   struct kdat_srq *srq, bool may_upcall)
 {
@@ -781,6 +784,7 @@ DAT_RETURN kdat_ib_evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *ev)
 	return DAT_SUCCESS;
 }
 
+KDAT_DATA_PATH(kdat_ib_evd_dequeue, 512)
 DAT_RETURN kdat_ib_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 {
 	struct kdat_evd *evd = container_of((struct kdat_obj *)h,
@@ -986,6 +990,7 @@ void kdat_evd_drop_foreign_user(struct kdat_evd *evd)
  * order.  The caller holds a use of the EVD (no free) inside a call
  * section (device removal waits, then frees the CQ).
  */
+KDAT_DATA_PATH(kdat_evd_busy_poll, 128)
 void kdat_evd_busy_poll(struct kdat_evd *evd)
 {
 	struct ib_cq *cq;

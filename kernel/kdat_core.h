@@ -44,6 +44,20 @@
  * kdat_immed_data, so DAT_EVENT grew; a consumer module built against
  * 1.0 headers must be rebuilt (modversions refuses to load it).
  */
+/*
+ * A function of a data path (a post, a completion, a dequeue, the ioctl
+ * entry), in a section of its own aligned to a power of two at least its
+ * size, so that it lies within one 4 KiB page (the module loader aligns
+ * each section; a section's own alignment, not padding between functions
+ * that objtool would see after a noreturn call).  The test rig's QEMU TCG
+ * does not chain a jump into another page, it looks the target up: one
+ * straddling function made libdat's receive post 60% dearer
+ * (user/hot.hpp).  On hardware it keeps a path's code in few pages.
+ * tests/host/lint.sh fails when one outgrows its alignment.
+ */
+#define KDAT_DATA_PATH(name, align) \
+	__section(".text.kdat_dp." #name) __aligned(align)
+
 #define KDAT_VERSION_MAJOR	1
 #define KDAT_VERSION_MINOR	1
 #define KDAT_PROVIDER_NAME	"kdat_ib"

@@ -37,6 +37,7 @@ static void kdat_lmr_forget(struct kdat_ia *ia, struct kdat_lmr *lmr)
 	synchronize_rcu();
 }
 
+KDAT_DATA_PATH(kdat_lmr_to_sge, 512)
 DAT_RETURN kdat_lmr_to_sge(struct kdat_ia *ia, struct kdat_pz *pz,
 			   const DAT_LMR_TRIPLET *t, struct ib_sge *sge,
 			   DAT_MEM_PRIV_FLAGS need)

@@ -37,11 +37,13 @@
 
 DEFINE_STATIC_SRCU(kdat_srcu);
 
+KDAT_DATA_PATH(kdat_call_begin, 32)
 int kdat_call_begin(void) __acquires(&kdat_srcu)
 {
 	return srcu_read_lock(&kdat_srcu);
 }
 
+KDAT_DATA_PATH(kdat_call_end, 64)
 void kdat_call_end(int idx) __releases(&kdat_srcu)
 {
 	srcu_read_unlock(&kdat_srcu, idx);
@@ -358,6 +360,7 @@ static void kdat_obj_wait_uses(struct kdat_obj *obj)
 }
 
 /* Look @h up, pin it and take a shared use; NULL if it is not a live @type. */
+KDAT_DATA_PATH(kdat_obj_get_use, 256)
 struct kdat_obj *kdat_obj_get_use(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 {
 	struct kdat_obj *obj = kdat_obj_get(h, type);
@@ -382,6 +385,7 @@ void kdat_obj_drain_uses(struct kdat_obj *obj)
 		       atomic_cmpxchg(&obj->usecnt, 0, -1) == 0);
 }
 
+KDAT_DATA_PATH(kdat_obj_put_use, 128)
 void kdat_obj_put_use(struct kdat_obj *obj)
 {
 	kdat_obj_unuse(obj);
@@ -448,6 +452,7 @@ void kdat_obj_unclaim(struct kdat_obj *obj, int held)
 /* ---------------------------------------------------------------------- */
 /* Lookups by kernel handle                                                */
 
+KDAT_DATA_PATH(kdat_obj_get, 256)
 struct kdat_obj *kdat_obj_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 {
 	struct kdat_obj *obj;
@@ -477,6 +482,7 @@ struct kdat_obj *kdat_obj_get_any(DAT_HANDLE h)
 	return obj;
 }
 
+KDAT_DATA_PATH(kdat_obj_put, 128)
 void kdat_obj_put(struct kdat_obj *obj)
 {
 	if (obj)

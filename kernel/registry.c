@@ -483,6 +483,7 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *ev)
 }
 EXPORT_SYMBOL(dat_evd_post_se);
 
+KDAT_DATA_PATH(dat_evd_dequeue, 512)
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
 {
 	return KDAT_DISPATCH_ATOMIC(evd, EVD, evd_dequeue_func,
@@ -537,6 +538,7 @@ DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq)
 }
 EXPORT_SYMBOL(dat_srq_free);
 
+KDAT_DATA_PATH(dat_srq_post_recv, 512)
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
@@ -618,6 +620,7 @@ DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags)
 }
 EXPORT_SYMBOL(dat_ep_disconnect);
 
+KDAT_DATA_PATH(dat_ep_post_send, 256)
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 			    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			    DAT_COMPLETION_FLAGS flags)

@@ -101,6 +101,7 @@ static DAT_DTO_COMPLETION_STATUS kdat_wc_status(enum ib_wc_status s)
 	}
 }
 
+KDAT_DATA_PATH(kdat_dto_status, 64)
 DAT_DTO_COMPLETION_STATUS kdat_dto_status(enum ib_wc_status s)
 {
 	return kdat_wc_status(s);
@@ -127,6 +128,7 @@ static bool kdat_srq_check_lw(struct kdat_srq *srq, u32 in_ring)
 	return false;
 }
 
+KDAT_DATA_PATH(kdat_srq_reaped, 128)
 void kdat_srq_reaped(struct kdat_srq *srq)
 {
 	unsigned long flags;
@@ -246,6 +248,7 @@ static u32 kdat_srq_ring_held(struct kdat_srq *srq)
  * stays taken in the table until the CQ was polled past it
  * (kdat_srq_qp_gone), so a new QP made there meanwhile is never named.
  */
+KDAT_DATA_PATH(kdat_srq_recv_done, 1024)
 void kdat_srq_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kdat_srq_buf *buf = container_of(wc->wr_cqe,
@@ -810,6 +813,7 @@ err_pz:
  * Under RCU (the LMR lookups): dat_srq_post_recv's call section is an
  * RCU section already.
  */
+KDAT_DATA_PATH(kdat_srq_post_one, 1024)
 DAT_RETURN kdat_srq_post_one(struct kdat_srq *srq, DAT_COUNT n,
 			     const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
@@ -870,6 +874,7 @@ out:
 	return ret;
 }
 
+KDAT_DATA_PATH(kdat_ib_srq_post_recv, 16)
 DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
 {
@@ -886,6 +891,7 @@ DAT_RETURN kdat_ib_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
  * error event instead of being posted.  When the SRQ has no buffer left
  * the ring asks the user to kick after its next post.
  */
+KDAT_DATA_PATH(__kdat_srq_drain, 2048)
 static u32 __kdat_srq_drain(struct kdat_srq *srq, bool one_batch)
 {
 	struct kdat_uring *r = srq->uring;

@@ -227,6 +227,7 @@ static void kdat_uobj_commit(struct kdat_ia *ia, struct kdat_obj *obj)
 }
 
 /* Pin (kref only) the committed object of @type named by @id, or NULL. */
+KDAT_DATA_PATH(kdat_uobj_pin, 256)
 static struct kdat_obj *kdat_uobj_pin(struct kdat_ufile *uf, u32 id,
 				      DAT_HANDLE_TYPE type)
 {

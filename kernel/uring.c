@@ -257,6 +257,7 @@ static void kdat_uevent_fill(struct kdat_uevent *u, const DAT_EVENT *ev)
  * it) that was not reaped yet: it is reaped here, before it is
  * overwritten, so its SRQ buffer is counted back exactly once.
  */
+KDAT_DATA_PATH(kdat_uevd_write, 1024)
 static bool kdat_uevd_write(struct kdat_evd *evd, const struct kdat_uevent *u,
 			    struct kdat_srq *srq, bool must_fit)
 {

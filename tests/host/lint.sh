@@ -10,8 +10,13 @@
 #   lint_kernel_sparse_clean        kdat.ko built with sparse (C=2): no
 #                                   warning
 #   lint_test_modules_sparse_clean  the same for the kernel consumers
+#   lint_kernel_data_path_layout    every KDAT_DATA_PATH(name, align) of
+#                                   kernel/*.c is a section of that
+#                                   kdat.ko holding its function, no
+#                                   larger than its alignment (so within
+#                                   one page: kernel/kdat_core.h)
 #
-# after "PLAN: 3" first (tests/run-tests.sh counts the lines against it)
+# after "PLAN: 4" first (tests/run-tests.sh counts the lines against it)
 # and "N passed, N failed" last; exits non-zero if anything failed.  A
 # missing tool is a FAIL: the host stage of `make test` enforces this.
 #
@@ -62,6 +67,8 @@ cp_allow=(
 	# "int kdat_call_begin(void) __acquires(&kdat_srcu);" reads as an
 	# argument "void" without a name
 	kernel/kdat_core.h:FUNCTION_ARGUMENTS
+	# KDAT_DATA_PATH is two attributes, which no parentheses may enclose
+	kernel/kdat_core.h:COMPLEX_MACRO
 )
 # The test modules only: CHECK() and its kin end a failed case with
 # "goto out", as a test harness's assertions do.
@@ -112,8 +119,9 @@ run_checkpatch() {
 	shift
 	[ $# -gt 0 ] || return 0
 	# checkpatch knows only the kernel's typedefs: "DAT_RETURN (*fn)(...)"
-	# would read as a call (ia.c).  DAT_RETURN alone: with the other DAT
-	# typedefs it misreads some prototypes.
+	# would read as a call (ia.c), and a definition after a line of
+	# KDAT_DATA_PATH as a statement whose "DAT_EVENT *ev" multiplies.
+	# Only these: with the other DAT typedefs it misreads some prototypes.
 	perl "$checkpatch" --no-tree --file --terse --show-types --no-summary \
 		--typedefsfile "$out/typedefs" ${ignore:+--ignore "$ignore"} "$@" 2>&1
 }
@@ -129,7 +137,9 @@ checkpatch_check() {
 		fail lint_kernel_checkpatch_clean "no perl"
 		return
 	fi
-	echo DAT_RETURN >"$out/typedefs"
+	# a longer name first: checkpatch matches them in this order
+	printf '%s\n' DAT_RETURN DAT_LMR_TRIPLET DAT_RMR_TRIPLET DAT_EVENT_DATA \
+		DAT_EVENT DAT_DTO_COMPLETION_EVENT_DATA >"$out/typedefs"
 	for f in kernel/*.[ch] tests/bench/*.[ch] examples/kernel/*.[ch]; do
 		case $f in *.mod.c) continue ;; esac
 		files+=("$f")
@@ -239,9 +249,44 @@ sparse_checks() {
 	fi
 }
 
-echo "PLAN: 3"
+# ---- data-path layout --------------------------------------------------
+
+# The sections KDAT_DATA_PATH makes in the kdat.ko sparse_checks built (the
+# same compiler and flags as `make module`): each listed function is there,
+# alone in its section, and fits its alignment.
+layout_check() {
+	local ko=$out/sparse/kernel/kdat.ko want have bad
+	if ! [ -f "$ko" ]; then
+		fail lint_kernel_data_path_layout "kdat.ko did not build"
+		return
+	fi
+	want=$(sed -n 's/^KDAT_DATA_PATH(\([A-Za-z0-9_]*\), *\([0-9]*\))$/\1 \2/p' \
+		kernel/*.c | sort)
+	# "name size align" of every .text.kdat_dp.* section
+	have=$(readelf -SW "$ko" | sed -n 's/^ *\[ *[0-9]*\] *\.text\.kdat_dp\.//p' |
+		while read -r name _ _ _ size _ _ _ _ align; do
+			echo "$name $((0x$size)) $align"
+		done | sort)
+	bad=$(join -a1 -a2 -e missing -o 0,1.2,2.2,2.3 <(echo "$want") <(echo "$have") |
+		awk '$2 == "missing" { print $1 ": a section without KDAT_DATA_PATH"; next }
+		     $3 == "missing" { print $1 ": no section (renamed or inlined?)"; next }
+		     $2 != $4 { print $1 ": aligned to " $4 ", not " $2; next }
+		     $3 > $2 { print $1 ": " $3 " bytes, more than its alignment " $2 }')
+	if [ -z "$want" ]; then
+		fail lint_kernel_data_path_layout "no KDAT_DATA_PATH in kernel/*.c"
+	elif [ -n "$bad" ]; then
+		echo "$bad" >"$out/layout.found"
+		fail lint_kernel_data_path_layout \
+			"$(grep -c . "$out/layout.found") functions" "$out/layout.found"
+	else
+		pass lint_kernel_data_path_layout
+	fi
+}
+
+echo "PLAN: 4"
 checkpatch_check
 sparse_checks
+layout_check
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
