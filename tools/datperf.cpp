@@ -329,7 +329,6 @@ private:
 	Clock::time_point at_;
 };
 
-/* The next event on @evd, waiting past poll timeouts until @dl runs out. */
 /* Take one event: spin on dat_evd_dequeue (perftest busy-polls as well)
  * or, with @block (--event), sleep in dat_evd_wait.  False when nothing
  * came for a while (the caller checks its deadline). */
@@ -423,9 +422,12 @@ public:
 		std::map<DAT_EP_HANDLE, bool> eps;	/* EP -> disconnected */
 
 		while (gone < o_.eps || res.received < expected) {
+			/* spin once every client announced itself, as
+			   perftest polls only once it is connected */
 			DAT_EVENT e = await_event(evd_, dl, gone < o_.eps ?
 							    "connections" :
-							    "messages", o_.event);
+							    "messages",
+						  o_.event || announced < o_.eps);
 			dl.touch();
 			do {
 				handle(e, res, eps, expected, announced, gone);
@@ -2181,7 +2183,8 @@ std::string json_head(const Options &o)
 void print_rate(const Options &o, const std::vector<RateRow> &rows)
 {
 	if (o.json) {
-		std::printf("%s,\"results\":[", json_head(o).c_str());
+		std::printf("%s,\"event\":%s,\"results\":[", json_head(o).c_str(),
+			    o.event ? "true" : "false");
 		for (std::size_t i = 0; i < rows.size(); i++) {
 			const RateRow &r = rows[i];
 			double rate = r.secs > 0 ? r.messages / r.secs : 0;
@@ -2208,8 +2211,9 @@ void print_rate(const Options &o, const std::vector<RateRow> &rows)
 		std::printf(" on %s", o.ia_server.c_str());
 	if (o.role != Role::server)
 		std::printf(", clients on %s -> %s", o.ia_client.c_str(), o.addr.c_str());
-	std::printf(" (%s)\n", o.role == Role::loopback ? "one process" :
-			       o.role == Role::server ? "server side" : "client side");
+	std::printf(" (%s, %s)\n", o.role == Role::loopback ? "one process" :
+		    o.role == Role::server ? "server side" : "client side",
+		    o.event ? "dat_evd_wait" : "polling");
 	std::printf("  %-6s %5s %6s %6s %6s %6s %9s %9s %11s %8s %9s\n", "post",
 		    "eps", "depth", "size", "window", "signal", "messages", "seconds",
 		    "msg/s", "MB/s", "cpu us/msg");

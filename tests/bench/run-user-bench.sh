@@ -65,8 +65,8 @@
 # PT_TIMEOUT (60 s per perftest run), DP_TIMEOUT (150 s per datperf run;
 # scale runs 600 s), DP_EXTRA (extra datperf options for the rate runs,
 # e.g. "--post ioctl"), DP_WAIT ("--event": the rate and scale runs sleep
-# for their events; empty: they busy-poll), DATPERF (the binary; default the CMake build's
-# build/user/tools/datperf).
+# for their events; empty: they busy-poll), DATPERF (the binary; default
+# the CMake build's build/user/tools/datperf).
 # Exit status: 0 if every run produced a result.
 set -uo pipefail
 
@@ -473,7 +473,8 @@ TABLE=$LOG/table
 	if part rate; then
 		echo
 		echo "Message rate through one SRQ (rxe1 -> rxe0, ${SIZE}-byte sends, $ITERS messages per run,"
-		echo "median of $REPEAT runs; kdat-user = libdat server thread reaping and re-posting)"
+		echo "median of $REPEAT runs; kdat-user = libdat server thread reaping and re-posting;"
+		echo "datperf ${DP_WAIT:-polling} ${DP_EXTRA}, ib_send_bw ${PT_EXTRA:-polling})"
 		echo
 		fmt='%5s %6s %7s %16s %16s %15s %12s %12s\n'
 		# shellcheck disable=SC2059 # one format for the header and the rows

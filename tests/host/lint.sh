@@ -37,6 +37,7 @@ shopt -s nullglob
 
 passed=0
 failed=0
+sparse_ko=""	# set when sparse_checks built kdat.ko in this run
 
 pass() {
 	echo "PASS: $1"
@@ -137,7 +138,6 @@ checkpatch_check() {
 		fail lint_kernel_checkpatch_clean "no perl"
 		return
 	fi
-	# a longer name first: checkpatch matches them in this order
 	printf '%s\n' DAT_RETURN DAT_LMR_TRIPLET DAT_RMR_TRIPLET DAT_EVENT_DATA \
 		DAT_EVENT DAT_DTO_COMPLETION_EVENT_DATA >"$out/typedefs"
 	for f in kernel/*.[ch] tests/bench/*.[ch] examples/kernel/*.[ch]; do
@@ -225,6 +225,7 @@ sparse_checks() {
 	else
 		pass lint_kernel_sparse_clean
 	fi
+	[ -f "$b/kernel/kdat.ko" ] && sparse_ko=1
 	if ! [ -f "$b/kernel/Module.symvers" ]; then
 		fail lint_test_modules_sparse_clean "kdat.ko did not build"
 		return
@@ -251,31 +252,47 @@ sparse_checks() {
 
 # ---- data-path layout --------------------------------------------------
 
-# The sections KDAT_DATA_PATH makes in the kdat.ko sparse_checks built (the
-# same compiler and flags as `make module`): each listed function is there,
-# alone in its section, and fits its alignment.
+# The sections KDAT_DATA_PATH makes in the kdat.ko sparse_checks built in
+# this run (the compiler and flags of `make module`): each listed function
+# (or a clone of it, name.*) is in its section .text.kdat_dp.name, which
+# is aligned as listed and no larger; every such section is listed.
 layout_check() {
-	local ko=$out/sparse/kernel/kdat.ko want have bad
-	if ! [ -f "$ko" ]; then
-		fail lint_kernel_data_path_layout "kdat.ko did not build"
+	local ko=$out/sparse/kernel/kdat.ko want secs funcs bad="" name align
+	local nr size al
+	if [ -z "$sparse_ko" ] || ! [ -f "$ko" ]; then
+		fail lint_kernel_data_path_layout "kdat.ko did not build in this run"
 		return
 	fi
 	want=$(sed -n 's/^KDAT_DATA_PATH(\([A-Za-z0-9_]*\), *\([0-9]*\))$/\1 \2/p' \
-		kernel/*.c | sort)
-	# "name size align" of every .text.kdat_dp.* section
-	have=$(readelf -SW "$ko" | sed -n 's/^ *\[ *[0-9]*\] *\.text\.kdat_dp\.//p' |
-		while read -r name _ _ _ size _ _ _ _ align; do
-			echo "$name $((0x$size)) $align"
-		done | sort)
-	bad=$(join -a1 -a2 -e missing -o 0,1.2,2.2,2.3 <(echo "$want") <(echo "$have") |
-		awk '$2 == "missing" { print $1 ": a section without KDAT_DATA_PATH"; next }
-		     $3 == "missing" { print $1 ": no section (renamed or inlined?)"; next }
-		     $2 != $4 { print $1 ": aligned to " $4 ", not " $2; next }
-		     $3 > $2 { print $1 ": " $3 " bytes, more than its alignment " $2 }')
+		kernel/*.c)
+	# "nr name size align" of every .text.kdat_dp.* section
+	secs=$(readelf -SW "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] *\.text\.kdat_dp\./\1 /p' |
+		while read -r nr name _ _ _ size _ _ _ _ al; do
+			echo "$nr $name $((0x$size)) $al"
+		done)
+	# "section-index name" of every function symbol
+	funcs=$(readelf -sW "$ko" | awk '$4 == "FUNC" { print $7, $8 }')
+	while read -r name align; do
+		read -r nr size al < <(awk -v n="$name" '$2 == n { print $1, $3, $4 }' <<<"$secs")
+		if [ -z "$nr" ]; then
+			bad+="$name: no section .text.kdat_dp.$name"$'\n'
+		elif ! awk -v nr="$nr" -v n="$name" '$1 == nr && ($2 == n || index($2, n ".") == 1) { f = 1 }
+			END { exit !f }' <<<"$funcs"; then
+			bad+="$name: not in its section (renamed or inlined?)"$'\n'
+		elif [ "$al" != "$align" ]; then
+			bad+="$name: aligned to $al, not $align"$'\n'
+		elif [ "$size" -gt "$align" ]; then
+			bad+="$name: $size bytes, more than its alignment $align"$'\n'
+		fi
+	done <<<"$want"
+	while read -r nr name _; do
+		awk -v n="$name" '$1 == n { f = 1 } END { exit !f }' <<<"$want" ||
+			bad+="$name: a section without its KDAT_DATA_PATH line"$'\n'
+	done <<<"$secs"
 	if [ -z "$want" ]; then
 		fail lint_kernel_data_path_layout "no KDAT_DATA_PATH in kernel/*.c"
 	elif [ -n "$bad" ]; then
-		echo "$bad" >"$out/layout.found"
+		printf '%s' "$bad" >"$out/layout.found"
 		fail lint_kernel_data_path_layout \
 			"$(grep -c . "$out/layout.found") functions" "$out/layout.found"
 	else
