@@ -474,7 +474,7 @@ TABLE=$LOG/table
 		echo
 		echo "Message rate through one SRQ (rxe1 -> rxe0, ${SIZE}-byte sends, $ITERS messages per run,"
 		echo "median of $REPEAT runs; kdat-user = libdat server thread reaping and re-posting;"
-		echo "datperf ${DP_WAIT:-polling} ${DP_EXTRA}, ib_send_bw ${PT_EXTRA:-polling})"
+		echo "datperf ${DP_WAIT:-polling}${DP_EXTRA:+ $DP_EXTRA}, ib_send_bw ${PT_EXTRA:-polling})"
 		echo
 		fmt='%5s %6s %7s %16s %16s %15s %12s %12s\n'
 		# shellcheck disable=SC2059 # one format for the header and the rows
