@@ -20,8 +20,9 @@
 #   2. `scripts/install.sh install` (PREFIX=/usr/local, no DESTDIR), ldconfig;
 #      the installed udev rule as udev would apply it (udevadm test)
 #   3. the installed datinfo (lists rxe0 and rxe1; -l the registry's names;
-#      a bogus -d fails) and datperf (--loopback, server and client
-#      processes, --json, --post-cost against ibv_post_srq_recv)
+#      a bogus -d fails) and datperf (--loopback polling, and sleeping with
+#      --event --json; server and client processes, --post-cost against
+#      ibv_post_srq_recv)
 #   4. the installed examples built out of tree with the installed pkg-config
 #      file, and an SRQ exchange: srq_server on rxe0, srq_client on rxe1,
 #      and srq_pingpong
@@ -199,12 +200,15 @@ else
 	fail "installed_datperf_message_rate"
 fi
 show datperf_rate
-if timed datperf_json datperf --loopback -n 500 -q 2 --post both --json --no-progress &&
+# the first run polls (datperf's default, as perftest's), this one sleeps
+if timed datperf_json datperf --loopback -n 500 -q 2 --post both --event --json \
+	--no-progress &&
 	python3 - "$WORK/datperf_json.out" >>"$LOG" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["test"] == "msgrate" and len(d["results"]) == 2, d
 assert d["server_ia"] == "rxe0" and d["client_ia"] == "rxe1", d
+assert d["event"] is True, d
 for r in d["results"]:
     assert r["messages"] == 1000 and r["msg_per_sec"] > 0, r
     assert r["srq_available"] == d["depth"] and r["async_events"] == 0, r
