@@ -44,6 +44,10 @@
  * kdat_immed_data, so DAT_EVENT grew; a consumer module built against
  * 1.0 headers must be rebuilt (modversions refuses to load it).
  */
+#define KDAT_VERSION_MAJOR	1
+#define KDAT_VERSION_MINOR	1
+#define KDAT_PROVIDER_NAME	"kdat_ib"
+
 /*
  * A function of a data path (a post, a completion, a dequeue, the ioctl
  * entry), in a section of its own aligned to a power of two at least its
@@ -57,10 +61,6 @@
  */
 #define KDAT_DATA_PATH(name, align) \
 	__section(".text.kdat_dp." #name) __aligned(align)
-
-#define KDAT_VERSION_MAJOR	1
-#define KDAT_VERSION_MINOR	1
-#define KDAT_PROVIDER_NAME	"kdat_ib"
 
 /*
  * Number of handle types we count.  CNOs are uDAPL only: the kernel
