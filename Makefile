@@ -7,8 +7,8 @@
 #   make test       host, guest, dat2, install and debug stages; ends "N passed, N failed"
 #   make lint       kernel coding style: checkpatch and sparse over the kernel
 #                   C code (tests/host/lint.sh; part of `make test`)
-#   make cross-arm64 libdat for arm64 and armhf (its unit tests under
-#                   qemu-user), the module for arm64; part of `make test`
+#   make cross      libdat for arm64, armhf, i386 and s390x (its unit tests
+#                   under qemu-user), the module for arm64; part of `make test`
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
 #                   kmemleak kernel (built once per machine, ~15-30 min)
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
@@ -33,7 +33,7 @@ endif
 
 .PHONY: all module test-modules user examples test test-host lint run bench bench-scale bench-user bench-dat2 clean \
 	deps install uninstall dkms-install dkms-uninstall test-install test-debug test-guest \
-	raw-tests cross-arm64
+	raw-tests cross cross-arm64
 
 all: user
 	@if [ -e "$(KDIR)/Makefile" ]; then \
@@ -83,14 +83,15 @@ raw-tests: $(RAW_TESTS)
 deps:
 	@scripts/deps.sh all
 
-# Cross builds (scripts/cross-arm64.sh, in build/cross-*): libdat with
-# g++-aarch64-linux-gnu and g++-arm-linux-gnueabihf and its host unit tests
+# Cross builds (scripts/cross.sh, in build/cross-*): libdat with Debian's
+# cross compilers for arm64, armhf, i386 and s390x and its host unit tests
 # under qemu-user; kdat.ko and the kernel test modules for arm64, W=1,
 # against Debian's arm64 headers (cached in /var/cache/kdat/arm64-kernel).
 # The host stage of `make test` runs it; ends "N passed, N failed".
-cross-arm64:
+# cross-arm64 is its name from before it built more than arm.
+cross cross-arm64:
 	@scripts/deps.sh build
-	@scripts/cross-arm64.sh
+	@scripts/cross.sh
 
 # The test and demo targets build against the Debian kernel the guest boots.
 test: deps

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Shared part of the cross toolchain files (toolchain-aarch64.cmake,
-# toolchain-armhf.cmake): Debian's cross compilers (g++-<triple>, their
+# Shared part of the cross toolchain files (toolchain-aarch64.cmake and
+# the others): Debian's cross compilers (g++-<triple>, their
 # libraries under /usr/<triple>) and qemu-user to run what they build.
 # The including file sets CMAKE_SYSTEM_PROCESSOR, DAT_CROSS_TRIPLE and
 # DAT_CROSS_QEMU.
@@ -10,7 +10,7 @@
 # gtest_discover_tests call "qemu-<arch> -L /usr/<triple> <binary>", so no
 # binfmt_misc registration is needed (CI's container has none).  Extra
 # search roots for target libraries (GoogleTest built for the target by
-# scripts/cross-arm64.sh) go in DAT_CROSS_PREFIX (a list, also read from
+# scripts/cross.sh) go in DAT_CROSS_PREFIX (a list, also read from
 # the environment so that try_compile projects see it).
 
 set(CMAKE_SYSTEM_NAME Linux)
@@ -30,8 +30,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
+# LD_LIBRARY_PATH: the target's dynamic linker reads the build machine's
+# /etc/ld.so.cache, which lists the multilib i386 libraries of /usr/lib32
+# (another build of glibc than the cross one's ld.so: an i386 test then
+# hangs inside libc); the path is searched before the cache.
 find_program(DAT_CROSS_QEMU_PATH ${DAT_CROSS_QEMU})
 if(DAT_CROSS_QEMU_PATH)
 	set(CMAKE_CROSSCOMPILING_EMULATOR
-		${DAT_CROSS_QEMU_PATH};-L;/usr/${DAT_CROSS_TRIPLE})
+		${DAT_CROSS_QEMU_PATH};-L;/usr/${DAT_CROSS_TRIPLE};-E;LD_LIBRARY_PATH=/usr/${DAT_CROSS_TRIPLE}/lib)
 endif()

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# abi-layout.awk include/uapi/kdat_abi.h > layout.c (scripts/cross-arm64.sh).
+# abi-layout.awk include/uapi/kdat_abi.h > layout.c (scripts/cross.sh).
 # A C program that prints the layout of every struct of the ABI header
 # (sizeof, alignof, each member's offset and size) and every ioctl number,
 # to compare between architectures: a 32-bit process on a 64-bit kernel
@@ -24,7 +24,7 @@ body {
 	# an anonymous union: its members are the struct's, at their offsets
 	if (line == "union {" || line == "};")
 		next
-	if (match(line, /^(__[us](8|16|32|64)|char|struct kdat_[a-z0-9_]+) +/) && line ~ /;$/) {
+	if (match(line, /^(__[us](8|16|32|64)|__aligned_u64|char|struct kdat_[a-z0-9_]+) +/) && line ~ /;$/) {
 		decl = substr(line, RLENGTH + 1)
 		sub(/;$/, "", decl)
 		n = split(decl, names, ",")

@@ -121,7 +121,7 @@ stage_host() {
 	# under qemu-user (one line per ctest case, counted against ctest -N),
 	# kdat.ko and the kernel test modules for arm64 with W=1
 	t=$(date +%s)
-	run_listed cross_ 1800 "$OUT/cross.log" scripts/cross-arm64.sh >>"$r"
+	run_listed cross_ 1800 "$OUT/cross.log" scripts/cross.sh >>"$r"
 	{
 		echo "cross builds took $(($(date +%s) - t)) s"
 		sed -n 's/^cross: /  cross: /p' "$OUT/cross.log"

@@ -5,7 +5,10 @@
  *
  * Rules of this ABI
  *  - Fixed-width types only, no pointers except as __u64, explicit padding,
- *    natural alignment of every field, no implicit holes.
+ *    natural alignment of every field, no implicit holes.  64-bit fields
+ *    are __aligned_u64: 32-bit x86 aligns a plain __u64 to 4 bytes, and
+ *    its structs (and the ring entries libdat accesses atomically) must
+ *    be laid out and aligned as the 64-bit kernel's.
  *  - Every ioctl argument starts with struct kdat_ioc_hdr: `size` is the
  *    size of the struct the caller was built with.  The kernel accepts a
  *    smaller size (older library: missing fields read as zero) and a
@@ -54,8 +57,8 @@ struct kdat_ioc_hdr {
 struct kdat_useg {
 	__u32 lmr_context;
 	__u32 pad;
-	__u64 addr;
-	__u64 length;
+	__aligned_u64 addr;
+	__aligned_u64 length;
 };
 
 /* ---- rings ------------------------------------------------------------ */
@@ -145,18 +148,18 @@ struct kdat_ep_sqe {
 	__u32 flags;		/* DAT_COMPLETION_FLAGS */
 	__u32 nseg;
 	__u32 rmr_context;
-	__u64 cookie;
-	__u64 remote_addr;
-	__u64 remote_length;
-	__u64 compare_add;
-	__u64 swap;
+	__aligned_u64 cookie;
+	__aligned_u64 remote_addr;
+	__aligned_u64 remote_length;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
 	__u32 immed_data;
 	__u32 reserved;		/* zero */
 	struct kdat_useg seg[KDAT_MAX_IOV];
 };
 
 struct kdat_srq_wqe {
-	__u64 cookie;
+	__aligned_u64 cookie;
 	__u32 nseg;
 	__u32 pad;
 	struct kdat_useg seg[KDAT_MAX_IOV];
@@ -168,8 +171,8 @@ struct kdat_uevent {
 	__u32 evd;
 	__u32 handle;		/* EP (DTO, connection), SRQ/EP/IA (async) */
 	__u32 status;		/* DAT_DTO_COMPLETION_STATUS */
-	__u64 cookie;		/* DTO: user cookie; SRQ async: cookie */
-	__u64 length;		/* DTO: transfered_length */
+	__aligned_u64 cookie;		/* DTO: user cookie; SRQ async: cookie */
+	__aligned_u64 length;		/* DTO: transfered_length */
 	/*
 	 * DTO events use none of reason, cr, sp: with KDAT_FEATURE_IB_EXT
 	 * their slots carry the operation that completed (KDAT_UDTO_*, 0
@@ -189,8 +192,8 @@ struct kdat_uevent {
 		__u32 immed_data; /* DTO with KDAT_UDTO_F_IMMED */
 	};
 	__u32 pdata_size;	/* connection events */
-	__u64 conn_qual;	/* connection request */
-	__u64 pointer;		/* software event */
+	__aligned_u64 conn_qual;	/* connection request */
+	__aligned_u64 pointer;		/* software event */
 	__u8 pdata[KDAT_PDATA_LEN];
 	__u32 srq;		/* DTO: the SRQ the buffer came from, or 0 */
 };
@@ -223,7 +226,7 @@ struct kdat_uia_attr {
 	__u8 ia_address[KDAT_ADDR_LEN];
 	__u32 hw_ver;
 	__u32 flags;		/* KDAT_UIA_* */
-	__u64 fw_ver;
+	__aligned_u64 fw_ver;
 	__s32 max_eps;
 	__s32 max_dto_per_ep;
 	__s32 max_rdma_read_per_ep_in;
@@ -232,18 +235,18 @@ struct kdat_uia_attr {
 	__s32 max_evd_qlen;
 	__s32 max_iov_segments_per_dto;
 	__s32 max_lmrs;
-	__u64 max_lmr_block_size;
+	__aligned_u64 max_lmr_block_size;
 	__s32 max_pzs;
 	__s32 max_srqs;
 	__s32 max_ep_per_srq;
 	__s32 max_recv_per_srq;
-	__u64 max_message_size;
-	__u64 max_rdma_size;
+	__aligned_u64 max_message_size;
+	__aligned_u64 max_rdma_size;
 };
 
 struct kdat_uep_attr {
-	__u64 max_message_size;
-	__u64 max_rdma_size;
+	__aligned_u64 max_message_size;
+	__aligned_u64 max_rdma_size;
 	__u32 recv_completion_flags;
 	__u32 request_completion_flags;
 	__s32 max_recv_dtos;
@@ -278,7 +281,7 @@ struct kdat_ioc_version {
 	__u32 pad;
 	__u32 min_abi_version;	/* out: the oldest library ABI it serves */
 	__u32 reserved;		/* zero */
-	__u64 features;		/* out: KDAT_FEATURE_* */
+	__aligned_u64 features;		/* out: KDAT_FEATURE_* */
 };
 
 /*
@@ -327,7 +330,7 @@ struct kdat_ioc_ia_list {
 	struct kdat_ioc_hdr hdr;
 	__u32 max;		/* entries at names */
 	__u32 count;		/* out: IAs known (may exceed max) */
-	__u64 names;		/* char[max][KDAT_NAME_LEN] */
+	__aligned_u64 names;		/* char[max][KDAT_NAME_LEN] */
 };
 
 struct kdat_ioc_ia_open {
@@ -337,7 +340,7 @@ struct kdat_ioc_ia_open {
 	__u32 ia;		/* out */
 	__u32 async_evd;	/* out */
 	__u32 async_ring_size;	/* out: bytes to mmap */
-	__u64 async_ring_offset; /* out: mmap offset of its event ring */
+	__aligned_u64 async_ring_offset; /* out: mmap offset of its event ring */
 	/* from here on: only with KDAT_FEATURE_SRQ_EP_BROKEN */
 	__u32 flags;		/* KDAT_IA_OPEN_* */
 	__u32 reserved;		/* zero */
@@ -391,8 +394,8 @@ struct kdat_ioc_evd_create {
 	__s32 qlen;		/* in/out: DAT_HW_DEFAULT -> chosen */
 	__u32 flags;		/* DAT_EVD_FLAGS */
 	__u32 evd;		/* out */
-	__u64 ring_offset;	/* out */
-	__u64 ring_size;	/* out: bytes to mmap */
+	__aligned_u64 ring_offset;	/* out */
+	__aligned_u64 ring_size;	/* out: bytes to mmap */
 };
 
 /*
@@ -437,21 +440,21 @@ struct kdat_ioc_evd_post_se {
 	struct kdat_ioc_hdr hdr;
 	__u32 evd;
 	__u32 pad;
-	__u64 pointer;
+	__aligned_u64 pointer;
 };
 
 struct kdat_ioc_lmr_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
 	__u32 pz;
-	__u64 addr;		/* user virtual address */
-	__u64 length;
+	__aligned_u64 addr;		/* user virtual address */
+	__aligned_u64 length;
 	__u32 priv;		/* DAT_MEM_PRIV_FLAGS */
 	__u32 lmr;		/* out */
 	__u32 lmr_context;	/* out */
 	__u32 rmr_context;	/* out */
-	__u64 registered_size;	/* out */
-	__u64 registered_address; /* out */
+	__aligned_u64 registered_size;	/* out */
+	__aligned_u64 registered_address; /* out */
 };
 
 struct kdat_ioc_srq_create {
@@ -463,8 +466,8 @@ struct kdat_ioc_srq_create {
 	__s32 max_recv_iov;
 	__s32 low_watermark;
 	__u32 srq;		/* out */
-	__u64 ring_offset;	/* out: the post ring */
-	__u64 ring_size;	/* out */
+	__aligned_u64 ring_offset;	/* out: the post ring */
+	__aligned_u64 ring_size;	/* out */
 };
 
 struct kdat_ioc_srq_query {
@@ -493,7 +496,7 @@ struct kdat_ioc_srq_post {
 	struct kdat_ioc_hdr hdr;
 	__u32 srq;
 	__u32 nseg;
-	__u64 cookie;
+	__aligned_u64 cookie;
 	struct kdat_useg seg[KDAT_MAX_IOV];
 };
 
@@ -513,8 +516,8 @@ struct kdat_ioc_ep_create {
 	 * hdr.size covers them gets the EP's send ring (ring_size 0: none,
 	 * post with KDAT_IOC_EP_POST).
 	 */
-	__u64 ring_offset;	/* out */
-	__u64 ring_size;	/* out */
+	__aligned_u64 ring_offset;	/* out */
+	__aligned_u64 ring_size;	/* out */
 };
 
 struct kdat_ioc_ep_query {
@@ -522,8 +525,8 @@ struct kdat_ioc_ep_query {
 	__u32 ep;
 	__u32 state;		/* out: DAT_EP_STATE */
 	__u32 ia, pz, recv_evd, request_evd, connect_evd, srq; /* out */
-	__u64 local_port;	/* out */
-	__u64 remote_port;	/* out */
+	__aligned_u64 local_port;	/* out */
+	__aligned_u64 remote_port;	/* out */
 	__u8 remote_addr[KDAT_ADDR_LEN]; /* out */
 	struct kdat_uep_attr attr; /* out */
 };
@@ -532,7 +535,7 @@ struct kdat_ioc_ep_connect {
 	struct kdat_ioc_hdr hdr;
 	__u32 ep;
 	__u32 timeout_us;
-	__u64 conn_qual;
+	__aligned_u64 conn_qual;
 	__u8 addr[KDAT_ADDR_LEN];
 	__u32 qos;
 	__u32 flags;
@@ -569,15 +572,15 @@ struct kdat_ioc_ep_post {
 	__u32 op;		/* KDAT_POST_* */
 	__u32 flags;		/* DAT_COMPLETION_FLAGS */
 	__u32 nseg;
-	__u64 cookie;
+	__aligned_u64 cookie;
 	__u32 rmr_context;	/* RDMA */
 	__u32 pad;
-	__u64 remote_addr;
-	__u64 remote_length;
+	__aligned_u64 remote_addr;
+	__aligned_u64 remote_length;
 	struct kdat_useg seg[KDAT_MAX_IOV];
 	/* from here on: only with KDAT_FEATURE_IB_EXT */
-	__u64 compare_add;
-	__u64 swap;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
 	__u32 immed_data;	/* host order */
 	__u32 reserved;		/* zero */
 };
@@ -594,7 +597,7 @@ struct kdat_ioc_psp_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
 	__u32 evd;
-	__u64 conn_qual;
+	__aligned_u64 conn_qual;
 	__u32 flags;		/* DAT_PSP_FLAGS */
 	__u32 psp;		/* out */
 };
@@ -603,7 +606,7 @@ struct kdat_ioc_cr_query {
 	struct kdat_ioc_hdr hdr;
 	__u32 cr;
 	__u32 pdata_size;	/* out */
-	__u64 remote_port;	/* out */
+	__aligned_u64 remote_port;	/* out */
 	__u8 remote_addr[KDAT_ADDR_LEN]; /* out */
 	__u8 pdata[KDAT_PDATA_LEN]; /* out */
 	__u8 pad[4];
@@ -632,7 +635,7 @@ struct kdat_ioc_ep_modify {
 	struct kdat_ioc_hdr hdr;
 	__u32 ep;
 	__u32 pad;
-	__u64 mask;		/* DAT_EP_PARAM_MASK */
+	__aligned_u64 mask;		/* DAT_EP_PARAM_MASK */
 	struct kdat_uep_attr attr;
 };
 
@@ -689,7 +692,7 @@ struct kdat_ioc_rsp_create {
 	struct kdat_ioc_hdr hdr;
 	__u32 ia;
 	__u32 ep;
-	__u64 conn_qual;
+	__aligned_u64 conn_qual;
 	__u32 evd;
 	__u32 rsp;		/* out */
 };
@@ -699,7 +702,7 @@ struct kdat_ioc_rsp_query {
 	struct kdat_ioc_hdr hdr;
 	__u32 rsp;
 	__u32 ia;		/* out */
-	__u64 conn_qual;	/* out */
+	__aligned_u64 conn_qual;	/* out */
 	__u32 evd;		/* out */
 	__u32 ep;		/* out */
 };

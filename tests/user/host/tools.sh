@@ -22,7 +22,7 @@ DATINFO=$1 DATPERF=$2 CONF=$3
 export DAT_OVERRIDE=$CONF
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-# a cross build (scripts/cross-arm64.sh) runs the tools under qemu-user:
+# a cross build (scripts/cross.sh) runs the tools under qemu-user:
 # TOOLS_EMULATOR is CMake's CMAKE_CROSSCOMPILING_EMULATOR, space-separated
 if [[ -n ${TOOLS_EMULATOR-} ]]; then
 	for t in DATINFO DATPERF; do

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# cross-arm64.sh - libdat and the module built for other architectures than
-# the build machine's, with Debian's cross compilers; libdat's host unit
-# tests run under qemu-user (no binfmt_misc needed: ctest calls
+# cross.sh - libdat and the module built for other architectures than the
+# build machine's, with Debian's cross compilers; libdat's host unit tests
+# run under qemu-user (no binfmt_misc needed: ctest calls
 # "qemu-aarch64 -L /usr/aarch64-linux-gnu BINARY" through the toolchain
-# file's CMAKE_CROSSCOMPILING_EMULATOR).
+# file's CMAKE_CROSSCOMPILING_EMULATOR).  The targets are the kinds of
+# machine Debian runs RDMA on that the build machine is not: arm64, 32-bit
+# arm (armhf), 32-bit x86 (i386: a __u64 in a struct is 4-byte aligned)
+# and big-endian s390x.
 #
-#   scripts/cross-arm64.sh [PART...]     parts: abi libdat module armhf
-#                                        (default: all four)
-#   scripts/cross-arm64.sh --kdir        fetch (once) and print the arm64
-#                                        kernel build tree, build nothing
+#   scripts/cross.sh [PART...]     parts: abi libdat module armhf i386
+#                                  s390x (default: all six)
+#   scripts/cross.sh --kdir        fetch (once) and print the arm64
+#                                  kernel build tree, build nothing
 #
 # Prints PASS:/FAIL: lines (tests/run-tests.sh's host stage counts them):
-#   abi     cross_arm64_abi_layout_matches_x86_64, cross_armhf_...: every
-#           struct of include/uapi/kdat_abi.h (size, alignment, member
-#           offsets, scripts/abi-layout.awk) and every ioctl number, as the
-#           target sees them under qemu-user, equal the build machine's
+#   abi     cross_arm64_abi_layout_matches_x86_64, cross_armhf_...,
+#           cross_i386_..., cross_s390x_...: every struct of
+#           include/uapi/kdat_abi.h (size, alignment, member offsets,
+#           scripts/abi-layout.awk) and every ioctl number, as the target
+#           sees them under qemu-user, equal the build machine's
 #   libdat  cross_arm64_gtest_builds, cross_arm64_libdat_builds_without_warnings
 #           (libdat, tools, examples, host unit tests: the CMake project
 #           less the guest suite, -Werror, cmake/toolchain-aarch64.cmake),
@@ -22,6 +26,8 @@
 #           cross_arm64_ctest_all_reported FAIL when fewer than `ctest -N`
 #           lists reported
 #   armhf   the same for 32-bit arm (cross_armhf_...)
+#   i386    the same for 32-bit x86 (cross_i386_...)
+#   s390x   the same for big-endian s390x (cross_s390x_...)
 #   module  cross_arm64_kernel_headers, cross_arm64_module_builds_w1_without_warnings,
 #           cross_arm64_test_modules_build_w1_without_warnings (tests/kernel,
 #           examples/kernel, tests/bench)
@@ -398,7 +404,8 @@ part_abi() {
 		grep -q '^I KDAT_IOC_' "$out/x86_64.txt" &&
 		"$triple-gcc" -std=c11 -Wall -Wextra -Werror -Iinclude -o "$out/layout-$name" \
 			"$out/layout.c" >>"$out/$name.log" 2>&1 &&
-		"$qemu" -L "/usr/$triple" "$out/layout-$name" >"$out/$name.txt" &&
+		"$qemu" -L "/usr/$triple" -E LD_LIBRARY_PATH="/usr/$triple/lib" \
+			"$out/layout-$name" >"$out/$name.txt" &&
 		diff -u "$out/x86_64.txt" "$out/$name.txt" >>"$out/$name.log"; then
 		echo "PASS: cross_${name}_abi_layout_matches_x86_64"
 	else
@@ -411,11 +418,11 @@ if [ "${1:-}" = --kdir ]; then
 	exit
 fi
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf)
+[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf i386 s390x)
 for part in "${parts[@]}"; do
 	case $part in
-	abi | libdat | module | armhf) ;;
-	*) echo "usage: $0 [abi|libdat|module|armhf]... | --kdir" >&2; exit 2 ;;
+	abi | libdat | module | armhf | i386 | s390x) ;;
+	*) echo "usage: $0 [abi|libdat|module|armhf|i386|s390x]... | --kdir" >&2; exit 2 ;;
 	esac
 done
 mkdir -p build
@@ -427,9 +434,15 @@ for part in "${parts[@]}"; do
 	armhf) part_libdat armhf armhf arm-linux-gnueabihf qemu-arm \
 		'ELF 32-bit LSB .*ARM, EABI5' ;;
 	module) part_module ;;
+	i386) part_libdat i386 i686 i686-linux-gnu qemu-i386 \
+		'ELF 32-bit LSB .*Intel 80386' ;;
+	s390x) part_libdat s390x s390x s390x-linux-gnu qemu-s390x \
+		'ELF 64-bit MSB .*IBM S/390' ;;
 	abi)
 		part_abi arm64 aarch64-linux-gnu qemu-aarch64
 		part_abi armhf arm-linux-gnueabihf qemu-arm
+		part_abi i386 i686-linux-gnu qemu-i386
+		part_abi s390x s390x-linux-gnu qemu-s390x
 		;;
 	esac
 done | tee "$res"
