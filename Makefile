@@ -8,7 +8,8 @@
 #   make lint       kernel coding style: checkpatch and sparse over the kernel
 #                   C code (tests/host/lint.sh; part of `make test`)
 #   make cross      libdat for arm64, armhf, i386 and s390x (its unit tests
-#                   under qemu-user), the module for arm64; part of `make test`
+#                   under qemu-user), the /dev/kdat ABI layout on each, the
+#                   module for arm64; part of `make test`
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
 #                   kmemleak kernel (built once per machine, ~15-30 min)
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest

@@ -7,7 +7,8 @@
 # DAT_CROSS_QEMU.
 #
 # Built programs run through CMAKE_CROSSCOMPILING_EMULATOR: ctest and
-# gtest_discover_tests call "qemu-<arch> -L /usr/<triple> <binary>", so no
+# gtest_discover_tests call "qemu-<arch> -L /usr/<triple> -E
+# LD_LIBRARY_PATH=/usr/<triple>/lib <binary>", so no
 # binfmt_misc registration is needed (CI's container has none).  Extra
 # search roots for target libraries (GoogleTest built for the target by
 # scripts/cross.sh) go in DAT_CROSS_PREFIX (a list, also read from

@@ -2,8 +2,8 @@
 # cross.sh - libdat and the module built for other architectures than the
 # build machine's, with Debian's cross compilers; libdat's host unit tests
 # run under qemu-user (no binfmt_misc needed: ctest calls
-# "qemu-aarch64 -L /usr/aarch64-linux-gnu BINARY" through the toolchain
-# file's CMAKE_CROSSCOMPILING_EMULATOR).  The targets are the kinds of
+# "qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=... BINARY"
+# through the toolchain file's CMAKE_CROSSCOMPILING_EMULATOR).  The targets are the kinds of
 # machine Debian runs RDMA on that the build machine is not: arm64, 32-bit
 # arm (armhf), 32-bit x86 (i386: a __u64 in a struct is 4-byte aligned)
 # and big-endian s390x.

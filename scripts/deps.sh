@@ -11,8 +11,8 @@ set -euo pipefail
 
 what=${1:-all}
 # the cross builds of the host stage (scripts/cross.sh): libdat for
-# arm64, armhf, i386 and s390x, its unit tests under qemu-user with GoogleTest built
-# from Debian's source package, the module against Debian's arm64 headers
+# arm64, armhf, i386 and s390x, its unit tests under qemu-user with
+# GoogleTest built from Debian's source package, the module against Debian's arm64 headers
 # (fetched by the script, not installed); ccache for its reruns; sparse
 # for the lint check (tests/host/lint.sh)
 build_pkgs=(make gcc g++ cmake pkg-config libgtest-dev libgmock-dev python3

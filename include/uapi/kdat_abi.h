@@ -7,8 +7,7 @@
  *  - Fixed-width types only, no pointers except as __u64, explicit padding,
  *    natural alignment of every field, no implicit holes.  64-bit fields
  *    are __aligned_u64: 32-bit x86 aligns a plain __u64 to 4 bytes, and
- *    its structs (and the ring entries libdat accesses atomically) must
- *    be laid out and aligned as the 64-bit kernel's.
+ *    its structs must be laid out and aligned as the 64-bit kernel's.
  *  - Every ioctl argument starts with struct kdat_ioc_hdr: `size` is the
  *    size of the struct the caller was built with.  The kernel accepts a
  *    smaller size (older library: missing fields read as zero) and a
