@@ -7,9 +7,9 @@
 #   make test       host, guest, dat2, install and debug stages; ends "N passed, N failed"
 #   make lint       kernel coding style: checkpatch and sparse over the kernel
 #                   C code (tests/host/lint.sh; part of `make test`)
-#   make cross      libdat for arm64, armhf, i386 and s390x (its unit tests
-#                   under qemu-user), the /dev/kdat ABI layout on each, the
-#                   module for arm64; part of `make test`
+#   make cross      libdat for arm64, armhf, i386, s390x and ppc64el (its
+#                   unit tests under qemu-user), the /dev/kdat ABI layout
+#                   on each, the module for arm64; part of `make test`
 #   make test-debug the debug stage alone: the guest suite on a KASAN/lockdep/
 #                   kmemleak kernel (built once per machine, ~15-30 min)
 #   make run        the demo: the module on Soft-RoCE in a QEMU guest
@@ -85,8 +85,8 @@ deps:
 	@scripts/deps.sh all
 
 # Cross builds (scripts/cross.sh, in build/cross-*): libdat with Debian's
-# cross compilers for arm64, armhf, i386 and s390x and its host unit tests
-# under qemu-user; kdat.ko and the kernel test modules for arm64, W=1,
+# cross compilers for arm64, armhf, i386, s390x and ppc64el and its host
+# unit tests under qemu-user; kdat.ko and the kernel test modules for arm64, W=1,
 # against Debian's arm64 headers (cached in /var/cache/kdat/arm64-kernel).
 # The host stage of `make test` runs it; ends "N passed, N failed".
 # cross-arm64 is its name from before it built more than arm.

@@ -3,22 +3,26 @@
 # build machine's, with Debian's cross compilers; libdat's host unit tests
 # run under qemu-user (no binfmt_misc needed: ctest calls
 # "qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=... BINARY"
-# through the toolchain file's CMAKE_CROSSCOMPILING_EMULATOR).  The targets are the kinds of
-# machine Debian runs RDMA on that the build machine is not: arm64, 32-bit
-# arm (armhf), 32-bit x86 (i386: a __u64 in a struct is 4-byte aligned)
-# and big-endian s390x.
+# through the toolchain file's CMAKE_CROSSCOMPILING_EMULATOR).  The
+# targets are the kinds of machine Debian runs RDMA on that the build
+# machine is not: arm64, 32-bit arm (armhf), 32-bit x86 (i386: a __u64 in
+# a struct is 4-byte aligned), big-endian s390x and ppc64el (POWER: its
+# own ioctl number encoding; qemu-user reports 4 KiB pages, so the 64 KiB
+# of Debian's ppc64el kernel are not exercised here).
 #
 #   scripts/cross.sh [PART...]     parts: abi libdat module armhf i386
-#                                  s390x (default: all six)
+#                                  s390x ppc64el (default: all seven)
 #   scripts/cross.sh --kdir        fetch (once) and print the arm64
 #                                  kernel build tree, build nothing
 #
 # Prints PASS:/FAIL: lines (tests/run-tests.sh's host stage counts them):
 #   abi     cross_arm64_abi_layout_matches_x86_64, cross_armhf_...,
-#           cross_i386_..., cross_s390x_...: every struct of
-#           include/uapi/kdat_abi.h (size, alignment, member offsets,
-#           scripts/abi-layout.awk) and every ioctl number, as the target
-#           sees them under qemu-user, equal the build machine's
+#           cross_i386_..., cross_s390x_..., cross_ppc64el_...: every
+#           struct of include/uapi/kdat_abi.h (size, alignment, member
+#           offsets, scripts/abi-layout.awk) and every ioctl number, as the
+#           target sees them under qemu-user, equal the build machine's
+#           (ppc64el: the same ioctls by name: its _IOC encoding matches
+#           x86's only for _IOWR, which every kdat ioctl is today)
 #   libdat  cross_arm64_gtest_builds, cross_arm64_libdat_builds_without_warnings
 #           (libdat, tools, examples, host unit tests: the CMake project
 #           less the guest suite, -Werror, cmake/toolchain-aarch64.cmake),
@@ -28,6 +32,7 @@
 #   armhf   the same for 32-bit arm (cross_armhf_...)
 #   i386    the same for 32-bit x86 (cross_i386_...)
 #   s390x   the same for big-endian s390x (cross_s390x_...)
+#   ppc64el the same for little-endian POWER (cross_ppc64el_...)
 #   module  cross_arm64_kernel_headers, cross_arm64_module_builds_w1_without_warnings,
 #           cross_arm64_test_modules_build_w1_without_warnings (tests/kernel,
 #           examples/kernel, tests/bench)
@@ -385,12 +390,23 @@ part_module() {
 
 # ---------------------------------------------------------------- ABI
 
-# part_abi NAME TRIPLE QEMU: the /dev/kdat ABI (every struct's size,
-# alignment and member offsets, every ioctl number) is the same for the
-# target as for the build machine (x86_64): 32-bit processes reach a 64-bit
-# kernel through compat_ptr_ioctl, which converts nothing.
+# ioc_names FILE: a layout listing with each ioctl's number left out
+ioc_names() {
+	awk '$1 == "I" { print $1, $2; next } { print }' "$1"
+}
+
+# part_abi NAME TRIPLE QEMU [own-ioctl-encoding]: the /dev/kdat ABI (every
+# struct's size, alignment and member offsets, every ioctl number) is the
+# same for the target as for the build machine (x86_64): 32-bit processes
+# reach a 64-bit kernel through compat_ptr_ioctl, which converts nothing.
+# A target with its own _IOC encoding (powerpc: other direction bits)
+# numbers its ioctls otherwise by design; there the same ioctls must exist
+# and the structs must match.
 part_abi() {
-	local name=$1 triple=$2 qemu=$3 out=$ROOT/build/cross-abi tool
+	local name=$1 triple=$2 qemu=$3 own_ioc=${4:-} out=$ROOT/build/cross-abi tool
+	local keep=cat
+	# the ioctls by name only
+	[ -n "$own_ioc" ] && keep=ioc_names
 	mkdir -p "$out"
 	for tool in "$triple-gcc" "$qemu"; do
 		command -v "$tool" >/dev/null && continue
@@ -406,7 +422,8 @@ part_abi() {
 			"$out/layout.c" >>"$out/$name.log" 2>&1 &&
 		"$qemu" -L "/usr/$triple" -E LD_LIBRARY_PATH="/usr/$triple/lib" \
 			"$out/layout-$name" >"$out/$name.txt" &&
-		diff -u "$out/x86_64.txt" "$out/$name.txt" >>"$out/$name.log"; then
+		diff -u <($keep "$out/x86_64.txt") <($keep "$out/$name.txt") \
+			>>"$out/$name.log"; then
 		echo "PASS: cross_${name}_abi_layout_matches_x86_64"
 	else
 		echo "FAIL: cross_${name}_abi_layout_matches_x86_64 (see $out/$name.log)"
@@ -418,11 +435,11 @@ if [ "${1:-}" = --kdir ]; then
 	exit
 fi
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf i386 s390x)
+[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf i386 s390x ppc64el)
 for part in "${parts[@]}"; do
 	case $part in
-	abi | libdat | module | armhf | i386 | s390x) ;;
-	*) echo "usage: $0 [abi|libdat|module|armhf|i386|s390x]... | --kdir" >&2; exit 2 ;;
+	abi | libdat | module | armhf | i386 | s390x | ppc64el) ;;
+	*) echo "usage: $0 [abi|libdat|module|armhf|i386|s390x|ppc64el]... | --kdir" >&2; exit 2 ;;
 	esac
 done
 mkdir -p build
@@ -438,11 +455,14 @@ for part in "${parts[@]}"; do
 		'ELF 32-bit LSB .*Intel 80386' ;;
 	s390x) part_libdat s390x s390x s390x-linux-gnu qemu-s390x \
 		'ELF 64-bit MSB .*IBM S/390' ;;
+	ppc64el) part_libdat ppc64el ppc64le powerpc64le-linux-gnu qemu-ppc64le \
+		'ELF 64-bit LSB .*64-bit PowerPC' ;;
 	abi)
 		part_abi arm64 aarch64-linux-gnu qemu-aarch64
 		part_abi armhf arm-linux-gnueabihf qemu-arm
 		part_abi i386 i686-linux-gnu qemu-i386
 		part_abi s390x s390x-linux-gnu qemu-s390x
+		part_abi ppc64el powerpc64le-linux-gnu qemu-ppc64le own-ioctl-encoding
 		;;
 	esac
 done | tee "$res"

@@ -11,14 +11,14 @@ set -euo pipefail
 
 what=${1:-all}
 # the cross builds of the host stage (scripts/cross.sh): libdat for
-# arm64, armhf, i386 and s390x, its unit tests under qemu-user with
+# arm64, armhf, i386, s390x and ppc64el, its unit tests under qemu-user with
 # GoogleTest built from Debian's source package, the module against Debian's arm64 headers
 # (fetched by the script, not installed); ccache for its reruns; sparse
 # for the lint check (tests/host/lint.sh)
 build_pkgs=(make gcc g++ cmake pkg-config libgtest-dev libgmock-dev python3
 	    linux-headers-amd64 kmod sparse
 	    g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-i686-linux-gnu
-	    g++-s390x-linux-gnu qemu-user
+	    g++-s390x-linux-gnu g++-powerpc64le-linux-gnu qemu-user
 	    googletest file ccache libdapl-dev)
 guest_pkgs=(linux-image-amd64 qemu-system-x86 busybox-static cpio
 	    rdma-core ibverbs-utils ibverbs-providers libibverbs-dev

@@ -117,10 +117,10 @@ stage_host() {
 	else
 		echo "FAIL: libdat_builds_without_warnings (see $OUT/user-build.log)" >>"$r"
 	fi
-	# cross builds: libdat for arm64, armhf, i386 and s390x with its host
-	# unit tests under qemu-user (one line per ctest case, counted against
-	# ctest -N),
-	# kdat.ko and the kernel test modules for arm64 with W=1
+	# cross builds: libdat for arm64, armhf, i386, s390x and ppc64el with
+	# its host unit tests under qemu-user (one line per ctest case, counted
+	# against ctest -N), kdat.ko and the kernel test modules for arm64
+	# with W=1
 	t=$(date +%s)
 	run_listed cross_ 1800 "$OUT/cross.log" scripts/cross.sh >>"$r"
 	{
