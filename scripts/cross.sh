@@ -19,10 +19,10 @@
 #   abi     cross_arm64_abi_layout_matches_x86_64, cross_armhf_...,
 #           cross_i386_..., cross_s390x_..., cross_ppc64el_...: every
 #           struct of include/uapi/kdat_abi.h (size, alignment, member
-#           offsets, scripts/abi-layout.awk) and every ioctl number, as the
-#           target sees them under qemu-user, equal the build machine's
-#           (ppc64el: the same ioctls by name: its _IOC encoding matches
-#           x86's only for _IOWR, which every kdat ioctl is today)
+#           offsets, scripts/abi-layout.awk) and every ioctl (direction,
+#           type, number, size: decoded, as powerpc's _IOC encoding
+#           differs), as the target sees them under qemu-user, equal the
+#           build machine's
 #   libdat  cross_arm64_gtest_builds, cross_arm64_libdat_builds_without_warnings
 #           (libdat, tools, examples, host unit tests: the CMake project
 #           less the guest suite, -Werror, cmake/toolchain-aarch64.cmake),
@@ -390,23 +390,14 @@ part_module() {
 
 # ---------------------------------------------------------------- ABI
 
-# ioc_names FILE: a layout listing with each ioctl's number left out
-ioc_names() {
-	awk '$1 == "I" { print $1, $2; next } { print }' "$1"
-}
-
-# part_abi NAME TRIPLE QEMU [own-ioctl-encoding]: the /dev/kdat ABI (every
-# struct's size, alignment and member offsets, every ioctl number) is the
-# same for the target as for the build machine (x86_64): 32-bit processes
-# reach a 64-bit kernel through compat_ptr_ioctl, which converts nothing.
-# A target with its own _IOC encoding (powerpc: other direction bits)
-# numbers its ioctls otherwise by design; there the same ioctls must exist
-# and the structs must match.
+# part_abi NAME TRIPLE QEMU: the /dev/kdat ABI (every struct's size,
+# alignment and member offsets, every ioctl's direction, type, number and
+# size) is the same for the target as for the build machine (x86_64):
+# 32-bit processes reach a 64-bit kernel through compat_ptr_ioctl, which
+# converts nothing.  The ioctls are compared decoded: powerpc encodes the
+# direction in other bits.
 part_abi() {
-	local name=$1 triple=$2 qemu=$3 own_ioc=${4:-} out=$ROOT/build/cross-abi tool
-	local keep=cat
-	# the ioctls by name only
-	[ -n "$own_ioc" ] && keep=ioc_names
+	local name=$1 triple=$2 qemu=$3 out=$ROOT/build/cross-abi tool
 	mkdir -p "$out"
 	for tool in "$triple-gcc" "$qemu"; do
 		command -v "$tool" >/dev/null && continue
@@ -422,8 +413,7 @@ part_abi() {
 			"$out/layout.c" >>"$out/$name.log" 2>&1 &&
 		"$qemu" -L "/usr/$triple" -E LD_LIBRARY_PATH="/usr/$triple/lib" \
 			"$out/layout-$name" >"$out/$name.txt" &&
-		diff -u <($keep "$out/x86_64.txt") <($keep "$out/$name.txt") \
-			>>"$out/$name.log"; then
+		diff -u "$out/x86_64.txt" "$out/$name.txt" >>"$out/$name.log"; then
 		echo "PASS: cross_${name}_abi_layout_matches_x86_64"
 	else
 		echo "FAIL: cross_${name}_abi_layout_matches_x86_64 (see $out/$name.log)"
@@ -434,13 +424,13 @@ if [ "${1:-}" = --kdir ]; then
 	kernel_tree
 	exit
 fi
+all_parts=(abi libdat module armhf i386 s390x ppc64el)
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(abi libdat module armhf i386 s390x ppc64el)
+[ ${#parts[@]} -gt 0 ] || parts=("${all_parts[@]}")
 for part in "${parts[@]}"; do
-	case $part in
-	abi | libdat | module | armhf | i386 | s390x | ppc64el) ;;
-	*) echo "usage: $0 [abi|libdat|module|armhf|i386|s390x|ppc64el]... | --kdir" >&2; exit 2 ;;
-	esac
+	[[ " ${all_parts[*]} " == *" $part "* ]] && continue
+	echo "usage: $0 [$(IFS='|'; echo "${all_parts[*]}")]... | --kdir" >&2
+	exit 2
 done
 mkdir -p build
 res=$ROOT/build/cross-results.txt
@@ -462,7 +452,7 @@ for part in "${parts[@]}"; do
 		part_abi armhf arm-linux-gnueabihf qemu-arm
 		part_abi i386 i686-linux-gnu qemu-i386
 		part_abi s390x s390x-linux-gnu qemu-s390x
-		part_abi ppc64el powerpc64le-linux-gnu qemu-ppc64le own-ioctl-encoding
+		part_abi ppc64el powerpc64le-linux-gnu qemu-ppc64le
 		;;
 	esac
 done | tee "$res"
